@@ -1,0 +1,186 @@
+"""The records webmem stores and returns, as validated pydantic models.
+
+Models are strict: a wrong type is rejected rather than coerced, and a record built from
+bad input raises :class:`~webmem.errors.InvalidInput` naming the field and the reason
+(see :func:`validated`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from .errors import InvalidInput
+
+Id = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@-]+$")]
+Namespace = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")]
+Goal = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=2000)]
+LongText = Annotated[str, StringConstraints(max_length=10_000)]
+ShortText = Annotated[str, StringConstraints(max_length=1000)]
+Url = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Count = Annotated[int, Field(ge=0)]
+Millis = Annotated[int, Field(ge=0, strict=False)]
+
+RunStatus = Literal["running", "completed", "failed"]
+FactType = Literal["timing", "selector", "pattern", "quirk"]
+FACT_TYPES: tuple[str, ...] = ("timing", "selector", "pattern", "quirk")
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def validated(model: type[ModelT], **data: Any) -> ModelT:
+    """Build ``model`` from ``data``, turning a validation failure into InvalidInput."""
+    try:
+        return model(**data)
+    except ValidationError as exc:
+        raise InvalidInput(describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    problems = []
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or exc.title
+        problems.append(f"{field}: {error['msg']}")
+    return "; ".join(problems)
+
+
+class RunManifest(Record):
+    """One execution of an agent, as the orchestrator sees it."""
+
+    run_id: Id
+    session_id: Id | None = None
+    parent_run_id: Id | None = None
+    status: RunStatus
+    goal: Goal
+    domain: Name
+    start_url: Url
+    final_url: Url | None = None
+    current_url: Url | None = None
+    started_at: datetime
+    updated_at: datetime
+    completed_at: datetime | None = None
+    success: bool | None = None
+    summary: LongText | None = None
+    artifact_paths: list[str] = Field(default_factory=list)
+    turn_count: Count = 0
+    result: LongText | None = None
+    reason: LongText | None = None
+    model: Name | None = None
+
+
+class Step(Record):
+    """One action of a run, with what a replay needs."""
+
+    action: Name
+    url: Url | None = None
+    target: ShortText | None = None
+    selector: ShortText | None = None
+    value: LongText | None = None
+    ok: bool = True
+    verified: bool | None = None
+    error: LongText | None = None
+    expected_effect: ShortText | None = None
+    snapshot_hash: Annotated[str, StringConstraints(max_length=200)] | None = None
+    duration_ms: Millis | None = None
+
+
+class Trajectory(Record):
+    """The steps of a successful run, offered to later runs with a similar goal."""
+
+    id: Id
+    goal: Goal
+    origin: Name
+    domain: Name
+    steps: list[Step]
+    success: bool
+    duration_ms: Millis
+    model: Name | None = None
+    created_at: datetime
+    run_id: Id | None = None
+
+    @property
+    def verification_rate(self) -> float:
+        if not self.steps:
+            return 0.0
+        return sum(1 for step in self.steps if step.verified) / len(self.steps)
+
+
+class Session(Record):
+    """A finished run as the next run on the same domain hears of it."""
+
+    id: Id
+    domain: Name
+    goal: Goal
+    outcome: LongText
+    success: bool
+    final_url: Url | None = None
+    timestamp: datetime
+    turns_used: Count
+    duration_ms: Millis
+    run_id: Id | None = None
+
+
+class Fact(Record):
+    """Something learned about a domain, with a confidence that grows and decays."""
+
+    domain: Name
+    type: FactType
+    key: Name
+    value: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=1000)]
+    confidence: Annotated[float, Field(ge=0.0, le=1.0)]
+    sources: Count
+    first_seen: datetime
+    last_seen: datetime
+
+
+class SelectorEntry(Record):
+    """An element identity and the selectors known to reach it."""
+
+    domain: Name
+    element: Name
+    stable_selector: ShortText | None = None
+    last_ref: Annotated[str, StringConstraints(max_length=200)] | None = None
+    success_count: Count
+    last_used: datetime
+
+
+class Scenario(Record):
+    """What to start a resumed or forked run with."""
+
+    goal: Goal
+    start_url: Url
+    session_id: Id | None = None
+    parent_run_id: Id
+
+
+class MatchCandidate(Record):
+    """One trajectory considered for a goal, with its scores and why it won or lost."""
+
+    trajectory: Trajectory
+    similarity: float
+    score: float
+    recency: float
+    speed: float
+    verification_rate: float
+    eligible: bool
+    reason: str
+
+
+class MatchReport(Record):
+    """The outcome of looking for a reference trajectory."""
+
+    goal: str
+    origin: str
+    threshold: float
+    trace_scoring: bool
+    candidates: list[MatchCandidate]
+    best: Trajectory | None = None
+    reason: str

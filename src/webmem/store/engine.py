@@ -1,0 +1,172 @@
+"""The store: one SQLAlchemy engine, transactions that nest, and driver errors translated."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from ..errors import StoreCorrupt, StoreError, StoreLocked
+
+DB_FILE = "memory.db"
+BUSY_TIMEOUT_MS = 5_000
+LOCK_WAIT_SECONDS = 60.0
+
+
+@dataclass
+class _Transaction:
+    conn: Connection
+    writable: bool
+    after_commit: list[Callable[[], None]] = field(default_factory=list)
+
+
+class Store:
+    """A database that components read and write through.
+
+    ``read()`` and ``write()`` open a transaction and yield its connection. Inside an open
+    transaction (in the same thread or task) they join it instead, so that a facade can make
+    several components' writes one atomic unit. ``after_commit`` defers work such as event
+    emission until the outermost transaction has committed.
+    """
+
+    def __init__(self, engine: Engine, *, location: str) -> None:
+        self.engine = engine
+        self.location = location
+        self._active: ContextVar[_Transaction | None] = ContextVar(f"webmem_tx_{id(self)}", default=None)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @classmethod
+    def open_sqlite(cls, directory: Path) -> Store:
+        path = directory / DB_FILE
+        engine = create_engine(
+            f"sqlite:///{path}",
+            connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+        )
+        event.listen(engine, "connect", _configure_sqlite_connection)
+        event.listen(engine, "begin", _begin_sqlite_transaction)
+        store = cls(engine, location=str(path))
+        with store.read() as conn:  # surfaces a corrupt or foreign file now, not at first use
+            conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+        return store
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        active = self._active.get()
+        if active is not None:
+            yield active.conn
+            return
+        with self._transaction(writable=False) as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        active = self._active.get()
+        if active is not None and active.writable:
+            yield active.conn
+            return
+        with self._transaction(writable=True) as conn:
+            yield conn
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the current transaction commits, or now if there is none."""
+        active = self._active.get()
+        if active is None:
+            callback()
+        else:
+            active.after_commit.append(callback)
+
+    @contextmanager
+    def _transaction(self, *, writable: bool) -> Iterator[Connection]:
+        with _translated_errors(self.location):
+            conn, transaction = self._begin(writable=writable)
+            tx = _Transaction(conn, writable)
+            token = self._active.set(tx)
+            try:
+                yield conn
+                transaction.commit()
+            except BaseException:
+                if transaction.is_active:
+                    transaction.rollback()
+                raise
+            finally:
+                self._active.reset(token)
+                conn.close()
+        for callback in tx.after_commit:
+            callback()
+
+    def _begin(self, *, writable: bool) -> tuple[Connection, RootTransaction]:
+        """A connection with its transaction started; a writer waits for the lock, with retries."""
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        pause = 0.01
+        while True:
+            conn: Connection | None = None
+            try:
+                conn = self.engine.connect().execution_options(webmem_write=writable)
+                return conn, conn.begin()
+            except OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                if not _is_busy(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+
+
+def _configure_sqlite_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
+    dbapi_conn.isolation_level = None  # transactions are begun by _begin_sqlite_transaction
+    cursor = dbapi_conn.cursor()
+    try:
+        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+    finally:
+        cursor.close()
+
+
+def _begin_sqlite_transaction(conn: Connection) -> None:
+    # A writer takes the write lock up front: upgrading a read lock later can fail at once
+    # with SQLITE_BUSY instead of waiting.
+    writable = conn.get_execution_options().get("webmem_write", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if writable else "BEGIN")
+
+
+def _is_busy(exc: DBAPIError) -> bool:
+    message = str(exc.orig).lower()
+    return "locked" in message or "busy" in message
+
+
+@contextmanager
+def _translated_errors(location: str) -> Iterator[None]:
+    try:
+        yield
+    except DBAPIError as exc:
+        raise _translate(exc, location) from exc
+
+
+def _translate(exc: DBAPIError, location: str) -> StoreError:
+    message = str(exc.orig)
+    lowered = message.lower()
+    if _is_busy(exc):
+        return StoreLocked(
+            f"the database {location} stayed locked by another process for more than {LOCK_WAIT_SECONDS:.0f}s"
+        )
+    if "not a database" in lowered or "malformed" in lowered or "file is encrypted" in lowered:
+        return StoreCorrupt(f"{location} is not a webmem database or is damaged ({message})")
+    if "unable to open" in lowered:
+        return StoreError(f"cannot open the database {location} ({message})")
+    return StoreError(f"database error on {location}: {message}")

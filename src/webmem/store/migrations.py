@@ -1,0 +1,232 @@
+"""Named, recorded, transactional schema migrations, applied in order when a store opens.
+
+Each migration runs in its own transaction together with the row that records it, so a
+crash leaves the database either before or after the migration, never halfway. The table
+definitions inside a migration are frozen copies of the shape at that point: never edit a
+migration that has shipped, add a new one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Connection,
+    Float,
+    ForeignKeyConstraint,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
+    select,
+    text,
+)
+
+from ..clock import utcnow
+from ..errors import InvalidInput, SchemaTooNew
+from .schema import migrations_table
+from .types import UTCDateTime
+
+if TYPE_CHECKING:
+    from .engine import Store
+
+
+@dataclass(frozen=True)
+class Migration:
+    name: str
+    apply: Callable[[Connection], None]
+
+
+@dataclass(frozen=True)
+class MigrationState:
+    name: str
+    applied_at: datetime | None
+
+    @property
+    def applied(self) -> bool:
+        return self.applied_at is not None
+
+
+def _initial_tables(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "runs", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("run_id", String(200), primary_key=True),
+        Column("session_id", String(200)),
+        Column("parent_run_id", String(200)),
+        Column("status", String(32), nullable=False),
+        Column("goal", Text, nullable=False),
+        Column("domain", String(200), nullable=False),
+        Column("start_url", Text, nullable=False),
+        Column("final_url", Text),
+        Column("current_url", Text),
+        Column("started_at", UTCDateTime, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+        Column("completed_at", UTCDateTime),
+        Column("success", Boolean),
+        Column("summary", Text),
+        Column("result", Text),
+        Column("reason", Text),
+        Column("artifact_paths", JSON, nullable=False),
+        Column("turn_count", Integer, nullable=False),
+        Column("model", String(200)),
+    )
+    Table(
+        "run_steps", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("run_id", String(200), primary_key=True),
+        Column("seq", Integer, primary_key=True),
+        Column("url", Text),
+        Column("action", String(200), nullable=False),
+        Column("target", Text),
+        Column("selector", Text),
+        Column("value", Text),
+        Column("ok", Boolean, nullable=False),
+        Column("verified", Boolean),
+        Column("error", Text),
+        Column("expected_effect", Text),
+        Column("snapshot_hash", String(200)),
+        Column("duration_ms", Integer),
+        Column("recorded_at", UTCDateTime, nullable=False),
+        ForeignKeyConstraint(["namespace", "run_id"], ["runs.namespace", "runs.run_id"], ondelete="CASCADE"),
+    )
+    Table(
+        "trajectories", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("trajectory_id", String(200), primary_key=True),
+        Column("run_id", String(200)),
+        Column("goal", Text, nullable=False),
+        Column("origin", String(200), nullable=False),
+        Column("domain", String(200), nullable=False),
+        Column("success", Boolean, nullable=False),
+        Column("duration_ms", Integer, nullable=False),
+        Column("model", String(200)),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("steps", JSON, nullable=False),
+    )
+    Table(
+        "sessions", md,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("namespace", String(200), nullable=False),
+        Column("domain", String(200), nullable=False),
+        Column("session_id", String(200), nullable=False),
+        Column("run_id", String(200)),
+        Column("goal", Text, nullable=False),
+        Column("outcome", Text, nullable=False),
+        Column("success", Boolean, nullable=False),
+        Column("final_url", Text),
+        Column("recorded_at", UTCDateTime, nullable=False),
+        Column("turns_used", Integer, nullable=False),
+        Column("duration_ms", Integer, nullable=False),
+    )
+    Table(
+        "facts", md,
+        Column("pk", Integer, primary_key=True, autoincrement=True),
+        Column("namespace", String(200), nullable=False),
+        Column("domain", String(200), nullable=False),
+        Column("type", String(32), nullable=False),
+        Column("key", String(200), nullable=False),
+        Column("value", String(1000), nullable=False),
+        Column("confidence", Float, nullable=False),
+        Column("sources", Integer, nullable=False),
+        Column("first_seen", UTCDateTime, nullable=False),
+        Column("last_seen", UTCDateTime, nullable=False),
+        UniqueConstraint("namespace", "domain", "type", "key", "value", name="uq_facts_identity"),
+    )
+    Table(
+        "selectors", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("domain", String(200), primary_key=True),
+        Column("element", String(200), primary_key=True),
+        Column("stable_selector", Text),
+        Column("last_ref", String(200)),
+        Column("success_count", Integer, nullable=False),
+        Column("last_used", UTCDateTime, nullable=False),
+    )
+    md.create_all(conn)
+
+
+_LOOKUP_INDEXES = {
+    "ix_runs_recent": "runs (namespace, started_at)",
+    "ix_runs_domain": "runs (namespace, domain, started_at)",
+    "ix_runs_session": "runs (namespace, session_id)",
+    "ix_runs_parent": "runs (namespace, parent_run_id)",
+    "ix_trajectories_origin": "trajectories (namespace, origin, created_at)",
+    "ix_sessions_domain": "sessions (namespace, domain, recorded_at)",
+    "ix_facts_domain": "facts (namespace, domain, type, key)",
+}
+
+
+def _lookup_indexes(conn: Connection) -> None:
+    for name, target in _LOOKUP_INDEXES.items():
+        conn.execute(text(f"CREATE INDEX IF NOT EXISTS {name} ON {target}"))
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("0001_initial", _initial_tables),
+    Migration("0002_lookup_indexes", _lookup_indexes),
+)
+
+
+def _known_names() -> list[str]:
+    return [migration.name for migration in MIGRATIONS]
+
+
+def _applied(conn: Connection) -> dict[str, datetime]:
+    if not inspect(conn).has_table(migrations_table.name):
+        return {}
+    rows = conn.execute(select(migrations_table.c.name, migrations_table.c.applied_at))
+    return {row.name: row.applied_at for row in rows}
+
+
+def check_not_newer(applied: dict[str, datetime]) -> None:
+    unknown = sorted(set(applied) - set(_known_names()))
+    if unknown:
+        raise SchemaTooNew(
+            f"the database has migrations this webmem does not know ({', '.join(unknown)}); "
+            "it was written by a newer webmem: upgrade webmem to open it"
+        )
+
+
+
+def migration_states(conn: Connection) -> list[MigrationState]:
+    """Every known migration with when it was applied (None when pending)."""
+    applied = _applied(conn)
+    check_not_newer(applied)
+    return [MigrationState(name, applied.get(name)) for name in _known_names()]
+
+
+def apply_migrations(store: Store, *, target: str | None = None) -> list[str]:
+    """Apply pending migrations in order, each in its own write transaction; returns their names.
+
+    With ``target``, stop after that migration (used to build older databases in tests).
+    """
+    names = _known_names()
+    if target is not None and target not in names:
+        raise InvalidInput(f"target: unknown migration {target!r} (known: {', '.join(names)})")
+    wanted = names if target is None else names[: names.index(target) + 1]
+    with store.read() as conn:
+        applied = _applied(conn)
+    check_not_newer(applied)
+    done: list[str] = []
+    for migration in MIGRATIONS:
+        if migration.name not in wanted or migration.name in applied:
+            continue
+        with store.write() as conn:
+            if migration.name in _applied(conn):  # another process got there first
+                continue
+            migrations_table.create(conn, checkfirst=True)
+            migration.apply(conn)
+            conn.execute(migrations_table.insert().values(name=migration.name, applied_at=utcnow()))
+        done.append(migration.name)
+    return done

@@ -1,0 +1,142 @@
+"""The current shape of every table, used by the queries of all components.
+
+Migrations in ``migrations.py`` build this shape step by step; a test checks that a
+migrated database and this module agree.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    ForeignKeyConstraint,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from .types import UTCDateTime
+
+metadata = MetaData()
+
+NAME = 200  # ids, namespaces, domains, element identities
+SHORT = 32  # statuses, kinds
+
+migrations_table = Table(
+    "webmem_migrations",
+    metadata,
+    Column("name", String(NAME), primary_key=True),
+    Column("applied_at", UTCDateTime, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("run_id", String(NAME), primary_key=True),
+    Column("session_id", String(NAME)),
+    Column("parent_run_id", String(NAME)),
+    Column("status", String(SHORT), nullable=False),
+    Column("goal", Text, nullable=False),
+    Column("domain", String(NAME), nullable=False),
+    Column("start_url", Text, nullable=False),
+    Column("final_url", Text),
+    Column("current_url", Text),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("completed_at", UTCDateTime),
+    Column("success", Boolean),
+    Column("summary", Text),
+    Column("result", Text),
+    Column("reason", Text),
+    Column("artifact_paths", JSON, nullable=False),
+    Column("turn_count", Integer, nullable=False),
+    Column("model", String(NAME)),
+)
+
+run_steps = Table(
+    "run_steps",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("run_id", String(NAME), primary_key=True),
+    Column("seq", Integer, primary_key=True),
+    Column("url", Text),
+    Column("action", String(NAME), nullable=False),
+    Column("target", Text),
+    Column("selector", Text),
+    Column("value", Text),
+    Column("ok", Boolean, nullable=False),
+    Column("verified", Boolean),
+    Column("error", Text),
+    Column("expected_effect", Text),
+    Column("snapshot_hash", String(NAME)),
+    Column("duration_ms", Integer),
+    Column("recorded_at", UTCDateTime, nullable=False),
+    ForeignKeyConstraint(["namespace", "run_id"], ["runs.namespace", "runs.run_id"], ondelete="CASCADE"),
+)
+
+trajectories = Table(
+    "trajectories",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("trajectory_id", String(NAME), primary_key=True),
+    Column("run_id", String(NAME)),
+    Column("goal", Text, nullable=False),
+    Column("origin", String(NAME), nullable=False),
+    Column("domain", String(NAME), nullable=False),
+    Column("success", Boolean, nullable=False),
+    Column("duration_ms", Integer, nullable=False),
+    Column("model", String(NAME)),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("steps", JSON, nullable=False),
+)
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=True),
+    Column("namespace", String(NAME), nullable=False),
+    Column("domain", String(NAME), nullable=False),
+    Column("session_id", String(NAME), nullable=False),
+    Column("run_id", String(NAME)),
+    Column("goal", Text, nullable=False),
+    Column("outcome", Text, nullable=False),
+    Column("success", Boolean, nullable=False),
+    Column("final_url", Text),
+    Column("recorded_at", UTCDateTime, nullable=False),
+    Column("turns_used", Integer, nullable=False),
+    Column("duration_ms", Integer, nullable=False),
+)
+
+facts = Table(
+    "facts",
+    metadata,
+    Column("pk", Integer, primary_key=True, autoincrement=True),
+    Column("namespace", String(NAME), nullable=False),
+    Column("domain", String(NAME), nullable=False),
+    Column("type", String(SHORT), nullable=False),
+    Column("key", String(NAME), nullable=False),
+    Column("value", String(1000), nullable=False),
+    Column("confidence", Float, nullable=False),
+    Column("sources", Integer, nullable=False),
+    Column("first_seen", UTCDateTime, nullable=False),
+    Column("last_seen", UTCDateTime, nullable=False),
+    UniqueConstraint("namespace", "domain", "type", "key", "value", name="uq_facts_identity"),
+)
+
+selectors = Table(
+    "selectors",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("domain", String(NAME), primary_key=True),
+    Column("element", String(NAME), primary_key=True),
+    Column("stable_selector", Text),
+    Column("last_ref", String(NAME)),
+    Column("success_count", Integer, nullable=False),
+    Column("last_used", UTCDateTime, nullable=False),
+)

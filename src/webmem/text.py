@@ -1,0 +1,30 @@
+"""Text helpers: word tokens, Jaccard similarity, and making text safe for a prompt."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def word_tokens(text: str) -> frozenset[str]:
+    """Case-folded Unicode word tokens of at least two characters, punctuation removed."""
+    normal = unicodedata.normalize("NFKC", text).casefold()
+    return frozenset(tok for tok in _WORD.findall(normal.replace("_", " ")) if len(tok) >= 2)
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Size of the intersection over size of the union; 0.0 when both are empty."""
+    if not a and not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def clean_for_prompt(text: str, limit: int) -> str:
+    """Strip control characters, collapse runs of whitespace, and cut to ``limit`` characters."""
+    flat = " ".join(_CONTROL.sub(" ", text).split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: max(0, limit - 1)].rstrip() + "…"

@@ -1,0 +1,76 @@
+"""URL checks and the keys memory is filed under: the domain (host with port) and the origin."""
+
+from __future__ import annotations
+
+from urllib.parse import SplitResult, urlsplit
+
+from .errors import InvalidInput
+
+MAX_URL_LENGTH = 4096
+_WEB_SCHEMES = {"http": 80, "https": 443}
+
+
+def parse_web_url(url: object, *, field: str = "url") -> SplitResult:
+    """Split an http(s) URL, or raise InvalidInput naming ``field`` and what is wrong."""
+    if not isinstance(url, str):
+        raise InvalidInput(f"{field}: expected a URL string, got {type(url).__name__}")
+    text = url.strip()
+    if not text:
+        raise InvalidInput(f"{field}: the URL is empty")
+    if len(text) > MAX_URL_LENGTH:
+        raise InvalidInput(f"{field}: the URL is {len(text)} characters long (at most {MAX_URL_LENGTH})")
+    if any(ch.isspace() or ord(ch) < 32 for ch in text):
+        raise InvalidInput(f"{field}: the URL contains whitespace or control characters: {text[:80]!r}")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidInput(f"{field}: {text[:80]!r} is not a valid URL ({exc})") from exc
+    if parts.scheme.lower() not in _WEB_SCHEMES:
+        raise InvalidInput(f"{field}: {text[:80]!r} is not an http(s) URL")
+    if not parts.hostname:
+        raise InvalidInput(f"{field}: {text[:80]!r} has no host")
+    if port is not None and port == 0:
+        raise InvalidInput(f"{field}: {text[:80]!r} has port 0")
+    return parts
+
+
+def _host_with_port(parts: SplitResult) -> str:
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    port = parts.port
+    if port is not None and port != _WEB_SCHEMES[parts.scheme.lower()]:
+        return f"{host}:{port}"
+    return host
+
+
+def domain_of(url: object, *, field: str = "url") -> str:
+    """The domain key of a URL: its host with a non-default port, lower-cased (``localhost:5173``)."""
+    return _host_with_port(parse_web_url(url, field=field)).lower()
+
+
+def origin_of(url: object, *, field: str = "url") -> str:
+    """The origin of a URL: ``scheme://host[:port]``, lower-cased, default ports dropped."""
+    parts = parse_web_url(url, field=field)
+    return f"{parts.scheme.lower()}://{_host_with_port(parts).lower()}"
+
+
+def check_url(url: object, *, field: str = "url") -> str:
+    """Return the URL stripped of surrounding space after checking that it is a valid http(s) URL."""
+    parse_web_url(url, field=field)
+    return str(url).strip()
+
+
+def check_domain(domain: object, *, field: str = "domain") -> str:
+    """Accept a domain key (``www.example.com``, ``localhost:5173``) or a URL and return the key."""
+    if not isinstance(domain, str):
+        raise InvalidInput(f"{field}: expected a domain string, got {type(domain).__name__}")
+    text = domain.strip()
+    if "://" in text:
+        return domain_of(text, field=field)
+    if not text:
+        raise InvalidInput(f"{field}: the domain is empty")
+    if "/" in text:
+        raise InvalidInput(f"{field}: {text[:80]!r} is not a domain (use a host such as 'www.example.com')")
+    return domain_of(f"http://{text}", field=field)
