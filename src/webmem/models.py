@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from .errors import InvalidInput
 
@@ -36,12 +36,21 @@ class Record(BaseModel):
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def validated(model: type[ModelT], **data: Any) -> ModelT:
-    """Build ``model`` from ``data``, turning a validation failure into InvalidInput."""
+def validated(record_type: type[ModelT], /, **data: Any) -> ModelT:
+    """Build a ``record_type`` from ``data``, turning a validation failure into InvalidInput."""
     try:
-        return model(**data)
+        return record_type(**data)
     except ValidationError as exc:
         raise InvalidInput(describe_validation_error(exc)) from None
+
+
+def validated_value(annotation: Any, value: object, *, field: str) -> Any:
+    """Check one value against a type, turning a validation failure into InvalidInput."""
+    try:
+        return TypeAdapter(annotation).validate_python(value, strict=True)
+    except ValidationError as exc:
+        reasons = "; ".join(error["msg"] for error in exc.errors(include_url=False))
+        raise InvalidInput(f"{field}: {reasons}") from None
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -9,7 +9,3 @@ def estimate_tokens(text: str) -> int:
     """Roughly four characters per token, rounded up; empty text costs nothing."""
     return -(-len(text) // CHARS_PER_TOKEN)
 
-
-def cut_to_tokens(text: str, tokens: int) -> str:
-    """The longest prefix of ``text`` estimated at no more than ``tokens`` tokens."""
-    return text[: max(0, tokens) * CHARS_PER_TOKEN]

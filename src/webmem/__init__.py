@@ -1,0 +1,85 @@
+"""webmem: a persistent, learning memory for LLM browser agents.
+
+Open a memory, start a run, ask it for context before each LLM turn, record each step,
+finish the run; later runs on the same site get the best matching past trajectory, the
+site's session history, the facts learned about it and the selectors known to work::
+
+    import webmem
+
+    mem = webmem.Memory.open(".agent-memory")
+    with mem.start_run(goal="Search for smart watch reviews", start_url="https://shop.example/") as run:
+        prompt_context = str(run.context())
+        run.record_step(action="click", target='button "Search"', selector="#search", ok=True)
+        run.finish(success=True, outcome="Found 12 reviews")
+"""
+
+from .context import ContextPack, ContextPart, PartReport
+from .errors import (
+    BrowserUnavailable,
+    InvalidInput,
+    MemoryDisabled,
+    NotFound,
+    RunClosed,
+    RunNotFound,
+    SchemaTooNew,
+    StoreCorrupt,
+    StoreError,
+    StoreLocked,
+    TrajectoryNotFound,
+    WebmemError,
+)
+from .knowledge import AppKnowledge
+from .memory import Memory
+from .models import (
+    Fact,
+    MatchCandidate,
+    MatchReport,
+    RunManifest,
+    Scenario,
+    SelectorEntry,
+    Session,
+    Step,
+    Trajectory,
+)
+from .redaction import SecretRegistry
+from .run import Run
+from .runs import RunRegistry
+from .selectors import SelectorCache
+from .trajectories import TrajectoryStore
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AppKnowledge",
+    "BrowserUnavailable",
+    "ContextPack",
+    "ContextPart",
+    "Fact",
+    "InvalidInput",
+    "MatchCandidate",
+    "MatchReport",
+    "Memory",
+    "MemoryDisabled",
+    "NotFound",
+    "PartReport",
+    "Run",
+    "RunClosed",
+    "RunManifest",
+    "RunNotFound",
+    "RunRegistry",
+    "Scenario",
+    "SchemaTooNew",
+    "SecretRegistry",
+    "SelectorCache",
+    "SelectorEntry",
+    "Session",
+    "Step",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreLocked",
+    "Trajectory",
+    "TrajectoryNotFound",
+    "TrajectoryStore",
+    "WebmemError",
+    "__version__",
+]

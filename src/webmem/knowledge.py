@@ -1,0 +1,254 @@
+"""App knowledge: facts about each domain with confidence scores, and the rolling session history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, delete, select, update
+
+from .clock import as_utc, new_id, utcnow
+from .errors import InvalidInput
+from .models import FACT_TYPES, Fact, Session, validated
+from .scope import Scope
+from .store.schema import facts, sessions
+from .text import clean_for_prompt
+from .urls import check_domain, check_url
+
+NEW_FACT_CONFIDENCE = 0.6
+BOOST_RATE = 0.2  # a confirmation closes this share of the gap to 1
+CONFLICT_FACTOR = 0.5
+PRUNE_BELOW = 0.1
+PROMPT_MIN_CONFIDENCE = 0.5
+MAX_SESSIONS = 5
+FULL_SESSIONS = 2  # the newest sessions are shown in full, older ones on one line
+SHORT_OUTCOME = 80
+_FACT_COLUMNS = [column for column in facts.c if column.name not in ("pk", "namespace")]
+_SESSION_COLUMNS = [column for column in sessions.c if column.name not in ("pk", "namespace")]
+
+
+class AppKnowledge:
+    """Domain-scoped facts (timing, selector, pattern, quirk) and the last sessions per domain."""
+
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
+        self._ns = scope.namespace
+
+    def record_fact(self, domain: str, type: str, key: str, value: str, *, run_id: str | None = None) -> Fact:  # noqa: A002
+        """Confirm a fact (confidence rises towards 1) or learn it; contradicted values lose half.
+
+        The update happens in the database, so two processes confirming the same fact both count.
+        """
+        now = utcnow()
+        fact = validated(
+            Fact,
+            domain=check_domain(domain),
+            type=type,
+            key=self._scope.redact(key) if isinstance(key, str) else key,
+            value=self._scope.redact(value) if isinstance(value, str) else value,
+            confidence=NEW_FACT_CONFIDENCE,
+            sources=1,
+            first_seen=now,
+            last_seen=now,
+        )
+        same_key = and_(
+            facts.c.namespace == self._ns,
+            facts.c.domain == fact.domain,
+            facts.c.type == fact.type,
+            facts.c.key == fact.key,
+        )
+        with self._scope.store.write() as conn:
+            boosted = conn.execute(
+                update(facts)
+                .where(same_key, facts.c.value == fact.value)
+                .values(
+                    confidence=facts.c.confidence + (1 - facts.c.confidence) * BOOST_RATE,
+                    sources=facts.c.sources + 1,
+                    last_seen=now,
+                )
+            ).rowcount
+            decayed = 0
+            if not boosted:
+                decayed = conn.execute(
+                    update(facts)
+                    .where(same_key, facts.c.value != fact.value)
+                    .values(confidence=facts.c.confidence * CONFLICT_FACTOR)
+                ).rowcount
+                conn.execute(facts.insert().values(namespace=self._ns, **fact.model_dump()))
+            pruned = self._prune(conn, fact.domain)
+            stored = _fact(
+                conn.execute(select(*_FACT_COLUMNS).where(same_key, facts.c.value == fact.value)).one()
+            )
+        event = "fact_boosted" if boosted else "fact_recorded"
+        self._scope.emit(
+            event, run_id=run_id, domain=stored.domain, type=stored.type, key=stored.key, value=stored.value,
+            confidence=round(stored.confidence, 4), sources=stored.sources,
+        )
+        if decayed:
+            self._scope.emit("fact_decayed", run_id=run_id, domain=stored.domain, type=stored.type,
+                             key=stored.key, conflicting=decayed)
+        if pruned:
+            self._scope.emit("facts_pruned", run_id=run_id, domain=stored.domain, count=pruned)
+        return stored
+
+    def record_facts(
+        self, domain: str, items: Iterable[Mapping[str, str]], *, run_id: str | None = None
+    ) -> list[Fact]:
+        """Record several facts (mappings with type, key and value) in one transaction."""
+        if isinstance(items, Mapping | str):
+            raise InvalidInput("facts: expected a list of {type, key, value} mappings")
+        with self._scope.store.write():
+            return [self._record_item(domain, item, run_id) for item in items]
+
+    def facts(self, domain: str, type: str | None = None, min_confidence: float = 0.3) -> list[Fact]:  # noqa: A002
+        """Facts of a domain at or above ``min_confidence``, highest confidence first."""
+        query = select(*_FACT_COLUMNS).where(facts.c.namespace == self._ns, facts.c.domain == check_domain(domain))
+        if type is not None:
+            query = query.where(facts.c.type == _check_type(type))
+        if isinstance(min_confidence, bool) or not isinstance(min_confidence, int | float):
+            raise InvalidInput(f"min_confidence: expected a number, got {min_confidence!r}")
+        query = query.where(facts.c.confidence >= min_confidence)
+        query = query.order_by(facts.c.confidence.desc(), facts.c.last_seen.desc(), facts.c.pk)
+        with self._scope.store.read() as conn:
+            return [_fact(row) for row in conn.execute(query)]
+
+    def format_for_brain(self, domain: str) -> str:
+        """Facts at or above 0.5 grouped by type, highest confidence first; '' when there are none."""
+        known = self.facts(domain, min_confidence=PROMPT_MIN_CONFIDENCE)
+        blocks = []
+        for fact_type in FACT_TYPES:
+            of_type = [fact for fact in known if fact.type == fact_type]
+            if of_type:
+                lines = [f"{fact_type.capitalize()}:"]
+                lines += [
+                    f"  - {clean_for_prompt(f.key, 80)}: {clean_for_prompt(f.value, 240)} "
+                    f"(confidence {f.confidence:.2f})"
+                    for f in of_type
+                ]
+                blocks.append("\n".join(lines))
+        return "\n".join(blocks)
+
+    def record_session(
+        self,
+        domain: str,
+        *,
+        goal: str,
+        outcome: str,
+        success: bool,
+        final_url: str | None = None,
+        turns_used: int = 0,
+        duration_ms: int = 0,
+        session_id: str | None = None,
+        run_id: str | None = None,
+        timestamp: datetime | None = None,
+    ) -> Session:
+        """Add a finished run to the domain's history; only the newest five are kept."""
+        session = validated(
+            Session,
+            id=session_id if session_id is not None else new_id("session"),
+            domain=check_domain(domain),
+            goal=self._scope.redact(goal) if isinstance(goal, str) else goal,
+            outcome=self._scope.redact(outcome) if isinstance(outcome, str) else outcome,
+            success=success,
+            final_url=self._scope.redact(check_url(final_url, field="final_url")) if final_url else None,
+            timestamp=as_utc(timestamp) if timestamp else utcnow(),
+            turns_used=turns_used,
+            duration_ms=duration_ms,
+            run_id=run_id,
+        )
+        values = session.model_dump(exclude={"id", "timestamp"})
+        with self._scope.store.write() as conn:
+            conn.execute(
+                sessions.insert().values(
+                    namespace=self._ns, session_id=session.id, recorded_at=session.timestamp, **values
+                )
+            )
+            keep = (
+                select(sessions.c.pk)
+                .where(sessions.c.namespace == self._ns, sessions.c.domain == session.domain)
+                .order_by(sessions.c.recorded_at.desc(), sessions.c.pk.desc())
+                .limit(MAX_SESSIONS)
+            )
+            conn.execute(
+                delete(sessions).where(
+                    sessions.c.namespace == self._ns,
+                    sessions.c.domain == session.domain,
+                    sessions.c.pk.not_in(keep.scalar_subquery()),
+                )
+            )
+        self._scope.emit(
+            "session_recorded", run_id=run_id, domain=session.domain, session_id=session.id,
+            success=session.success, turns_used=session.turns_used,
+        )
+        return session
+
+    def sessions(self, domain: str) -> list[Session]:
+        """The domain's last sessions, newest first."""
+        query = (
+            select(*_SESSION_COLUMNS)
+            .where(sessions.c.namespace == self._ns, sessions.c.domain == check_domain(domain))
+            .order_by(sessions.c.recorded_at.desc(), sessions.c.pk.desc())
+            .limit(MAX_SESSIONS)
+        )
+        with self._scope.store.read() as conn:
+            return [_session(row) for row in conn.execute(query)]
+
+    def format_sessions(self, domain: str) -> str:
+        """The two newest sessions in full, older ones on one line each; '' when there are none."""
+        history = self.sessions(domain)
+        lines: list[str] = []
+        for number, session in enumerate(history, start=1):
+            verdict = "succeeded" if session.success else "failed"
+            when = session.timestamp.strftime("%Y-%m-%d %H:%M UTC")
+            if number <= FULL_SESSIONS:
+                lines.append(
+                    f"{number}. [{verdict}] {when}, {session.turns_used} turns, "
+                    f"{session.duration_ms / 1000:.1f}s (session {session.id})"
+                )
+                lines.append(f"   Goal: {clean_for_prompt(session.goal, 300)}")
+                lines.append(f"   Outcome: {clean_for_prompt(session.outcome, 500)}")
+                if session.final_url:
+                    lines.append(f"   Final URL: {clean_for_prompt(session.final_url, 300)}")
+            else:
+                lines.append(
+                    f"{number}. [{verdict}] {when}: {clean_for_prompt(session.goal, 120)} -> "
+                    f"{clean_for_prompt(session.outcome, SHORT_OUTCOME)}"
+                )
+        return "\n".join(lines)
+
+    def prune_facts(self, domain: str | None = None) -> int:
+        """Delete facts below 0.1 confidence (in one domain, or everywhere); returns how many."""
+        with self._scope.store.write() as conn:
+            pruned = self._prune(conn, check_domain(domain) if domain is not None else None)
+        if pruned:
+            self._scope.emit("facts_pruned", domain=domain, count=pruned)
+        return pruned
+
+    def _prune(self, conn: Any, domain: str | None) -> int:
+        condition = and_(facts.c.namespace == self._ns, facts.c.confidence < PRUNE_BELOW)
+        if domain is not None:
+            condition = and_(condition, facts.c.domain == domain)
+        return int(conn.execute(delete(facts).where(condition)).rowcount)
+
+    def _record_item(self, domain: str, item: Mapping[str, str], run_id: str | None) -> Fact:
+        if not isinstance(item, Mapping) or set(item) - {"type", "key", "value"}:
+            raise InvalidInput(f"facts: each fact is a mapping with type, key and value, got {item!r}"[:300])
+        return self.record_fact(domain, item.get("type", ""), item.get("key", ""), item.get("value", ""), run_id=run_id)
+
+
+def _check_type(fact_type: object) -> str:
+    if fact_type not in FACT_TYPES:
+        raise InvalidInput(f"type: {fact_type!r} is not one of {', '.join(FACT_TYPES)}")
+    return str(fact_type)
+
+
+def _fact(row: Any) -> Fact:
+    return Fact.model_validate(dict(row._mapping))
+
+
+def _session(row: Any) -> Session:
+    data = dict(row._mapping)
+    data["id"] = data.pop("session_id")
+    data["timestamp"] = data.pop("recorded_at")
+    return Session.model_validate(data)

@@ -1,0 +1,241 @@
+"""The facade: open a memory, start runs, reach its components."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+from .clock import utcnow
+from .errors import InvalidInput, MemoryDisabled
+from .events import EVENTS_FILE, EventCallback, EventLog
+from .knowledge import AppKnowledge
+from .models import Namespace, RunManifest, validated, validated_value
+from .redaction import SecretRegistry
+from .run import Run
+from .runs import RunRegistry
+from .scope import Scope
+from .selectors import SelectorCache
+from .store import MigrationState, Store, apply_migrations, migration_states
+from .trajectories import TrajectoryStore
+from .urls import check_url, domain_of
+
+DEFAULT_DIR = ".agent-memory"
+ENV_DIR = "WEBMEM_DIR"
+DEFAULT_NAMESPACE = "default"
+T = TypeVar("T")
+
+
+def resolve_directory(location: str | os.PathLike[str] | None) -> Path:
+    """An explicit location wins, then ``$WEBMEM_DIR``, then ``.agent-memory`` in the working directory."""
+    if location is None:
+        location = os.environ.get(ENV_DIR) or DEFAULT_DIR
+    if not isinstance(location, str | os.PathLike):
+        raise InvalidInput(f"location: expected a directory path, got {type(location).__name__}")
+    text = os.fspath(location)
+    if not text.strip():
+        raise InvalidInput("location: the memory directory path is empty")
+    if "://" in text:
+        raise InvalidInput(f"location: {text.split('://')[0]}:// URLs are not supported; give a directory path")
+    return Path(text).expanduser()
+
+
+class Memory:
+    """A persistent memory for browser agents, kept in ``<directory>/memory.db``.
+
+    Open one with :meth:`Memory.open`. Everything it reads and writes belongs to its namespace.
+    """
+
+    def __init__(
+        self,
+        *,
+        directory: Path,
+        namespace: str,
+        enabled: bool,
+        store: Store | None,
+        secrets: SecretRegistry,
+        events: EventLog,
+        trace_scoring: bool,
+        trace_ttl_days: float,
+        similarity_threshold: float,
+    ) -> None:
+        self.directory = directory
+        self.namespace = namespace
+        self.enabled = enabled
+        self.secrets = secrets
+        self.events = events
+        self._store = store
+        self.trace_scoring = trace_scoring
+        self.trace_ttl_days = trace_ttl_days
+        self.similarity_threshold = similarity_threshold
+        self._scope: Scope | None = None
+        self._runs: RunRegistry | None = None
+        self._trajectories: TrajectoryStore | None = None
+        self._knowledge: AppKnowledge | None = None
+        self._selectors: SelectorCache | None = None
+        if store is not None:
+            scope = Scope(store=store, namespace=namespace, events=events, secrets=secrets)
+            self._scope = scope
+            self._runs = RunRegistry(scope)
+            self._trajectories = TrajectoryStore(
+                scope, ttl_days=trace_ttl_days, similarity_threshold=similarity_threshold,
+                trace_scoring=trace_scoring,
+            )
+            self._knowledge = AppKnowledge(scope)
+            self._selectors = SelectorCache(scope)
+
+    @classmethod
+    def open(
+        cls,
+        location: str | os.PathLike[str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        enabled: bool = True,
+        trace_scoring: bool = False,
+        trace_ttl_days: float = 30,
+        similarity_threshold: float = 0.5,
+        on_event: EventCallback | None = None,
+        secrets: Mapping[str, str] | Iterable[str] | None = None,
+    ) -> Memory:
+        """Open (creating it if needed) the memory in ``location`` and bring its schema up to date.
+
+        With ``enabled=False`` nothing is read, written or created: runs get an empty context.
+        """
+        directory = resolve_directory(location)
+        validated_namespace = _check_namespace(namespace)
+        for name, flag in (("enabled", enabled), ("trace_scoring", trace_scoring)):
+            if not isinstance(flag, bool):
+                raise InvalidInput(f"{name}: expected True or False, got {flag!r}")
+        ttl = _check_number("trace_ttl_days", trace_ttl_days, low=0, low_inclusive=False)
+        threshold = _check_number("similarity_threshold", similarity_threshold, low=0, high=1)
+        if on_event is not None and not callable(on_event):
+            raise InvalidInput("on_event: expected a callable that takes one event dict")
+        registry = SecretRegistry(secrets)
+        store = None
+        log_path = None
+        if enabled:
+            if directory.exists() and not directory.is_dir():
+                raise InvalidInput(f"location: {directory} exists and is not a directory")
+            directory.mkdir(parents=True, exist_ok=True)
+            store = Store.open_sqlite(directory)
+            apply_migrations(store)
+            log_path = directory / EVENTS_FILE
+        events = EventLog(log_path, namespace=validated_namespace, secrets=registry, callback=on_event)
+        return cls(
+            directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
+            events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
+        )
+
+    @property
+    def store(self) -> Store:
+        return self._require(self._store)
+
+    @property
+    def scope(self) -> Scope:
+        return self._require(self._scope)
+
+    @property
+    def runs(self) -> RunRegistry:
+        return self._require(self._runs)
+
+    @property
+    def trajectories(self) -> TrajectoryStore:
+        return self._require(self._trajectories)
+
+    @property
+    def knowledge(self) -> AppKnowledge:
+        return self._require(self._knowledge)
+
+    @property
+    def selectors(self) -> SelectorCache:
+        return self._require(self._selectors)
+
+    def start_run(
+        self,
+        *,
+        goal: str,
+        start_url: str,
+        session_id: str | None = None,
+        parent_run_id: str | None = None,
+        model: str | None = None,
+    ) -> Run:
+        """Register a new run (status running) and return its handle."""
+        if not self.enabled:
+            return Run(self, _unsaved_manifest(goal, start_url, session_id, parent_run_id, model))
+        manifest = self.runs.start_run(
+            goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, model=model
+        )
+        return Run(self, manifest)
+
+    def resume_run(self, run_id: str, *, goal: str | None = None) -> Run:
+        """Start a run that continues ``run_id``: same session, starting where it ended."""
+        scenario = self.runs.build_resume_scenario(run_id, goal)
+        return self.start_run(**scenario.model_dump())
+
+    def fork_run(self, run_id: str, *, goal: str) -> Run:
+        """Start a run in a new session that branches off where ``run_id`` ended."""
+        scenario = self.runs.build_fork_scenario(run_id, goal)
+        return self.start_run(**scenario.model_dump())
+
+    def get_run(self, run_id: str) -> Run:
+        """A handle on an existing run, for example to continue recording after a restart."""
+        return Run(self, self.runs.get_run(run_id))
+
+    def migrations(self) -> list[MigrationState]:
+        """Every known migration and when it was applied."""
+        with self.store.read() as conn:
+            return migration_states(conn)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "" if self.enabled else ", enabled=False"
+        return f"Memory({str(self.directory)!r}, namespace={self.namespace!r}{state})"
+
+    def _require(self, component: T | None) -> T:
+        if component is None:
+            raise MemoryDisabled(
+                "this memory was opened with enabled=False: it neither reads nor writes; "
+                "open it with enabled=True to use its components"
+            )
+        return component
+
+
+def _unsaved_manifest(
+    goal: str, start_url: str, session_id: str | None, parent_run_id: str | None, model: str | None
+) -> RunManifest:
+    now = utcnow()
+    url = check_url(start_url, field="start_url")
+    return validated(
+        RunManifest, run_id=RunRegistry.generate_run_id(), session_id=session_id, parent_run_id=parent_run_id,
+        status="running", goal=goal, domain=domain_of(url, field="start_url"), start_url=url,
+        started_at=now, updated_at=now, artifact_paths=[], turn_count=0, model=model,
+    )
+
+
+def _check_namespace(namespace: object) -> str:
+    return validated_value(Namespace, namespace, field="namespace")
+
+
+def _check_number(
+    name: str, value: object, *, low: float, high: float | None = None, low_inclusive: bool = True
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise InvalidInput(f"{name}: expected a number, got {value!r}")
+    if value < low or (value == low and not low_inclusive) or (high is not None and value > high):
+        bounds = f"{'>=' if low_inclusive else '>'} {low}" + (f" and <= {high}" if high is not None else "")
+        raise InvalidInput(f"{name}: must be {bounds}, got {value!r}")
+    return float(value)

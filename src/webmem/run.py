@@ -1,0 +1,292 @@
+"""A run in progress: where the memory's triggers fire (context, record_step, finish)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from .clock import utcnow
+from .context import ContextPack, ContextPart, check_budget
+from .errors import InvalidInput, RunClosed
+from .models import MatchReport, RunManifest, Step, validated
+from .text import clean_for_prompt
+from .urls import check_url, domain_of, origin_of
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+DEFAULT_BUDGET_TOKENS = 2000
+MAX_ERROR_CHARS = 4000
+PRIORITY_SESSIONS = 50
+PRIORITY_REFERENCE = 40
+PRIORITY_KNOWLEDGE = 30
+PRIORITY_SELECTORS = 25
+REFERENCE_HEADING = "REFERENCE TRAJECTORY (a similar earlier run succeeded this way: follow these steps or adapt them)"
+
+
+class Run:
+    """One execution of an agent. Get one from :meth:`webmem.Memory.start_run`.
+
+    Use it as a context manager to have it finished as failed when the block raises (or ends
+    without :meth:`finish`).
+    """
+
+    def __init__(self, memory: Memory, manifest: RunManifest) -> None:
+        self._memory = memory
+        self._manifest = manifest
+        self._references: dict[str, MatchReport] = {}
+        self._closed = manifest.status != "running"
+
+    @property
+    def id(self) -> str:
+        return self._manifest.run_id
+
+    @property
+    def domain(self) -> str:
+        return self._manifest.domain
+
+    @property
+    def goal(self) -> str:
+        return self._manifest.goal
+
+    @property
+    def session_id(self) -> str | None:
+        return self._manifest.session_id
+
+    @property
+    def finished(self) -> bool:
+        return self._closed
+
+    @property
+    def manifest(self) -> RunManifest:
+        """The run's manifest as stored now."""
+        if self._memory.enabled:
+            self._manifest = self._memory.runs.get_run(self.id)
+        return self._manifest
+
+    @property
+    def steps(self) -> list[Step]:
+        return self._memory.runs.steps(self.id) if self._memory.enabled else []
+
+    def context(self, url: str | None = None, *, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> ContextPack:
+        """The memory's context for the next LLM turn, fitted into ``budget_tokens``.
+
+        ``url`` is the page the agent is on; without it, the run's start URL is used.
+        """
+        budget = check_budget(budget_tokens)
+        page = check_url(url, field="url") if url is not None else self._manifest.start_url
+        if not self._memory.enabled:
+            return ContextPack.assemble([], budget)
+        mem = self._memory
+        domain = domain_of(page)
+        with mem.store.read():
+            reference = self._reference(origin_of(page))
+            parts = [
+                ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS,
+                            mem.knowledge.format_sessions(domain)),
+                ContextPart(
+                    "reference_trajectory", REFERENCE_HEADING, PRIORITY_REFERENCE,
+                    mem.trajectories.format_reference(reference.best) if reference.best else "",
+                    detail={"trajectory_id": reference.best.id} if reference.best else {"reason": reference.reason},
+                ),
+                ContextPart("app_knowledge", "APP KNOWLEDGE", PRIORITY_KNOWLEDGE, mem.knowledge.format_for_brain(domain)),
+                ContextPart("known_selectors", "KNOWN SELECTORS", PRIORITY_SELECTORS,
+                            mem.selectors.format_for_brain(domain)),
+            ]
+        pack = ContextPack.assemble(parts, budget)
+        mem.events.emit(
+            "context_built", run_id=self.id, domain=domain, budget_tokens=budget, tokens=pack.tokens,
+            parts=[part.to_dict() for part in pack.report],
+        )
+        return pack
+
+    def record_step(
+        self,
+        *,
+        action: str,
+        target: str | None = None,
+        selector: str | None = None,
+        value: str | None = None,
+        url: str | None = None,
+        ok: bool = True,
+        verified: bool | None = None,
+        error: str | None = None,
+        expected_effect: str | None = None,
+        snapshot_hash: str | None = None,
+        duration_ms: int | float | None = None,
+        secret: bool = False,
+    ) -> Step:
+        """Record what one action did. A value typed into a password field, or equal to a registered
+        secret, is stored as a placeholder such as ``{password}``.
+        """
+        self._check_open()
+        if not isinstance(secret, bool):
+            raise InvalidInput(f"secret: expected True or False, got {secret!r}")
+        if isinstance(error, str) and len(error) > MAX_ERROR_CHARS:
+            error = error[:MAX_ERROR_CHARS]
+        if isinstance(duration_ms, float):
+            duration_ms = round(duration_ms)
+        raw = validated(
+            Step, action=action, url=check_url(url) if url is not None else None, target=target,
+            selector=selector, value=value, ok=ok, verified=verified, error=error,
+            expected_effect=expected_effect, snapshot_hash=snapshot_hash, duration_ms=duration_ms,
+        )
+        secrets = self._memory.secrets
+        step = raw.model_copy(update={
+            "value": secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret),
+            **{name: secrets.redact(getattr(raw, name)) for name in ("url", "target", "selector", "error", "expected_effect")},
+        })
+        if not self._memory.enabled:
+            return step
+        mem = self._memory
+        with mem.store.write():
+            seq = mem.runs.add_step(self.id, step)
+            if step.ok and step.target and step.selector:
+                step_domain = domain_of(step.url) if step.url else self.domain
+                mem.selectors.record(step_domain, step.target, step.selector, run_id=self.id)
+        mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
+        return step
+
+    def update(
+        self,
+        *,
+        current_url: str | None = None,
+        turn_count: int | None = None,
+        artifact_paths: Iterable[str] | None = None,
+    ) -> RunManifest:
+        """Report progress: the page the agent is on, the turns used, artifacts written."""
+        self._check_open()
+        paths = list(artifact_paths) if artifact_paths is not None else None
+        if not self._memory.enabled:
+            changes: dict[str, Any] = {"updated_at": utcnow()}
+            if current_url is not None:
+                changes["current_url"] = check_url(current_url, field="current_url")
+            if turn_count is not None:
+                changes["turn_count"] = turn_count
+            if paths is not None:
+                changes["artifact_paths"] = [*self._manifest.artifact_paths, *paths]
+            self._manifest = validated(RunManifest, **{**self._manifest.model_dump(), **changes})
+            return self._manifest
+        self._manifest = self._memory.runs.update_run(
+            self.id, current_url=current_url, turn_count=turn_count, artifact_paths=paths
+        )
+        return self._manifest
+
+    def finish(
+        self,
+        *,
+        success: bool,
+        outcome: str | None = None,
+        final_url: str | None = None,
+        facts: Iterable[Mapping[str, str]] | None = None,
+        model: str | None = None,
+    ) -> RunManifest:
+        """End the run and learn from it, in one transaction; calling it again changes nothing.
+
+        Writes the manifest, the session on the run's domain, the trajectory (successful runs
+        with steps only), the facts derived from the steps and any ``facts`` given
+        (mappings of type, key and value).
+        """
+        if not isinstance(success, bool):
+            raise InvalidInput(f"success: expected True or False, got {success!r}")
+        if self._closed:
+            return self.manifest
+        summary = outcome if outcome is not None else ("Goal achieved" if success else "Failed")
+        if not isinstance(summary, str):
+            raise InvalidInput(f"outcome: expected a string, got {type(summary).__name__}")
+        final = check_url(final_url, field="final_url") if final_url is not None else None
+        fact_items = _check_facts(facts)
+        if not self._memory.enabled:
+            self._closed = True
+            now = utcnow()
+            self._manifest = validated(RunManifest, **{
+                **self._manifest.model_dump(), "status": "completed" if success else "failed",
+                "success": success, "summary": summary, "final_url": final, "completed_at": now,
+                "updated_at": now, "result": summary if success else None, "reason": None if success else summary,
+            })
+            return self._manifest
+        self._manifest = self._learn(success=success, summary=summary, final_url=final, facts=fact_items, model=model)
+        self._closed = True
+        return self._manifest
+
+    def _learn(
+        self, *, success: bool, summary: str, final_url: str | None, facts: list[Mapping[str, str]],
+        model: str | None,
+    ) -> RunManifest:
+        mem = self._memory
+        with mem.store.write():
+            current = mem.runs.get_run(self.id)
+            if current.status != "running":
+                return current
+            steps = mem.runs.steps(self.id)
+            final = final_url or current.current_url or next(
+                (step.url for step in reversed(steps) if step.url), current.start_url
+            )
+            elapsed_ms = max(0, round((utcnow() - current.started_at).total_seconds() * 1000))
+            manifest = mem.runs.complete_run(
+                self.id, success=success, summary=summary, final_url=final, turn_count=max(current.turn_count, len(steps))
+            )
+            if success and steps:
+                step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
+                mem.trajectories.save(
+                    goal=current.goal, start_url=current.start_url, steps=steps, success=True,
+                    duration_ms=sum(step_ms) if step_ms else elapsed_ms, model=model or current.model,
+                    run_id=self.id,
+                )
+            mem.knowledge.record_session(
+                self.domain, goal=current.goal, outcome=manifest.summary or summary, success=success,
+                final_url=manifest.final_url, turns_used=manifest.turn_count, duration_ms=elapsed_ms,
+                session_id=current.session_id, run_id=self.id,
+            )
+            learned = [*(derived_facts(steps) if success else []), *facts]
+            if learned:
+                mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
+        return manifest
+
+    def _reference(self, origin: str) -> MatchReport:
+        if origin not in self._references:
+            self._references[origin] = self._memory.trajectories.match(
+                self.goal, origin=origin, exclude_run_id=self.id, run_id=self.id
+            )
+        return self._references[origin]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RunClosed(f"run {self.id} is finished; start a new run (or resume this one) to record more")
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._closed:
+            return
+        if exc is not None:
+            self.finish(success=False, outcome=clean_for_prompt(f"{exc_type.__name__}: {exc}", 1000) if exc_type else None)
+        else:
+            self.finish(success=False, outcome="The run ended without calling finish()")
+
+    def __repr__(self) -> str:
+        return f"Run(id={self.id!r}, domain={self.domain!r}, goal={self.goal!r})"
+
+
+def derived_facts(steps: list[Step]) -> list[dict[str, str]]:
+    """Facts a successful run teaches about its domain: how long it took and how it began."""
+    learned = [{"type": "pattern", "key": "typical-steps", "value": f"{len(steps)} steps"}]
+    first = next((step for step in steps if step.ok and step.action not in ("goto", "navigate", "wait", "scroll")), None)
+    if first is not None and (first.target or first.selector):
+        learned.append({
+            "type": "pattern", "key": "first-meaningful-action",
+            "value": clean_for_prompt(f"{first.action} {first.target or first.selector}", 300),
+        })
+    return learned
+
+
+def _check_facts(facts: Iterable[Mapping[str, str]] | None) -> list[Mapping[str, str]]:
+    if facts is None:
+        return []
+    if isinstance(facts, Mapping | str):
+        raise InvalidInput("facts: expected a list of {type, key, value} mappings")
+    return list(facts)

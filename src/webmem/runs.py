@@ -1,0 +1,275 @@
+"""The run registry: one manifest per run, its recorded steps, and resume/fork lineage."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, and_, func, select, update
+
+from .clock import new_id, utcnow
+from .errors import InvalidInput, RunNotFound
+from .models import RunManifest, Scenario, Step, validated
+from .scope import Scope
+from .store.schema import run_steps, runs
+from .urls import check_domain, check_url, domain_of
+
+RUN_STATUSES = ("running", "completed", "failed")
+_MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
+_STEP_COLUMNS = [column for column in run_steps.c if column.name not in ("namespace", "run_id", "seq", "recorded_at")]
+
+
+class RunRegistry:
+    """Start, update, complete, list and chain runs within one namespace."""
+
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
+        self._ns = scope.namespace
+
+    @staticmethod
+    def generate_run_id() -> str:
+        return new_id("run")
+
+    def start_run(
+        self,
+        *,
+        goal: str,
+        start_url: str,
+        session_id: str | None = None,
+        parent_run_id: str | None = None,
+        run_id: str | None = None,
+        model: str | None = None,
+    ) -> RunManifest:
+        now = utcnow()
+        url = check_url(start_url, field="start_url")
+        manifest = validated(
+            RunManifest,
+            run_id=run_id if run_id is not None else self.generate_run_id(),
+            session_id=session_id,
+            parent_run_id=parent_run_id,
+            status="running",
+            goal=self._scope.redact(goal) if isinstance(goal, str) else goal,
+            domain=domain_of(url, field="start_url"),
+            start_url=self._scope.redact(url),
+            started_at=now,
+            updated_at=now,
+            artifact_paths=[],
+            turn_count=0,
+            model=model,
+        )
+        with self._scope.store.write() as conn:
+            if parent_run_id is not None:
+                self._fetch(conn, parent_run_id, field="parent_run_id")
+            if self._row(conn, manifest.run_id) is not None:
+                raise InvalidInput(f"run_id: a run {manifest.run_id!r} already exists")
+            conn.execute(runs.insert().values(namespace=self._ns, **manifest.model_dump()))
+        self._scope.emit(
+            "run_started", run_id=manifest.run_id, goal=manifest.goal, domain=manifest.domain,
+            session_id=manifest.session_id, parent_run_id=manifest.parent_run_id,
+        )
+        return manifest
+
+    def get_run(self, run_id: str) -> RunManifest:
+        with self._scope.store.read() as conn:
+            return self._fetch(conn, run_id)
+
+    def list_runs(
+        self,
+        *,
+        domain: str | None = None,
+        session_id: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+    ) -> list[RunManifest]:
+        """Runs newest first, filtered by any of domain, session id and status."""
+        query = select(*_MANIFEST_COLUMNS).where(runs.c.namespace == self._ns)
+        if domain is not None:
+            query = query.where(runs.c.domain == check_domain(domain))
+        if session_id is not None:
+            query = query.where(runs.c.session_id == _text_filter(session_id, "session_id"))
+        if status is not None:
+            if status not in RUN_STATUSES:
+                raise InvalidInput(f"status: {status!r} is not one of {', '.join(RUN_STATUSES)}")
+            query = query.where(runs.c.status == status)
+        query = query.order_by(runs.c.started_at.desc(), runs.c.run_id.desc())
+        if limit is not None:
+            query = query.limit(_check_limit(limit))
+        with self._scope.store.read() as conn:
+            return [_manifest(row) for row in conn.execute(query)]
+
+    def update_run(
+        self,
+        run_id: str,
+        *,
+        current_url: str | None = None,
+        turn_count: int | None = None,
+        artifact_paths: Sequence[str] | None = None,
+    ) -> RunManifest:
+        values: dict[str, Any] = {"updated_at": utcnow()}
+        if current_url is not None:
+            values["current_url"] = self._scope.redact(check_url(current_url, field="current_url"))
+        if turn_count is not None:
+            if isinstance(turn_count, bool) or not isinstance(turn_count, int) or turn_count < 0:
+                raise InvalidInput(f"turn_count: expected a non-negative integer, got {turn_count!r}")
+            values["turn_count"] = turn_count
+        with self._scope.store.write() as conn:
+            manifest = self._fetch(conn, run_id)
+            if artifact_paths is not None:
+                values["artifact_paths"] = [*manifest.artifact_paths, *_check_paths(artifact_paths)]
+            conn.execute(update(runs).where(self._key(run_id)).values(**values))
+            return self._fetch(conn, run_id)
+
+    def complete_run(
+        self,
+        run_id: str,
+        *,
+        success: bool,
+        summary: str | None = None,
+        final_url: str | None = None,
+        turn_count: int | None = None,
+    ) -> RunManifest:
+        """Mark a running run completed (success) or failed; a finished run is returned unchanged."""
+        if not isinstance(success, bool):
+            raise InvalidInput(f"success: expected True or False, got {success!r}")
+        now = utcnow()
+        summary = self._scope.redact(summary)
+        values: dict[str, Any] = {
+            "status": "completed" if success else "failed",
+            "success": success,
+            "summary": summary,
+            "result": summary if success else None,
+            "reason": None if success else summary,
+            "completed_at": now,
+            "updated_at": now,
+        }
+        if final_url is not None:
+            values["final_url"] = self._scope.redact(check_url(final_url, field="final_url"))
+        if turn_count is not None:
+            values["turn_count"] = turn_count
+        with self._scope.store.write() as conn:
+            current = self._fetch(conn, run_id)
+            if current.status != "running":
+                return current
+            validated(RunManifest, **{**current.model_dump(), **values})
+            conn.execute(update(runs).where(self._key(run_id)).values(**values))
+            finished = self._fetch(conn, run_id)
+        self._scope.emit(
+            "run_finished", run_id=run_id, success=success, status=finished.status,
+            summary=finished.summary, turn_count=finished.turn_count,
+        )
+        return finished
+
+    def add_step(self, run_id: str, step: Step) -> int:
+        """Append a step to a running run; returns its 1-based position."""
+        with self._scope.store.write() as conn:
+            self._fetch(conn, run_id)
+            seq = conn.execute(
+                select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(
+                    run_steps.c.namespace == self._ns, run_steps.c.run_id == run_id
+                )
+            ).scalar_one()
+            now = utcnow()
+            conn.execute(
+                run_steps.insert().values(
+                    namespace=self._ns, run_id=run_id, seq=seq, recorded_at=now, **step.model_dump()
+                )
+            )
+            changes: dict[str, Any] = {"updated_at": now, "turn_count": runs.c.turn_count + 1}
+            if step.url is not None:
+                changes["current_url"] = step.url
+            conn.execute(update(runs).where(self._key(run_id)).values(**changes))
+        return int(seq)
+
+    def steps(self, run_id: str) -> list[Step]:
+        with self._scope.store.read() as conn:
+            self._fetch(conn, run_id)
+            rows = conn.execute(
+                select(*_STEP_COLUMNS)
+                .where(run_steps.c.namespace == self._ns, run_steps.c.run_id == run_id)
+                .order_by(run_steps.c.seq)
+            )
+            return [Step.model_validate(dict(row._mapping)) for row in rows]
+
+    def build_resume_scenario(self, run_id: str, goal: str | None = None) -> Scenario:
+        """Continue where a run left off: same session, start at its final URL."""
+        parent = self.get_run(run_id)
+        return validated(
+            Scenario,
+            goal=goal if goal is not None else parent.goal,
+            start_url=parent.final_url or parent.current_url or parent.start_url,
+            session_id=parent.session_id,
+            parent_run_id=parent.run_id,
+        )
+
+    def build_fork_scenario(self, run_id: str, goal: str) -> Scenario:
+        """Branch off a run into a new session that starts at its final URL."""
+        if not isinstance(goal, str) or not goal.strip():
+            raise InvalidInput("goal: a fork needs a goal of its own")
+        parent = self.get_run(run_id)
+        return validated(
+            Scenario,
+            goal=goal,
+            start_url=parent.final_url or parent.current_url or parent.start_url,
+            session_id=new_id("fork"),
+            parent_run_id=parent.run_id,
+        )
+
+    def lineage(self, run_id: str) -> list[RunManifest]:
+        """The run and its ancestors, oldest first."""
+        chain: list[RunManifest] = []
+        seen: set[str] = set()
+        with self._scope.store.read() as conn:
+            current: str | None = run_id
+            while current is not None and current not in seen:
+                seen.add(current)
+                manifest = self._fetch(conn, current)
+                chain.append(manifest)
+                current = manifest.parent_run_id
+        return chain[::-1]
+
+    def children(self, run_id: str) -> list[RunManifest]:
+        """Runs resumed or forked directly from this one, oldest first."""
+        with self._scope.store.read() as conn:
+            self._fetch(conn, run_id)
+            rows = conn.execute(
+                select(*_MANIFEST_COLUMNS)
+                .where(runs.c.namespace == self._ns, runs.c.parent_run_id == run_id)
+                .order_by(runs.c.started_at, runs.c.run_id)
+            )
+            return [_manifest(row) for row in rows]
+
+    def _key(self, run_id: str) -> Any:
+        return and_(runs.c.namespace == self._ns, runs.c.run_id == run_id)
+
+    def _row(self, conn: Connection, run_id: str) -> Any:
+        return conn.execute(select(*_MANIFEST_COLUMNS).where(self._key(run_id))).first()
+
+    def _fetch(self, conn: Connection, run_id: str, *, field: str = "run_id") -> RunManifest:
+        if not isinstance(run_id, str) or not run_id.strip():
+            raise InvalidInput(f"{field}: expected a run id string, got {run_id!r}")
+        row = self._row(conn, run_id)
+        if row is None:
+            raise RunNotFound(f"{field}: no run {run_id!r} in namespace {self._ns!r}")
+        return _manifest(row)
+
+
+def _manifest(row: Any) -> RunManifest:
+    return RunManifest.model_validate(dict(row._mapping))
+
+
+def _text_filter(value: object, field: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{field}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _check_limit(limit: object) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidInput(f"limit: expected a positive integer, got {limit!r}")
+    return limit
+
+
+def _check_paths(paths: Sequence[str]) -> list[str]:
+    if isinstance(paths, str) or not all(isinstance(path, str) and path for path in paths):
+        raise InvalidInput("artifact_paths: expected a list of non-empty strings")
+    return list(paths)

@@ -1,0 +1,25 @@
+"""What every component is built with: the store, its namespace, the event log and the secrets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .events import EventLog
+from .redaction import SecretRegistry
+from .store import Store
+
+
+@dataclass(frozen=True)
+class Scope:
+    store: Store
+    namespace: str
+    events: EventLog
+    secrets: SecretRegistry
+
+    def emit(self, kind: str, *, run_id: str | None = None, **fields: Any) -> None:
+        """Report an event once the surrounding transaction has committed (at once outside one)."""
+        self.store.after_commit(lambda: self.events.emit(kind, run_id=run_id, **fields))
+
+    def redact(self, text: str | None) -> str | None:
+        return self.secrets.redact(text)

@@ -1,0 +1,96 @@
+"""The selector cache: element identities mapped to selectors that worked, ranked by successes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import and_, select, update
+
+from .clock import utcnow
+from .errors import InvalidInput
+from .models import SelectorEntry, validated
+from .scope import Scope
+from .store.schema import selectors
+from .text import clean_for_prompt
+from .urls import check_domain
+
+PROMPT_LIMIT = 20
+_ENTRY_COLUMNS = [column for column in selectors.c if column.name != "namespace"]
+
+
+def is_ref(selector: str) -> bool:
+    """A selector starting with ``@`` is a snapshot ref, valid for one page state only."""
+    return selector.startswith("@")
+
+
+class SelectorCache:
+    """Remembers which selector reached which element (``button "Search"``) on each domain."""
+
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
+        self._ns = scope.namespace
+
+    def record(self, domain: str, element: str, selector: str, *, run_id: str | None = None) -> SelectorEntry:
+        """Count one success of ``selector`` for ``element``; a ref is kept apart from stable selectors."""
+        if not isinstance(selector, str) or not selector.strip():
+            raise InvalidInput(f"selector: expected a non-empty string, got {selector!r}")
+        selector = selector.strip()
+        now = utcnow()
+        slot = "last_ref" if is_ref(selector) else "stable_selector"
+        entry = validated(
+            SelectorEntry,
+            domain=check_domain(domain),
+            element=element,
+            success_count=1,
+            last_used=now,
+            **{slot: selector},
+        )
+        key = and_(
+            selectors.c.namespace == self._ns,
+            selectors.c.domain == entry.domain,
+            selectors.c.element == entry.element,
+        )
+        with self._scope.store.write() as conn:
+            counted = conn.execute(
+                update(selectors)
+                .where(key)
+                .values(success_count=selectors.c.success_count + 1, last_used=now, **{slot: selector})
+            ).rowcount
+            if not counted:
+                conn.execute(selectors.insert().values(namespace=self._ns, **entry.model_dump()))
+            stored = _entry(conn.execute(select(*_ENTRY_COLUMNS).where(key)).one())
+        self._scope.emit(
+            "selector_recorded", run_id=run_id, domain=stored.domain, element=stored.element,
+            selector=selector, success_count=stored.success_count,
+        )
+        return stored
+
+    def top(self, domain: str, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:
+        """The most successful entries of a domain, most successes first."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInput(f"limit: expected a positive integer, got {limit!r}")
+        query = (
+            select(*_ENTRY_COLUMNS)
+            .where(selectors.c.namespace == self._ns, selectors.c.domain == check_domain(domain))
+            .order_by(selectors.c.success_count.desc(), selectors.c.last_used.desc(), selectors.c.element)
+            .limit(limit)
+        )
+        with self._scope.store.read() as conn:
+            return [_entry(row) for row in conn.execute(query)]
+
+    def format_for_brain(self, domain: str, limit: int = PROMPT_LIMIT) -> str:
+        """One line per known element: identity, stable selector, last ref and success count."""
+        lines = []
+        for entry in self.top(domain, limit):
+            reach = [f"selector {clean_for_prompt(entry.stable_selector, 200)}"] if entry.stable_selector else []
+            if entry.last_ref:
+                reach.append(f"ref {clean_for_prompt(entry.last_ref, 40)}")
+            times = "success" if entry.success_count == 1 else "successes"
+            lines.append(
+                f"- {clean_for_prompt(entry.element, 160)} -> {', '.join(reach)} ({entry.success_count} {times})"
+            )
+        return "\n".join(lines)
+
+
+def _entry(row: Any) -> SelectorEntry:
+    return SelectorEntry.model_validate(dict(row._mapping))
