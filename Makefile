@@ -1,0 +1,20 @@
+# The two commands of the README: `make demo` and `make test`. Both set up .venv first.
+VENV ?= .venv
+PYTEST_ARGS ?=
+
+.PHONY: setup demo test bench clean
+
+setup:
+	./scripts/setup.sh
+
+demo: setup
+	$(VENV)/bin/webmem demo
+
+test: setup
+	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(VENV)/bin/python benchmarks/bench_context.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist

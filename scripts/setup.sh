@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Prepare a fresh clone: a virtual environment with webmem and its test tools, and a Chromium.
+# Installs Debian packages (chromium, python3-venv) only when they are missing and we are root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${VENV:-.venv}
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else return 1; fi
+}
+
+apt_install() {
+    command -v apt-get >/dev/null || return 1
+    if [ ! -f /tmp/.webmem-apt-updated ]; then as_root apt-get update -qq && touch /tmp/.webmem-apt-updated; fi
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! "$PYTHON" -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then
+    echo "webmem needs Python 3.11 or newer as \$PYTHON (now: $PYTHON)" >&2
+    exit 1
+fi
+
+if [ ! -x "$VENV/bin/python" ]; then
+    if ! "$PYTHON" -m venv "$VENV" 2>/dev/null; then
+        rm -rf "$VENV"
+        apt_install python3-venv || { echo "python3 -m venv failed; install python3-venv" >&2; exit 1; }
+        "$PYTHON" -m venv "$VENV"
+    fi
+fi
+"$VENV/bin/python" -m pip install -q --upgrade pip 2>/dev/null || true
+"$VENV/bin/python" -m pip install -q -e '.[test]'
+
+if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null && ! command -v google-chrome >/dev/null; then
+    apt_install chromium || "$VENV/bin/python" -m playwright install chromium || {
+        echo "No Chromium: install one with 'apt-get install -y chromium' or 'playwright install chromium'" >&2
+        exit 1
+    }
+fi
