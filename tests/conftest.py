@@ -37,3 +37,34 @@ def mem(memory_dir: Path, events: list[dict[str, Any]]) -> Iterator[webmem.Memor
 
 
 SHOP = "https://www.example-shop.com/"
+
+
+@pytest.fixture(scope="session")
+def site_url() -> Iterator[str]:
+    """The packaged demo shop, served on 127.0.0.1."""
+    from webmem.demo.server import serve_site
+
+    with serve_site() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One real headless Chromium for the whole session; no browser is a failure, not a skip."""
+    from playwright.sync_api import sync_playwright
+
+    from webmem.browser import launch_chromium
+
+    with sync_playwright() as playwright:
+        chromium = launch_chromium(playwright)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    context = browser.new_context()
+    tab = context.new_page()
+    tab.set_default_timeout(10_000)
+    yield tab
+    context.close()

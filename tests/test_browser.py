@@ -11,33 +11,9 @@ from webmem.browser import element_identity, find_chromium, launch_chromium
 from webmem.demo.server import SITE_DIR, serve_site
 from webmem.errors import BrowserUnavailable, WebmemError
 
-sync_api = pytest.importorskip("playwright.sync_api")
-
-
 @pytest.fixture(scope="module")
-def base_url():
-    with serve_site() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        try:
-            browser = launch_chromium(playwright)
-        except BrowserUnavailable as exc:
-            pytest.skip(str(exc))
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser):
-    context = browser.new_context()
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    yield page
-    context.close()
+def base_url(site_url):
+    return site_url
 
 
 def _get(url: str) -> tuple[int, str, str]:

@@ -42,8 +42,12 @@ class Settings:
             yield mem
 
 
+PIPED_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
+
+
 def _stdout() -> Console:
-    return Console(soft_wrap=True)
+    console = Console(soft_wrap=True)
+    return console if console.is_terminal else Console(soft_wrap=True, width=PIPED_WIDTH)
 
 
 def _emit_json(data: Any) -> None:

@@ -121,7 +121,11 @@ class Memory:
                 raise InvalidInput(f"location: {directory} exists and is not a directory")
             directory.mkdir(parents=True, exist_ok=True)
             store = Store.open_sqlite(directory)
-            apply_migrations(store)
+            try:
+                apply_migrations(store)
+            except BaseException:
+                store.close()  # a database we refuse to open is not left open
+                raise
             log_path = directory / EVENTS_FILE
         events = EventLog(log_path, namespace=validated_namespace, secrets=registry, callback=on_event)
         return cls(

@@ -56,8 +56,12 @@ class Store:
         event.listen(engine, "connect", _configure_sqlite_connection)
         event.listen(engine, "begin", _begin_sqlite_transaction)
         store = cls(engine, location=str(path))
-        with store.read() as conn:  # surfaces a corrupt or foreign file now, not at first use
-            conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+        try:
+            with store.read() as conn:  # surfaces a corrupt or foreign file now, not at first use
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+        except BaseException:
+            engine.dispose()
+            raise
         return store
 
     def close(self) -> None:
