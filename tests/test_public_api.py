@@ -1,0 +1,52 @@
+"""The public surface: a sorted __all__ whose names all exist, and docs that match the code."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import webmem
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert webmem.__all__ == sorted(webmem.__all__)
+    for name in webmem.__all__:
+        assert hasattr(webmem, name), name
+
+
+def test_every_error_is_a_webmem_error() -> None:
+    errors = [getattr(webmem, name) for name in webmem.__all__ if name.endswith(("Error", "Input", "Found",
+              "Closed", "Disabled", "Unavailable", "Locked", "Corrupt", "New"))]
+    assert len(errors) == 12
+    for error in errors:
+        assert issubclass(error, webmem.WebmemError)
+    assert issubclass(webmem.InvalidInput, ValueError)
+    assert issubclass(webmem.RunNotFound, LookupError)
+
+
+def test_cli_reference_is_up_to_date() -> None:
+    spec = importlib.util.spec_from_file_location("cli_reference", ROOT / "scripts" / "cli_reference.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (ROOT / "docs" / "cli.md").read_text() == module.render(), "run python scripts/cli_reference.py"
+
+
+def test_library_never_prints() -> None:
+    offenders = []
+    for path in (ROOT / "src" / "webmem").rglob("*.py"):
+        if path.name == "cli.py":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            if line.strip().startswith("print("):
+                offenders.append(f"{path.name}:{number}")
+    assert offenders == []
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    result = subprocess.run([sys.executable, "-m", "webmem", "--version"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0 and webmem.__version__ in result.stdout
