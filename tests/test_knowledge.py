@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -314,6 +316,24 @@ def test_a_finished_run_records_a_session(mem: webmem.Memory) -> None:
     assert (newest.success, newest.outcome, newest.turns_used) == (False, "blocked by captcha", 2)
 
 
+def test_the_session_duration_is_the_time_since_the_run_started(mem: webmem.Memory, memory_dir: Path) -> None:
+    run = mem.start_run(goal="search smart watch reviews", start_url=SHOP)
+    # move the stored start one hour back, so the duration is known without measuring time
+    conn = sqlite3.connect(memory_dir / "memory.db")
+    try:
+        (started,) = conn.execute("SELECT started_at FROM runs WHERE run_id = ?", (run.id,)).fetchone()
+        earlier = datetime.fromisoformat(started) - timedelta(hours=1)
+        with conn:
+            conn.execute("UPDATE runs SET started_at = ? WHERE run_id = ?",
+                         (earlier.isoformat(sep=" ", timespec="microseconds"), run.id))
+    finally:
+        conn.close()
+    manifest = run.finish(success=False, outcome="stopped")
+    (session,) = mem.knowledge.sessions(DOMAIN)
+    elapsed_ms = (manifest.completed_at - manifest.started_at).total_seconds() * 1000
+    assert 3_600_000 <= session.duration_ms <= elapsed_ms + 1
+
+
 # --- facts learned when a run finishes --------------------------------------------------------
 
 
@@ -383,5 +403,29 @@ def test_finishing_twice_records_one_session(mem: webmem.Memory) -> None:
     run.finish(success=True, outcome="ok")
     assert len(mem.knowledge.sessions(DOMAIN)) == 1
     assert len(mem.trajectories.list()) == 1
-    (typical,) = mem.knowledge.facts(DOMAIN, type="pattern", min_confidence=0.0)[:1]
-    assert typical.sources == 1
+    learned = mem.knowledge.facts(DOMAIN, min_confidence=0.0)
+    assert learned and all(f.sources == 1 and f.confidence == 0.6 for f in learned)
+
+
+BOOSTER = """
+import sys, webmem
+with webmem.Memory.open(sys.argv[1]) as mem:
+    for _ in range(int(sys.argv[2])):
+        mem.knowledge.record_fact("www.example-shop.com", "quirk", "modal", "shadow DOM")
+"""
+
+
+def test_two_processes_confirming_the_same_fact_both_count(memory_dir: Path) -> None:
+    with webmem.Memory.open(memory_dir) as mem:
+        mem.knowledge.record_fact(DOMAIN, "quirk", "modal", "shadow DOM")
+    workers = [
+        subprocess.Popen([sys.executable, "-c", BOOSTER, str(memory_dir), "25"], stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    for worker in workers:
+        _, err = worker.communicate(timeout=120)
+        assert worker.returncode == 0, err.decode()
+    with webmem.Memory.open(memory_dir) as mem:
+        (fact,) = mem.knowledge.facts(DOMAIN)
+    assert fact.sources == 51
+    assert fact.confidence == pytest.approx(1 - 0.4 * 0.8**50, abs=1e-9)
