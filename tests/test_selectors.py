@@ -132,3 +132,12 @@ def test_selector_recorded_events(mem: webmem.Memory, events: list[dict]) -> Non
     recorded = [e for e in events if e["event"] == "selector_recorded"]
     assert [e["success_count"] for e in recorded] == [1, 2]
     assert recorded[0]["domain"] == DOMAIN
+
+
+def test_a_long_target_is_recorded_but_not_cached(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal="Read the article", start_url="https://news.example/")
+    long_target = 'link "' + "A very long headline " * 15 + '"'
+    step = run.record_step(action="click", target=long_target, selector="#a1", url="https://news.example/")
+    assert step.target == long_target
+    assert mem.runs.steps(run.id)[0].target == long_target
+    assert mem.selectors.top("news.example") == []

@@ -10,6 +10,7 @@ from .clock import utcnow
 from .context import ContextPack, ContextPart, check_budget
 from .errors import InvalidInput, RunClosed
 from .models import MatchReport, RunManifest, Step, validated
+from .selectors import is_cacheable
 from .text import clean_for_prompt
 from .urls import check_url, domain_of, origin_of
 
@@ -142,7 +143,7 @@ class Run:
         mem = self._memory
         with mem.store.write():
             seq = mem.runs.add_step(self.id, step)
-            if step.ok and step.target and step.selector:
+            if step.ok and step.target and step.selector and is_cacheable(step.target):
                 step_domain = domain_of(step.url) if step.url else self.domain
                 mem.selectors.record(step_domain, step.target, step.selector, run_id=self.id)
         mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
@@ -157,6 +158,8 @@ class Run:
     ) -> RunManifest:
         """Report progress: the page the agent is on, the turns used, artifacts written."""
         self._check_open()
+        if isinstance(artifact_paths, str | bytes):
+            raise InvalidInput("artifact_paths: expected a list of paths, got a single string")
         paths = list(artifact_paths) if artifact_paths is not None else None
         if not self._memory.enabled:
             changes: dict[str, Any] = {"updated_at": utcnow()}

@@ -115,7 +115,8 @@ class RunRegistry:
         with self._scope.store.write() as conn:
             manifest = self._fetch(conn, run_id)
             if artifact_paths is not None:
-                values["artifact_paths"] = [*manifest.artifact_paths, *_check_paths(artifact_paths)]
+                added = [self._scope.redact(path) for path in _check_paths(artifact_paths)]
+                values["artifact_paths"] = [*manifest.artifact_paths, *added]
             conn.execute(update(runs).where(self._key(run_id)).values(**values))
             return self._fetch(conn, run_id)
 

@@ -15,6 +15,11 @@ from .text import clean_for_prompt
 from .urls import check_domain
 
 PROMPT_LIMIT = 20
+MAX_ELEMENT_LENGTH = 200  # longer identities are not cached: they make poor keys
+
+
+def is_cacheable(element: str) -> bool:
+    return 0 < len(element) <= MAX_ELEMENT_LENGTH
 _ENTRY_COLUMNS = [column for column in selectors.c if column.name != "namespace"]
 
 
@@ -34,7 +39,8 @@ class SelectorCache:
         """Count one success of ``selector`` for ``element``; a ref is kept apart from stable selectors."""
         if not isinstance(selector, str) or not selector.strip():
             raise InvalidInput(f"selector: expected a non-empty string, got {selector!r}")
-        selector = selector.strip()
+        selector = self._scope.redact(selector.strip()) or ""
+        element = self._scope.redact(element) if isinstance(element, str) else element
         now = utcnow()
         slot = "last_ref" if is_ref(selector) else "stable_selector"
         entry = validated(

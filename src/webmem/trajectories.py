@@ -58,7 +58,7 @@ class TrajectoryStore:
             goal=self._scope.redact(goal) if isinstance(goal, str) else goal,
             origin=origin_of(start_url, field="start_url"),
             domain=domain_of(start_url, field="start_url"),
-            steps=list(steps),
+            steps=[_redacted_step(step, self._scope) for step in steps],
             success=success,
             duration_ms=duration_ms,
             model=model,
@@ -235,6 +235,12 @@ def _trajectory(row: Any) -> Trajectory:
     data["id"] = data.pop("trajectory_id")
     data["steps"] = [Step.model_validate(step) for step in data["steps"]]
     return Trajectory.model_validate(data)
+
+
+def _redacted_step(step: Step, scope: Scope) -> Step:
+    """The step with every registered secret in its text replaced by its placeholder."""
+    fields = ("url", "target", "selector", "value", "error", "expected_effect")
+    return step.model_copy(update={name: scope.redact(getattr(step, name)) for name in fields})
 
 
 def _describe_step(step: Step) -> str:

@@ -1,0 +1,274 @@
+"""Secrets never reach storage in plain text: not in any table, not in the event log, not in the callback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+import webmem
+from webmem.store.schema import metadata
+
+SHOP = "https://www.example-shop.com/"
+DOMAIN = "www.example-shop.com"
+TOKEN = "s3cr3t-token"
+PASSWORD = "hunter2-Pa55"
+PROPERTY = settings(
+    derandomize=True, deadline=None, max_examples=60, database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+
+
+def bytes_on_disk(directory: Path) -> dict[str, bytes]:
+    """Every file of the memory directory as it is now (memory.db, its -wal and -shm, events.jsonl)."""
+    return {path.name: path.read_bytes() for path in directory.iterdir() if path.is_file()}
+
+
+def assert_nowhere_on_disk(directory: Path, *needles: str) -> None:
+    files = bytes_on_disk(directory)
+    assert "memory.db" in files and "events.jsonl" in files
+    for name, data in files.items():
+        for needle in needles:
+            for encoded in (needle.encode("utf-8"), needle.encode("utf-16-le"), needle.encode("utf-16-be")):
+                assert encoded not in data, f"{needle!r} found in {name}"
+
+
+def every_stored_value(mem: webmem.Memory) -> str:
+    """All rows of all tables, as one text (JSON columns decoded), to look for secrets through SQL."""
+    chunks: list[str] = []
+    with mem.store.read() as conn:
+        for table in metadata.sorted_tables:
+            for row in conn.execute(select(table)):
+                chunks.append(json.dumps([str(value) for value in row], ensure_ascii=False))
+                chunks.append(json.dumps(list(row._mapping.values()), ensure_ascii=False, default=str))
+    return "\n".join(chunks)
+
+
+def step_values(mem: webmem.Memory, run: webmem.Run) -> list[str | None]:
+    return [step.value for step in mem.runs.steps(run.id)]
+
+
+# --- typed passwords --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "selector", "secret"),
+    [
+        ('textbox "Password"', None, False),
+        ('textbox "Confirm password"', "#confirm", False),
+        ("textbox \"PIN\"", None, False),
+        (None, "input[type=password]", False),
+        ('textbox "Search"', 'input[type="password"]', False),
+        ('textbox "Search"', "#q", True),
+        (None, None, True),
+    ],
+)
+def test_a_value_typed_into_a_password_field_is_stored_as_a_placeholder(
+    mem: webmem.Memory, events: list[dict[str, Any]], target: str | None, selector: str | None, secret: bool
+) -> None:
+    run = mem.start_run(goal="Log in", start_url=SHOP)
+    returned = run.record_step(action="type", target=target, selector=selector, value=PASSWORD, url=SHOP,
+                               secret=secret)
+    assert returned.value == "{password}"
+    assert step_values(mem, run) == ["{password}"]
+    run.finish(success=True, outcome="Logged in")
+    (trajectory,) = mem.trajectories.list()
+    assert [step.value for step in trajectory.steps] == ["{password}"]
+    assert "{password}" in mem.trajectories.format_reference(trajectory)
+    assert PASSWORD not in every_stored_value(mem)
+    assert PASSWORD not in json.dumps(events)
+    assert_nowhere_on_disk(mem.directory, PASSWORD)
+
+
+def test_an_ordinary_field_keeps_its_value(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal="Search", start_url=SHOP)
+    run.record_step(action="type", target='textbox "Search"', selector="#q", value="smart watch")
+    assert step_values(mem, run) == ["smart watch"]
+
+
+def test_a_registered_secret_typed_into_a_password_field_keeps_its_own_name(mem: webmem.Memory) -> None:
+    mem.secrets.add(PASSWORD, name="shop_password")
+    run = mem.start_run(goal="Log in", start_url=SHOP)
+    run.record_step(action="type", target='textbox "Password"', value=PASSWORD)
+    assert step_values(mem, run) == ["{shop_password}"]
+
+
+# --- registered secrets -----------------------------------------------------------------------
+
+
+def use_the_secret_everywhere(mem: webmem.Memory) -> webmem.Run:
+    """A run that mentions the token in every place a user could put it."""
+    run = mem.start_run(goal=f"Log in with token {TOKEN} and read the inbox", start_url=f"{SHOP}?token={TOKEN}")
+    run.context()
+    run.record_step(action="type", target='textbox "API token"', selector="#token", value=TOKEN,
+                    url=f"{SHOP}login?token={TOKEN}", expected_effect=f"the field shows {TOKEN}")
+    run.record_step(action="type", target='textbox "Note"', selector="#note", value=f"my token is {TOKEN}!",
+                    url=f"{SHOP}login")
+    run.record_step(action="click", target=f'button "Use {TOKEN}"', selector=f"[data-token='{TOKEN}']",
+                    url=f"{SHOP}inbox?t={TOKEN}", ok=False, error=f"401 Unauthorized for token {TOKEN}")
+    run.update(current_url=f"{SHOP}inbox?token={TOKEN}", artifact_paths=[f"shots/{TOKEN}.png"])
+    mem.knowledge.record_fact(DOMAIN, "quirk", f"token {TOKEN}", f"the token {TOKEN} expires hourly")
+    mem.selectors.record(DOMAIN, f'link "{TOKEN}"', f"#link-{TOKEN}")
+    run.finish(
+        success=True, outcome=f"Read the inbox using {TOKEN}", final_url=f"{SHOP}inbox?token={TOKEN}",
+        facts=[{"type": "timing", "key": "login", "value": f"{TOKEN} login takes 2s"}],
+    )
+    later = mem.start_run(goal=f"Log in with token {TOKEN} again", start_url=SHOP)
+    assert "{api_token}" in str(later.context())
+    with pytest.raises(RuntimeError), mem.start_run(goal="Crash", start_url=SHOP):
+        raise RuntimeError(f"crashed while typing {TOKEN}")
+    return run
+
+
+def check_the_secret_is_replaced(mem: webmem.Memory, run: webmem.Run, events: list[dict[str, Any]]) -> None:
+    manifest = mem.runs.get_run(run.id)
+    assert manifest.goal == "Log in with token {api_token} and read the inbox"
+    assert manifest.start_url == f"{SHOP}?token={{api_token}}"
+    assert manifest.final_url == f"{SHOP}inbox?token={{api_token}}"
+    assert manifest.summary == "Read the inbox using {api_token}"
+    assert manifest.artifact_paths == ["shots/{api_token}.png"]
+    steps = mem.runs.steps(run.id)
+    assert [s.value for s in steps] == ["{api_token}", "my token is {api_token}!", None]
+    assert steps[0].url == f"{SHOP}login?token={{api_token}}"
+    assert steps[0].expected_effect == "the field shows {api_token}"
+    assert steps[2].error == "401 Unauthorized for token {api_token}"
+    assert steps[2].target == 'button "Use {api_token}"'
+    (session, *_) = [s for s in mem.knowledge.sessions(DOMAIN) if s.run_id == run.id]
+    assert (session.goal, session.outcome) == (manifest.goal, manifest.summary)
+    assert session.final_url == manifest.final_url
+    facts = {(f.key, f.value) for f in mem.knowledge.facts(DOMAIN, min_confidence=0)}
+    assert ("token {api_token}", "the token {api_token} expires hourly") in facts
+    assert ("login", "{api_token} login takes 2s") in facts
+    elements = {(e.element, e.stable_selector) for e in mem.selectors.top(DOMAIN)}
+    assert ('link "{api_token}"', "#link-{api_token}") in elements
+    (trajectory,) = mem.trajectories.list()
+    assert trajectory.goal == manifest.goal
+    crashed = mem.runs.list_runs(status="failed")[0]
+    assert crashed.reason is not None and "{api_token}" in crashed.reason
+
+    stored = every_stored_value(mem)
+    assert TOKEN not in stored and "{api_token}" in stored
+    callback = json.dumps(events, ensure_ascii=False)
+    assert events and TOKEN not in callback and "{api_token}" in callback
+    log = (mem.directory / "events.jsonl").read_text(encoding="utf-8")
+    assert TOKEN not in log and "{api_token}" in log
+    assert_nowhere_on_disk(mem.directory, TOKEN)
+
+
+def test_a_secret_added_to_the_registry_is_replaced_everywhere(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
+    assert mem.secrets.add(TOKEN, name="api_token") == "{api_token}"
+    run = use_the_secret_everywhere(mem)
+    check_the_secret_is_replaced(mem, run, events)  # while the database is open: WAL not checkpointed
+    mem.close()
+    assert_nowhere_on_disk(mem.directory, TOKEN)
+
+
+def test_a_secret_given_to_open_is_replaced_everywhere(memory_dir: Path) -> None:
+    events: list[dict[str, Any]] = []
+    mem = webmem.Memory.open(memory_dir, secrets={"api_token": TOKEN}, on_event=events.append)
+    try:
+        run = use_the_secret_everywhere(mem)
+        check_the_secret_is_replaced(mem, run, events)
+    finally:
+        mem.close()
+    assert_nowhere_on_disk(memory_dir, TOKEN)
+
+
+def test_components_called_directly_redact_too(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
+    mem.secrets.add(TOKEN, name="api_token")
+    session = mem.knowledge.record_session(
+        DOMAIN, goal=f"goal {TOKEN}", outcome=f"outcome {TOKEN}", success=True, final_url=f"{SHOP}?t={TOKEN}"
+    )
+    assert (session.goal, session.outcome, session.final_url) == (
+        "goal {api_token}", "outcome {api_token}", f"{SHOP}?t={{api_token}}"
+    )
+    saved = mem.trajectories.save(
+        goal=f"Use {TOKEN}", start_url=SHOP,
+        steps=[webmem.Step(action="type", target='textbox "Token"', value=TOKEN, url=f"{SHOP}?t={TOKEN}",
+                           error=f"bad {TOKEN}")],
+    )
+    (stored,) = mem.trajectories.list()
+    assert stored == saved and stored.goal == "Use {api_token}"
+    assert (stored.steps[0].value, stored.steps[0].url, stored.steps[0].error) == (
+        "{api_token}", f"{SHOP}?t={{api_token}}", "bad {api_token}"
+    )
+    assert mem.trajectories.match(f"something unrelated {TOKEN}", origin=SHOP).best is None  # event has the goal
+    assert mem.knowledge.sessions(DOMAIN)[0] == session
+    assert any(e["event"] == "trajectory_missed" and "{api_token}" in e["goal"] for e in events)
+    assert TOKEN not in json.dumps(events) and TOKEN not in every_stored_value(mem)
+    assert_nowhere_on_disk(mem.directory, TOKEN)
+
+
+def test_secrets_given_as_a_list_get_the_generic_placeholder(memory_dir: Path) -> None:
+    with webmem.Memory.open(memory_dir, secrets=[TOKEN, PASSWORD]) as mem:
+        run = mem.start_run(goal=f"Use {TOKEN}", start_url=SHOP)
+        run.record_step(action="type", target='textbox "Token"', value=f"{TOKEN} {PASSWORD}")
+        assert step_values(mem, run) == ["{secret} {secret}"]
+        assert run.manifest.goal == "Use {secret}"
+    assert_nowhere_on_disk(memory_dir, TOKEN, PASSWORD)
+
+
+def test_the_longest_secret_wins_when_secrets_overlap(mem: webmem.Memory) -> None:
+    mem.secrets.add("abc-123", name="short")
+    mem.secrets.add("abc-123-xyz", name="long")
+    run = mem.start_run(goal="overlap abc-123-xyz and abc-123", start_url=SHOP)
+    assert run.manifest.goal == "overlap {long} and {short}"
+
+
+secret_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), exclude_characters="{}"),
+    min_size=8, max_size=24,
+).filter(lambda s: s.strip() == s and s not in "{api_token}")
+free_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"), exclude_characters="{}"), max_size=40
+)
+
+
+@given(secret=secret_text, before=free_text, after=free_text)
+@PROPERTY
+def test_redaction_round_trip_property(memory_dir: Path, secret: str, before: str, after: str) -> None:
+    """Whatever surrounds a registered secret, the stored text hides it and keeps everything else."""
+    registry = webmem.SecretRegistry({"api_token": secret})
+    placeholder = "{api_token}"
+    original = f"{before}{secret}{after}"
+    redacted = registry.redact(original)
+    assert redacted is not None and secret not in redacted
+    assert redacted.replace(placeholder, secret) == original
+
+    with webmem.Memory.open(memory_dir, secrets={"api_token": secret}) as mem:
+        run = mem.start_run(goal=f"goal {original}", start_url=SHOP)
+        run.record_step(action="type", target='textbox "Note"', value=original, error=original)
+        (step,) = mem.runs.steps(run.id)
+        assert step.value == step.error == redacted
+        assert run.manifest.goal == f"goal {redacted}".strip()
+        assert secret not in json.dumps([run.manifest.model_dump(mode="json"), step.model_dump()], ensure_ascii=False)
+
+
+# --- bad secrets ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["", "ab", 12345, None, b"bytes-secret", ["s3cr3t"]])
+def test_a_too_short_or_non_string_secret_is_refused(mem: webmem.Memory, memory_dir: Path, value: object) -> None:
+    with pytest.raises(webmem.InvalidInput, match="secret"):
+        mem.secrets.add(value)  # type: ignore[arg-type]
+    with pytest.raises(webmem.InvalidInput, match="secret"):
+        webmem.Memory.open(memory_dir, secrets={"api_token": value})  # type: ignore[dict-item]
+    with pytest.raises(webmem.InvalidInput, match="secret"):
+        webmem.Memory.open(memory_dir, secrets=[value])  # type: ignore[list-item]
+    assert len(mem.secrets) == 0
+
+
+@pytest.mark.parametrize("name", ["", "api token", "{x}", "x" * 42, "1abc", 7])
+def test_a_bad_placeholder_name_is_refused(mem: webmem.Memory, name: object) -> None:
+    with pytest.raises(webmem.InvalidInput, match="name"):
+        mem.secrets.add(TOKEN, name=name)  # type: ignore[arg-type]
+
+
+def test_secrets_as_a_plain_string_are_refused(memory_dir: Path) -> None:
+    with pytest.raises(webmem.InvalidInput, match="secrets"):
+        webmem.Memory.open(memory_dir, secrets=TOKEN)  # type: ignore[arg-type]

@@ -1,0 +1,401 @@
+"""The storage core: the SQLite file, its pragmas, migrations, errors, concurrency and deferred events."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+import sqlite3
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, inspect, select, text
+
+import webmem
+from webmem.clock import utcnow
+from webmem.store import DB_FILE, MIGRATIONS, Store, apply_migrations
+from webmem.store.engine import BUSY_TIMEOUT_MS
+from webmem.store.schema import metadata, run_steps, runs
+
+SHOP = "https://www.example-shop.com/"
+DOMAIN = "www.example-shop.com"
+MIGRATION_NAMES = [migration.name for migration in MIGRATIONS]
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    """A plain sqlite3 connection, outside webmem, to look at the file as it is."""
+    return sqlite3.connect(path / DB_FILE)
+
+
+def files_in(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
+
+
+def schema_of(path: Path) -> dict[str, Any]:
+    """Tables, columns, keys and indexes of a database, as SQLAlchemy reflects them."""
+    engine = create_engine(f"sqlite:///{path / DB_FILE}")
+    try:
+        with engine.connect() as conn:
+            insp = inspect(conn)
+            shape: dict[str, Any] = {}
+            for table in sorted(insp.get_table_names()):
+                shape[table] = {
+                    "columns": {c["name"]: bool(c["nullable"]) for c in insp.get_columns(table)},
+                    "pk": sorted(insp.get_pk_constraint(table)["constrained_columns"]),
+                    "fks": sorted(
+                        (tuple(fk["constrained_columns"]), fk["referred_table"], tuple(fk["referred_columns"]))
+                        for fk in insp.get_foreign_keys(table)
+                    ),
+                    "unique": sorted(tuple(u["column_names"]) for u in insp.get_unique_constraints(table)),
+                    "indexes": sorted(i["name"] for i in insp.get_indexes(table)),
+                }
+            return shape
+    finally:
+        engine.dispose()
+
+
+def build_old_database(directory: Path) -> None:
+    """A memory written by a webmem that only knew the first migration, holding one run and a step."""
+    directory.mkdir(parents=True, exist_ok=True)
+    store = Store.open_sqlite(directory)
+    try:
+        assert apply_migrations(store, target=MIGRATION_NAMES[0]) == [MIGRATION_NAMES[0]]
+        with store.write() as conn:
+            conn.execute(text(
+                "INSERT INTO runs (namespace, run_id, session_id, status, goal, domain, start_url, started_at,"
+                " updated_at, artifact_paths, turn_count) VALUES ('default', 'run_0001700000000_oldrun', 'sess-old',"
+                " 'running', 'Find the old shop', 'www.example-shop.com', 'https://www.example-shop.com/',"
+                " '2024-01-02 03:04:05.000000', '2024-01-02 03:04:05.000000', '[]', 1)"
+            ))
+            conn.execute(text(
+                "INSERT INTO run_steps (namespace, run_id, seq, url, action, target, selector, ok, recorded_at)"
+                " VALUES ('default', 'run_0001700000000_oldrun', 1, 'https://www.example-shop.com/', 'click',"
+                " 'button \"Search\"', '#search', 1, '2024-01-02 03:04:06.000000')"
+            ))
+    finally:
+        store.close()
+
+
+# --- the file and its pragmas -----------------------------------------------------------------
+
+
+def test_memory_db_is_created_in_the_directory_in_wal_mode(memory_dir: Path) -> None:
+    assert not memory_dir.exists()
+    with webmem.Memory.open(memory_dir):
+        assert (memory_dir / DB_FILE).is_file()
+    conn = raw(memory_dir)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
+
+
+def test_store_connections_have_foreign_keys_on_and_a_busy_timeout(mem: webmem.Memory) -> None:
+    with mem.store.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == BUSY_TIMEOUT_MS > 0
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+
+
+def test_foreign_keys_are_enforced(mem: webmem.Memory) -> None:
+    with pytest.raises(webmem.StoreError, match="(?i)foreign key"):
+        with mem.store.write() as conn:
+            conn.execute(run_steps.insert().values(
+                namespace="default", run_id="run_0000000000000_nobody", seq=1, action="click", ok=True,
+                recorded_at=utcnow(),
+            ))
+    with mem.store.read() as conn:
+        assert conn.execute(select(run_steps.c.seq)).all() == []
+
+
+def test_a_writer_waits_for_another_connection_holding_the_lock(mem: webmem.Memory, memory_dir: Path) -> None:
+    blocker = sqlite3.connect(memory_dir / DB_FILE, check_same_thread=False, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    blocker.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('x_probe', '2024-01-01 00:00:00')")
+    release = threading.Timer(0.2, blocker.execute, args=("ROLLBACK",))
+    release.start()
+    try:
+        run = mem.start_run(goal="Wait for the lock", start_url=SHOP)  # waits for the rollback, then writes
+    finally:
+        release.join()
+        blocker.close()
+    assert mem.runs.get_run(run.id).status == "running"
+
+
+# --- migrations -------------------------------------------------------------------------------
+
+
+def test_migrations_are_recorded_and_listed_with_utc_times(mem: webmem.Memory, memory_dir: Path) -> None:
+    states = mem.migrations()
+    assert [state.name for state in states] == MIGRATION_NAMES
+    assert len(MIGRATION_NAMES) >= 2
+    for state in states:
+        assert state.applied
+        assert state.applied_at is not None and state.applied_at.utcoffset() == timedelta(0)
+    conn = raw(memory_dir)
+    try:
+        recorded = [row[0] for row in conn.execute("SELECT name FROM webmem_migrations ORDER BY name")]
+    finally:
+        conn.close()
+    assert recorded == MIGRATION_NAMES
+
+
+def test_opening_twice_applies_nothing_new(memory_dir: Path) -> None:
+    with webmem.Memory.open(memory_dir) as first:
+        before = first.migrations()
+    with webmem.Memory.open(memory_dir) as second:
+        assert apply_migrations(second.store) == []
+        assert second.migrations() == before
+    conn = raw(memory_dir)
+    try:
+        assert conn.execute("SELECT count(*) FROM webmem_migrations").fetchone()[0] == len(MIGRATION_NAMES)
+    finally:
+        conn.close()
+
+
+def test_an_older_database_is_upgraded_on_open_and_keeps_its_data(memory_dir: Path, tmp_path: Path) -> None:
+    build_old_database(memory_dir)
+    conn = raw(memory_dir)
+    try:
+        old_applied = dict(conn.execute("SELECT name, applied_at FROM webmem_migrations").fetchall())
+    finally:
+        conn.close()
+    assert list(old_applied) == [MIGRATION_NAMES[0]]
+    assert "ix_runs_domain" not in schema_of(memory_dir)["runs"]["indexes"]
+
+    with webmem.Memory.open(memory_dir) as mem:
+        states = {state.name: state for state in mem.migrations()}
+        assert all(state.applied for state in states.values())
+        old = mem.runs.get_run("run_0001700000000_oldrun")
+        assert (old.goal, old.session_id, old.status, old.turn_count) == ("Find the old shop", "sess-old", "running", 1)
+        assert old.started_at.utcoffset() == timedelta(0) and old.started_at.year == 2024
+        assert [(s.action, s.selector) for s in mem.runs.steps(old.run_id)] == [("click", "#search")]
+        assert [r.run_id for r in mem.runs.list_runs(domain=DOMAIN)] == [old.run_id]
+        # the old run goes on as any other
+        handle = mem.get_run(old.run_id)
+        handle.record_step(action="type", target='textbox "Search"', value="shop", url=SHOP)
+        assert handle.finish(success=True, outcome="done").status == "completed"
+
+    conn = raw(memory_dir)
+    try:
+        now_applied = dict(conn.execute("SELECT name, applied_at FROM webmem_migrations").fetchall())
+    finally:
+        conn.close()
+    assert sorted(now_applied) == MIGRATION_NAMES
+    assert now_applied[MIGRATION_NAMES[0]] == old_applied[MIGRATION_NAMES[0]]  # not re-applied
+
+    fresh = tmp_path / "fresh"
+    webmem.Memory.open(fresh).close()
+    upgraded_shape, fresh_shape = schema_of(memory_dir), schema_of(fresh)
+    assert upgraded_shape == fresh_shape
+    assert {"ix_runs_domain", "ix_runs_recent", "ix_runs_session", "ix_runs_parent"} <= set(
+        upgraded_shape["runs"]["indexes"]
+    )
+    assert "ix_facts_domain" in upgraded_shape["facts"]["indexes"]
+
+
+def test_the_migrated_schema_matches_the_schema_module(mem: webmem.Memory, memory_dir: Path) -> None:
+    shape = schema_of(memory_dir)
+    assert set(shape) == set(metadata.tables)
+    for name, table in metadata.tables.items():
+        reflected = shape[name]
+        assert reflected["columns"] == {c.name: bool(c.nullable) for c in table.columns}, name
+        assert reflected["pk"] == sorted(c.name for c in table.primary_key.columns), name
+        expected_fks = sorted(
+            (tuple(fk.column_keys), fk.referred_table.name, tuple(e.column.name for e in fk.elements))
+            for fk in table.foreign_key_constraints
+        )
+        assert reflected["fks"] == expected_fks, name
+    assert shape["facts"]["unique"] == [("namespace", "domain", "type", "key", "value")]
+
+
+def test_a_failing_migration_leaves_no_trace_and_is_retried_on_the_next_open(memory_dir: Path) -> None:
+    memory_dir.mkdir()
+    store = Store.open_sqlite(memory_dir)
+    try:
+        apply_migrations(store, target=MIGRATION_NAMES[0])
+        # A table with the name of an index the second migration creates makes it fail halfway.
+        with store.write() as conn:
+            conn.execute(text("CREATE TABLE ix_runs_domain (x INTEGER)"))
+    finally:
+        store.close()
+    with pytest.raises(webmem.StoreError, match="ix_runs_domain"):
+        webmem.Memory.open(memory_dir)
+    conn = raw(memory_dir)
+    try:
+        assert [r[0] for r in conn.execute("SELECT name FROM webmem_migrations")] == [MIGRATION_NAMES[0]]
+        # indexes created before the failure inside the same migration were rolled back with it
+        assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_%'").fetchall() == []
+        conn.execute("DROP TABLE ix_runs_domain")
+        conn.commit()
+    finally:
+        conn.close()
+    with webmem.Memory.open(memory_dir) as mem:
+        assert all(state.applied for state in mem.migrations())
+    assert "ix_runs_domain" in schema_of(memory_dir)["runs"]["indexes"]
+
+
+def test_a_database_stopped_between_migrations_reopens(memory_dir: Path) -> None:
+    memory_dir.mkdir()
+    store = Store.open_sqlite(memory_dir)
+    try:
+        assert apply_migrations(store, target=MIGRATION_NAMES[0]) == [MIGRATION_NAMES[0]]
+        assert apply_migrations(store, target=MIGRATION_NAMES[0]) == []
+    finally:
+        store.close()
+    with webmem.Memory.open(memory_dir) as mem:
+        pending = {state.name for state in mem.migrations() if not state.applied}
+        assert pending == set()
+
+
+def test_apply_migrations_rejects_an_unknown_target(mem: webmem.Memory) -> None:
+    with pytest.raises(webmem.InvalidInput, match="target"):
+        apply_migrations(mem.store, target="9999_nope")
+
+
+def test_a_database_from_a_newer_webmem_is_refused_and_left_untouched(memory_dir: Path) -> None:
+    with webmem.Memory.open(memory_dir) as mem:
+        mem.start_run(goal="Leave me alone", start_url=SHOP)
+    conn = raw(memory_dir)
+    try:
+        conn.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('9999_future', '2030-01-01 00:00:00')")
+        conn.commit()
+    finally:
+        conn.close()
+    before = files_in(memory_dir)
+    with pytest.raises(webmem.SchemaTooNew, match="9999_future"):
+        webmem.Memory.open(memory_dir)
+    assert files_in(memory_dir) == before  # not modified, and nothing left open (no -wal/-shm)
+    with pytest.raises(webmem.StoreError):  # SchemaTooNew is a StoreError
+        webmem.Memory.open(memory_dir)
+
+
+def test_a_corrupt_database_raises_store_corrupt_naming_the_path(memory_dir: Path) -> None:
+    memory_dir.mkdir()
+    garbage = random.Random(20240601).randbytes(16_384)
+    (memory_dir / DB_FILE).write_bytes(garbage)
+    with pytest.raises(webmem.StoreCorrupt) as caught:
+        webmem.Memory.open(memory_dir)
+    assert str(memory_dir / DB_FILE) in str(caught.value)
+    assert isinstance(caught.value, webmem.StoreError)
+    assert (memory_dir / DB_FILE).read_bytes() == garbage
+    assert sorted(p.name for p in memory_dir.iterdir()) == [DB_FILE]
+
+
+def test_opening_a_path_that_is_a_file_raises_invalid_input(tmp_path: Path) -> None:
+    target = tmp_path / "not-a-dir"
+    target.write_text("hello")
+    with pytest.raises(webmem.InvalidInput, match="location"):
+        webmem.Memory.open(target)
+    assert target.read_text() == "hello"
+
+
+# --- concurrent writers -----------------------------------------------------------------------
+
+WORKERS = 4
+STEPS_PER_WORKER = 50
+FACT = ("quirk", "cookie-banner", "appears on the first visit")
+
+
+def _worker(directory: str, number: int, barrier: Any) -> None:
+    mem = webmem.Memory.open(directory)
+    try:
+        run = mem.start_run(goal=f"Worker {number} adds items", start_url=SHOP, session_id=f"worker-{number}")
+        barrier.wait(timeout=60)
+        for i in range(STEPS_PER_WORKER):
+            run.record_step(action="click", target='button "Add to cart"', selector="#add", url=f"{SHOP}item/{i}")
+            mem.knowledge.record_fact(DOMAIN, *FACT)
+        run.finish(success=True, outcome=f"worker {number} done")
+    finally:
+        mem.close()
+
+
+def test_concurrent_processes_lose_no_writes(memory_dir: Path) -> None:
+    webmem.Memory.open(memory_dir).close()
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(WORKERS)
+    processes = [ctx.Process(target=_worker, args=(str(memory_dir), n, barrier)) for n in range(WORKERS)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(timeout=120)
+    assert [process.exitcode for process in processes] == [0] * WORKERS
+
+    total = WORKERS * STEPS_PER_WORKER
+    with webmem.Memory.open(memory_dir) as mem:
+        finished = mem.runs.list_runs()
+        assert len(finished) == WORKERS
+        assert {run.session_id for run in finished} == {f"worker-{n}" for n in range(WORKERS)}
+        for run in finished:
+            assert run.status == "completed"
+            assert run.turn_count == STEPS_PER_WORKER
+            steps = mem.runs.steps(run.run_id)
+            assert [step.url for step in steps] == [f"{SHOP}item/{i}" for i in range(STEPS_PER_WORKER)]
+
+        (fact,) = mem.knowledge.facts(DOMAIN, type="quirk")
+        assert fact.sources == total  # the first recording plus total - 1 boosts
+        assert fact.confidence == pytest.approx(1 - 0.4 * 0.8 ** (total - 1))
+        derived = {f.key: f for f in mem.knowledge.facts(DOMAIN, type="pattern")}
+        assert derived["typical-steps"].value == f"{STEPS_PER_WORKER} steps"
+        assert derived["typical-steps"].sources == WORKERS
+
+        (entry,) = mem.selectors.top(DOMAIN)
+        assert (entry.element, entry.stable_selector, entry.success_count) == ('button "Add to cart"', "#add", total)
+        assert len(mem.trajectories.list(domain=DOMAIN)) == WORKERS
+        assert len(mem.knowledge.sessions(DOMAIN)) == WORKERS
+
+    lines = (memory_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    logged = [json.loads(line) for line in lines]  # no two processes' lines interleave
+    fact_events = [e for e in logged if e["event"] in ("fact_recorded", "fact_boosted") and e["key"] == FACT[1]]
+    assert len(fact_events) == total
+    assert [e["event"] for e in fact_events].count("fact_recorded") == 1
+    assert sum(1 for e in logged if e["event"] == "step_recorded") == total
+    assert sum(1 for e in logged if e["event"] == "run_finished") == WORKERS
+
+
+# --- events wait for the commit ---------------------------------------------------------------
+
+
+def test_events_are_deferred_until_the_transaction_commits(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
+    with mem.store.write():
+        mem.knowledge.record_fact(DOMAIN, "timing", "search-results", "about 2s")
+        mem.selectors.record(DOMAIN, 'button "Search"', "#search")
+        assert events == []
+        assert not (mem.directory / "events.jsonl").exists()
+    assert [e["event"] for e in events] == ["fact_recorded", "selector_recorded"]
+    logged = (mem.directory / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["event"] for line in logged] == ["fact_recorded", "selector_recorded"]
+
+
+def test_events_of_a_rolled_back_transaction_are_dropped(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
+    called: list[str] = []
+    with pytest.raises(RuntimeError, match="abort"):
+        with mem.store.write():
+            mem.knowledge.record_fact(DOMAIN, "timing", "search-results", "about 2s")
+            mem.selectors.record(DOMAIN, 'button "Search"', "#search")
+            mem.start_run(goal="Never happened", start_url=SHOP)
+            mem.store.after_commit(lambda: called.append("after"))
+            raise RuntimeError("abort")
+    assert events == [] and called == []
+    assert not (mem.directory / "events.jsonl").exists()
+    assert mem.knowledge.facts(DOMAIN) == []
+    assert mem.selectors.top(DOMAIN) == []
+    assert mem.runs.list_runs() == []
+    # outside a transaction a callback runs at once; after a commit the deferred one runs
+    mem.store.after_commit(lambda: called.append("now"))
+    with mem.store.write():
+        mem.store.after_commit(lambda: called.append("committed"))
+        assert called == ["now"]
+    assert called == ["now", "committed"]
+
+
+def test_nested_writes_join_the_outer_transaction(mem: webmem.Memory) -> None:
+    with mem.store.write() as outer:
+        mem.start_run(goal="Joined", start_url=SHOP)
+        with mem.store.write() as inner:
+            assert inner is outer
+    with mem.store.read() as conn:
+        assert conn.execute(select(runs.c.goal)).scalars().all() == ["Joined"]
