@@ -479,3 +479,12 @@ def test_bad_finish_input_is_refused_and_leaves_the_run_open(
 def test_a_bad_session_id_is_refused(mem: webmem.Memory, session_id: object) -> None:
     with pytest.raises(webmem.InvalidInput, match="session_id"):
         mem.start_run(goal=GOAL, start_url=SHOP, session_id=session_id)  # type: ignore[arg-type]
+
+
+def test_a_run_finished_by_another_handle_refuses_steps(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal="Check the price", start_url="https://shop.example/")
+    other = mem.get_run(run.id)
+    other.finish(success=True, outcome="done")
+    with pytest.raises(webmem.RunClosed):
+        run.record_step(action="click", target='button "Buy"', selector="#buy", url="https://shop.example/")
+    assert mem.runs.steps(run.id) == []

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, select, update
 
 from .clock import new_id, utcnow
-from .errors import InvalidInput, RunNotFound
+from .errors import InvalidInput, RunClosed, RunNotFound
 from .models import RunManifest, Scenario, Step, validated
 from .scope import Scope
 from .store.schema import run_steps, runs
@@ -163,7 +163,8 @@ class RunRegistry:
     def add_step(self, run_id: str, step: Step) -> int:
         """Append a step to a running run; returns its 1-based position."""
         with self._scope.store.write() as conn:
-            self._fetch(conn, run_id)
+            if self._fetch(conn, run_id).status != "running":
+                raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
             seq = conn.execute(
                 select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(
                     run_steps.c.namespace == self._ns, run_steps.c.run_id == run_id
