@@ -223,7 +223,9 @@ def test_run_context_has_the_four_parts_in_order_with_their_priorities(mem: webm
     assert headings[2:] == ["## APP KNOWLEDGE", "## KNOWN SELECTORS"]
     assert text.startswith("## SESSION HISTORY\n")
     assert [(r.name, r.priority, r.status) for r in pack.report] == [
+        ("last_error", 60, "empty"),
         ("session_history", 50, "included"),
+        ("site_tips", 45, "empty"),
         ("reference_trajectory", 40, "included"),
         ("app_knowledge", 30, "included"),
         ("known_selectors", 25, "included"),
@@ -307,7 +309,9 @@ def test_an_empty_memory_gives_an_empty_context_with_every_part_reported_empty(m
     assert not pack
     assert pack.tokens == 0
     assert [(r.name, r.status, r.tokens) for r in pack.report] == [
+        ("last_error", "empty", 0),
         ("session_history", "empty", 0),
+        ("site_tips", "empty", 0),
         ("reference_trajectory", "empty", 0),
         ("app_knowledge", "empty", 0),
         ("known_selectors", "empty", 0),

@@ -349,7 +349,9 @@ def test_context_built_reports_its_parts(mem: webmem.Memory, events: list[dict[s
     assert built["run_id"] == run.id
     assert built["budget_tokens"] == 1500 and built["tokens"] == pack.tokens
     parts = {part["name"]: part for part in built["parts"]}
-    assert set(parts) == {"session_history", "reference_trajectory", "app_knowledge", "known_selectors"}
+    assert set(parts) == {
+        "last_error", "site_tips", "session_history", "reference_trajectory", "app_knowledge", "known_selectors"
+    }
     for part in built["parts"]:
         assert part["status"] in ("included", "truncated", "dropped", "empty")
         assert isinstance(part["tokens"], int) and isinstance(part["full_tokens"], int)

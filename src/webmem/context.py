@@ -27,7 +27,8 @@ class ContextPart:
     detail: Mapping[str, Any] = field(default_factory=dict)
 
     def render(self, body: str | None = None) -> str:
-        return f"## {self.heading}\n{self.body if body is None else body}"
+        text = self.body if body is None else body
+        return f"## {self.heading}\n{text}" if self.heading else text
 
 
 @dataclass(frozen=True)

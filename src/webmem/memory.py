@@ -13,6 +13,7 @@ from .clock import utcnow
 from .errors import InvalidInput, MemoryDisabled
 from .events import EVENTS_FILE, EventCallback, EventLog
 from .knowledge import AppKnowledge
+from .lessons import LessonStore
 from .models import Namespace, RunManifest, validated, validated_value
 from .redaction import SecretRegistry
 from .run import Run
@@ -76,6 +77,7 @@ class Memory:
         self._trajectories: TrajectoryStore | None = None
         self._knowledge: AppKnowledge | None = None
         self._selectors: SelectorCache | None = None
+        self._lessons: LessonStore | None = None
         if store is not None:
             scope = Scope(store=store, namespace=namespace, events=events, secrets=secrets)
             self._scope = scope
@@ -86,6 +88,7 @@ class Memory:
             )
             self._knowledge = AppKnowledge(scope)
             self._selectors = SelectorCache(scope)
+            self._lessons = LessonStore(scope)
 
     @classmethod
     def open(
@@ -128,10 +131,17 @@ class Memory:
                 raise
             log_path = directory / EVENTS_FILE
         events = EventLog(log_path, namespace=validated_namespace, secrets=registry, callback=on_event)
-        return cls(
+        memory = cls(
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
             events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
         )
+        if memory._lessons is not None:
+            try:
+                memory._lessons.open()
+            except BaseException:
+                memory.close()
+                raise
+        return memory
 
     @property
     def store(self) -> Store:
@@ -156,6 +166,10 @@ class Memory:
     @property
     def selectors(self) -> SelectorCache:
         return self._require(self._selectors)
+
+    @property
+    def lessons(self) -> LessonStore:
+        return self._require(self._lessons)
 
     def start_run(
         self,

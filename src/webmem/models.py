@@ -25,6 +25,9 @@ Count = Annotated[int, Field(ge=0)]
 Millis = Annotated[int, Field(ge=0, strict=False)]
 
 RunStatus = Literal["running", "completed", "failed"]
+LessonCategory = Literal["tool_fallback", "best_practice", "error_recovery", "site_specific"]
+LessonSource = Literal["seed", "learned"]
+LESSON_CATEGORIES: tuple[str, ...] = ("tool_fallback", "best_practice", "error_recovery", "site_specific")
 FactType = Literal["timing", "selector", "pattern", "quirk"]
 FACT_TYPES: tuple[str, ...] = ("timing", "selector", "pattern", "quirk")
 
@@ -193,3 +196,39 @@ class MatchReport(Record):
     candidates: list[MatchCandidate]
     best: Trajectory | None = None
     reason: str
+
+
+class Lesson(Record):
+    """Advice learned from a failure followed by a recovery (or seeded), with its track record."""
+
+    id: Id
+    lesson: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    category: LessonCategory
+    failed_command: Annotated[str, StringConstraints(min_length=1, max_length=50)] | None = None
+    error_pattern: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    domain: Name | None = None
+    use_count: Count = 0
+    helpful_count: Count = 0
+    unhelpful_count: Count = 0
+    created_at: datetime
+    last_used: datetime
+    source: LessonSource = "learned"
+    triggered_domains: list[str] = Field(default_factory=list)
+    learned_from: list[str] = Field(default_factory=list)
+    recalled_in: list[str] = Field(default_factory=list)
+
+    @property
+    def demoted(self) -> bool:
+        """Learned advice that kept failing: kept, but neither recalled nor promoted."""
+        return is_demoted(self.source, self.helpful_count, self.unhelpful_count)
+
+    @property
+    def tier(self) -> int:
+        return 1 if self.category in ("tool_fallback", "best_practice") else 2
+
+
+DEMOTE_AFTER_UNHELPFUL = 3
+
+
+def is_demoted(source: str, helpful: int, unhelpful: int) -> bool:
+    return source == "learned" and unhelpful >= DEMOTE_AFTER_UNHELPFUL and helpful <= unhelpful

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 from .clock import utcnow
 from .context import ContextPack, ContextPart, check_budget
 from .errors import InvalidInput, RunClosed
-from .models import MatchReport, RunManifest, Step, validated
+from .models import Lesson, MatchReport, RunManifest, Step, validated
 from .selectors import is_cacheable
 from .text import clean_for_prompt
+from .tip_feedback import TipFeedback
 from .urls import check_url, domain_of, origin_of
 
 if TYPE_CHECKING:
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET_TOKENS = 2000
 MAX_ERROR_CHARS = 4000
+PRIORITY_LAST_ERROR = 60
+PRIORITY_SITE_TIPS = 45
 PRIORITY_SESSIONS = 50
 PRIORITY_REFERENCE = 40
 PRIORITY_KNOWLEDGE = 30
@@ -38,6 +41,10 @@ class Run:
         self._manifest = manifest
         self._references: dict[str, MatchReport] = {}
         self._closed = manifest.status != "running"
+        self._site: str | None = None
+        self._site_tips: list[Lesson] = []
+        self._last_failure: tuple[str, str, list[Lesson]] | None = None
+        self._feedback = TipFeedback()
 
     @property
     def id(self) -> str:
@@ -81,9 +88,13 @@ class Run:
             return ContextPack.assemble([], budget)
         mem = self._memory
         domain = domain_of(page)
+        if domain != self._site:
+            self.on_domain(page)
         with mem.store.read():
             reference = self._reference(origin_of(page))
             parts = [
+                ContextPart("last_error", "", PRIORITY_LAST_ERROR, self._failure_text()),
+                ContextPart("site_tips", "", PRIORITY_SITE_TIPS, _tips_text("Tips for this site:", self._site_tips)),
                 ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS,
                             mem.knowledge.format_sessions(domain)),
                 ContextPart(
@@ -96,6 +107,7 @@ class Run:
                             mem.selectors.format_for_brain(domain)),
             ]
         pack = ContextPack.assemble(parts, budget)
+        self._last_failure = None  # an error is news for the next turn only
         mem.events.emit(
             "context_built", run_id=self.id, domain=domain, budget_tokens=budget, tokens=pack.tokens,
             parts=[part.to_dict() for part in pack.report],
@@ -147,7 +159,44 @@ class Run:
                 step_domain = domain_of(step.url) if step.url else self.domain
                 mem.selectors.record(step_domain, step.target, step.selector, run_id=self.id)
         mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
+        helpful, unhelpful = self._feedback.judge(step)
+        mem.lessons.rate(helpful, helpful=True, run_id=self.id)
+        mem.lessons.rate(unhelpful, helpful=False, run_id=self.id)
         return step
+
+    def on_error(self, command: str, error: str) -> list[Lesson]:
+        """A command failed: recall the lessons that match; the next context shows them after the error."""
+        if not isinstance(command, str) or not command.strip():
+            raise InvalidInput(f"command: expected a non-empty string, got {command!r}")
+        if not isinstance(error, str):
+            raise InvalidInput(f"error: expected a string, got {type(error).__name__}")
+        if not self._memory.enabled:
+            return []
+        tips = self._memory.lessons.recall_on_error(
+            command, self._memory.secrets.redact(error) or "", domain=self._site or self.domain, run_id=self.id
+        )
+        self._last_failure = (command, error, tips)
+        self._feedback.recalled([tip.id for tip in tips], command, error)
+        return tips
+
+    def on_domain(self, url: str) -> list[Lesson]:
+        """The agent entered a page: when its domain is new to this run, recall the lessons about that site.
+
+        The tips stay in the context for as long as the run stays on the domain.
+        """
+        domain = domain_of(url)
+        if not self._memory.enabled:
+            return []
+        if domain != self._site:
+            self._site = domain
+            self._site_tips = self._memory.lessons.recall_on_domain(domain, run_id=self.id)
+        return list(self._site_tips)
+
+    def system_prompt(self) -> str:
+        """The tier-1 lessons as a system-prompt section ('' when there are none or memory is off)."""
+        if not self._memory.enabled:
+            return ""
+        return self._memory.lessons.system_prompt_section(run_id=self.id)
 
     def update(
         self,
@@ -245,7 +294,17 @@ class Run:
             learned = [*(derived_facts(steps) if success else []), *facts]
             if learned:
                 mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
+            mem.lessons.extract_from_steps(steps, run_id=self.id)
         return manifest
+
+    def _failure_text(self) -> str:
+        if self._last_failure is None:
+            return ""
+        command, error, tips = self._last_failure
+        text = f"Last action failed: {clean_for_prompt(command, 200)}\n{clean_for_prompt(error, 600)}"
+        if tips:
+            text += "\n\n" + _tips_text("Tips from previous experience:", tips)
+        return text
 
     def _reference(self, origin: str) -> MatchReport:
         if origin not in self._references:
@@ -285,6 +344,12 @@ def derived_facts(steps: list[Step]) -> list[dict[str, str]]:
             "value": clean_for_prompt(f"{first.action} {first.target or first.selector}", 300),
         })
     return learned
+
+
+def _tips_text(heading: str, tips: list[Lesson]) -> str:
+    if not tips:
+        return ""
+    return "\n".join([heading, *(f"- {clean_for_prompt(tip.lesson, 500)}" for tip in tips)])
 
 
 def _check_facts(facts: Iterable[Mapping[str, str]] | None) -> list[Mapping[str, str]]:

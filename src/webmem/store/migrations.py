@@ -172,9 +172,59 @@ def _lookup_indexes(conn: Connection) -> None:
         conn.execute(text(f"CREATE INDEX IF NOT EXISTS {name} ON {target}"))
 
 
+def _lesson_tables(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "namespace_state", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("lessons_seeded_at", UTCDateTime),
+    )
+    lessons = Table(
+        "lessons", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("lesson_id", String(200), primary_key=True),
+        Column("lesson", Text, nullable=False),
+        Column("category", String(32), nullable=False),
+        Column("failed_command", String(200)),
+        Column("error_pattern", String(200)),
+        Column("domain", String(200)),
+        Column("use_count", Integer, nullable=False),
+        Column("helpful_count", Integer, nullable=False),
+        Column("unhelpful_count", Integer, nullable=False),
+        Column("source", String(32), nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("last_used", UTCDateTime, nullable=False),
+    )
+    def owner() -> ForeignKeyConstraint:
+        return ForeignKeyConstraint(
+            ["namespace", "lesson_id"], [lessons.c.namespace, lessons.c.lesson_id], ondelete="CASCADE"
+        )
+
+    Table(
+        "lesson_domains", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("lesson_id", String(200), primary_key=True),
+        Column("domain", String(200), primary_key=True),
+        Column("first_seen", UTCDateTime, nullable=False),
+        owner(),
+    )
+    Table(
+        "lesson_runs", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("lesson_id", String(200), primary_key=True),
+        Column("run_id", String(200), primary_key=True),
+        Column("role", String(32), primary_key=True),
+        Column("at", UTCDateTime, nullable=False),
+        owner(),
+    )
+    md.create_all(conn)
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_lessons_category ON lessons (namespace, category, use_count)"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
+    Migration("0003_lessons", _lesson_tables),
 )
 
 

@@ -140,3 +140,53 @@ selectors = Table(
     Column("success_count", Integer, nullable=False),
     Column("last_used", UTCDateTime, nullable=False),
 )
+
+namespace_state = Table(
+    "namespace_state",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("lessons_seeded_at", UTCDateTime),
+)
+
+lessons = Table(
+    "lessons",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("lesson_id", String(NAME), primary_key=True),
+    Column("lesson", Text, nullable=False),
+    Column("category", String(SHORT), nullable=False),
+    Column("failed_command", String(NAME)),
+    Column("error_pattern", String(NAME)),
+    Column("domain", String(NAME)),
+    Column("use_count", Integer, nullable=False),
+    Column("helpful_count", Integer, nullable=False),
+    Column("unhelpful_count", Integer, nullable=False),
+    Column("source", String(SHORT), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_used", UTCDateTime, nullable=False),
+)
+
+lesson_domains = Table(
+    "lesson_domains",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("lesson_id", String(NAME), primary_key=True),
+    Column("domain", String(NAME), primary_key=True),
+    Column("first_seen", UTCDateTime, nullable=False),
+    ForeignKeyConstraint(
+        ["namespace", "lesson_id"], ["lessons.namespace", "lessons.lesson_id"], ondelete="CASCADE"
+    ),
+)
+
+lesson_runs = Table(
+    "lesson_runs",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("lesson_id", String(NAME), primary_key=True),
+    Column("run_id", String(NAME), primary_key=True),
+    Column("role", String(SHORT), primary_key=True),
+    Column("at", UTCDateTime, nullable=False),
+    ForeignKeyConstraint(
+        ["namespace", "lesson_id"], ["lessons.namespace", "lessons.lesson_id"], ondelete="CASCADE"
+    ),
+)

@@ -1,0 +1,170 @@
+"""Learning lessons from a run's steps: a failed step directly followed by a different one that worked.
+
+Everything here is a pure function of the agent's own commands and error messages; page text
+never becomes a lesson. Texts are cut to a bounded length and stripped of markup.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .errors import InvalidInput
+from .models import Step
+from .text import clean_for_prompt
+from .urls import domain_of
+
+KNOWN_COMMANDS = frozenset({
+    "goto", "navigate", "go_back", "go_forward", "reload", "click", "dblclick", "fill", "type", "press",
+    "select", "check", "uncheck", "hover", "scroll", "wait", "drag", "upload", "snapshot", "tab", "eval",
+})
+# Ordered from the most telling cause to the most generic symptom: the first one found wins.
+KNOWN_ERROR_PHRASES = (
+    "too many arguments",
+    "intercepts pointer events",
+    "strict mode violation",
+    "not visible",
+    "not enabled",
+    "not editable",
+    "not attached",
+    "detached",
+    "target closed",
+    "navigation interrupted",
+    "outside of the viewport",
+    "net::err",
+    "timeout",
+)
+_NOT_FOUND = ("not found", "no such element", "no element", "resolved to 0 elements", "unable to find")
+MIN_ERROR_LENGTH = 10
+ERROR_SNIPPET = 60
+PATTERN_LENGTH = 80
+LESSON_LENGTH = 500
+_CLI_PREFIXES = ("playwright-cli", "playwright")
+_TAG = re.compile(r"<[^>]{0,200}>")
+_LINK = re.compile(r"\[([^\]]{0,200})\]\([^)]{0,500}\)")
+_MARKUP = re.compile(r"[`*#|]+|^\s*>+\s?")
+
+
+@dataclass(frozen=True)
+class LearnedLesson:
+    """A failure->recovery pair turned into advice, before it is stored."""
+
+    lesson: str
+    failed_command: str
+    error_pattern: str
+    triggered_domain: str | None
+
+
+def command_name(command: str | None) -> str | None:
+    """The tool of a command, lower-cased: ``playwright-cli click e19`` -> ``click``."""
+    if not command:
+        return None
+    words = command.strip().lower().split()
+    if words and words[0] in _CLI_PREFIXES:
+        words = words[1:]
+    return words[0] if words else None
+
+
+def plain_text(text: str, limit: int) -> str:
+    """Text safe to keep as advice: no tags, links or markdown markup, no control characters, bounded."""
+    text = _LINK.sub(r"\1", text)
+    text = _TAG.sub(" ", text)
+    text = _MARKUP.sub(" ", text)
+    return clean_for_prompt(text, limit)
+
+
+def first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def is_substantive(error: str) -> bool:
+    """Long enough to mean something, and not a plain element-not-found (a wrong ref, not a lesson)."""
+    lowered = error.lower()
+    return len(error.strip()) >= MIN_ERROR_LENGTH and not any(marker in lowered for marker in _NOT_FOUND)
+
+
+def error_pattern(error: str) -> str:
+    """The first known phrase in the error, else its first line lower-cased and cut to 80 characters."""
+    lowered = error.lower()
+    for phrase in KNOWN_ERROR_PHRASES:
+        if phrase in lowered:
+            return phrase
+    return plain_text(first_line(lowered), PATTERN_LENGTH)
+
+
+def lesson_text(failed: str, error: str, recovery: Step) -> str:
+    snippet = plain_text(first_line(error), ERROR_SNIPPET).replace("'", "")
+    how = command_name(recovery.action) or recovery.action
+    if how == "press" and recovery.value and re.fullmatch(r"[A-Za-z0-9+]{1,20}", recovery.value):
+        how = f"press {recovery.value}"
+    return plain_text(f"When {failed} fails with '{snippet}', try {how} instead.", LESSON_LENGTH)
+
+
+def extract_lessons(steps: Sequence[Step]) -> list[LearnedLesson]:
+    """Every failed step directly followed by a successful step with a different known command."""
+    learned = []
+    for failed, recovery in zip(steps, steps[1:], strict=False):
+        if failed.ok or not recovery.ok:
+            continue
+        broken, fixed = command_name(failed.action), command_name(recovery.action)
+        if broken not in KNOWN_COMMANDS or fixed not in KNOWN_COMMANDS or broken == fixed:
+            continue
+        error = failed.error or ""
+        if not is_substantive(error):
+            continue
+        learned.append(
+            LearnedLesson(
+                lesson=lesson_text(broken, error, recovery),
+                failed_command=broken,
+                error_pattern=error_pattern(error),
+                triggered_domain=_domain_or_none(recovery.url),
+            )
+        )
+    return learned
+
+
+def failure_key(command: str, error: str) -> tuple[str | None, str]:
+    """What makes two failures 'the same failure': the tool and the error pattern."""
+    return command_name(command), error_pattern(error)
+
+
+def _domain_or_none(url: str | None) -> str | None:
+    if not url:
+        return None
+    try:
+        return domain_of(url)
+    except InvalidInput:
+        return None
+
+
+_PAGE_URL = re.compile(r"^- Page URL: (\S+)", re.MULTILINE)
+
+
+def steps_from_actions_log(records: Iterable[dict[str, object]]) -> list[Step]:
+    """Steps from the per-run ``actions.jsonl`` records of the lesson agent (executed commands only)."""
+    steps = []
+    for record in records:
+        result = record.get("execution_result")
+        command = record.get("command")
+        if result not in ("ok", "error") or not isinstance(command, str):
+            continue
+        name = command_name(command)
+        if name is None:
+            continue
+        words = command.split()
+        arguments = " ".join(words[2:] if words[0].lower() in _CLI_PREFIXES else words[1:])
+        stdout = str(record.get("stdout") or "")
+        page = _PAGE_URL.search(stdout)
+        url = page.group(1) if page and page.group(1).startswith(("http://", "https://")) else None
+        steps.append(
+            Step(
+                action=name,
+                target=arguments[:1000] or None,
+                value=words[-1] if name == "press" and len(words) > 1 else None,
+                url=url,
+                ok=result == "ok",
+                error=str(record.get("stderr") or "")[:10_000] or None,
+            )
+        )
+    return steps
