@@ -39,7 +39,7 @@ SYSTEM_PROMPT_HEADING = "## Lessons from experience"
 
 SEED_LESSONS = (
     ("If fill does not work on a field, click the field to focus it, then type the text.",
-     "tool_fallback", "fill", None),
+     "tool_fallback", "fill", "too many arguments"),
     ("After typing into a search box, press Enter to submit rather than clicking the submit button: "
      "suggestion lists often cover that button.", "best_practice", "click", "intercepts pointer events"),
     ("When an overlay, banner or popup blocks an element, press Escape to dismiss it before using the page "
