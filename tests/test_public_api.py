@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import webmem
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,3 +52,16 @@ def test_library_never_prints() -> None:
 def test_python_dash_m_runs_the_cli() -> None:
     result = subprocess.run([sys.executable, "-m", "webmem", "--version"], capture_output=True, text=True, check=False)
     assert result.returncode == 0 and webmem.__version__ in result.stdout
+
+
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    code = re.search(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert code is not None
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code.group(1), "README.md", "exec"), {})  # noqa: S102 - our own README
+    with webmem.Memory.open(tmp_path / ".agent-memory") as mem:
+        (lesson,) = mem.lessons.list(category="error_recovery")
+        assert lesson.lesson.endswith("try press Escape instead.")
+        assert [run.status for run in mem.runs.list_runs()] == ["completed"]

@@ -29,9 +29,11 @@ from .errors import (
     WebmemError,
 )
 from .knowledge import AppKnowledge
+from .lessons import ImportReport, LessonStore
 from .memory import Memory
 from .models import (
     Fact,
+    Lesson,
     MatchCandidate,
     MatchReport,
     RunManifest,
@@ -55,7 +57,10 @@ __all__ = [
     "ContextPack",
     "ContextPart",
     "Fact",
+    "ImportReport",
     "InvalidInput",
+    "Lesson",
+    "LessonStore",
     "MatchCandidate",
     "MatchReport",
     "Memory",

@@ -41,9 +41,9 @@ SEED_LESSONS = (
     ("If fill does not work on a field, click the field to focus it, then type the text.",
      "tool_fallback", "fill", "too many arguments"),
     ("After typing into a search box, press Enter to submit rather than clicking the submit button: "
-     "suggestion lists often cover that button.", "best_practice", "click", "intercepts pointer events"),
+     "suggestion lists often cover that button.", "best_practice", "click", "intercepts pointer"),
     ("When an overlay, banner or popup blocks an element, press Escape to dismiss it before using the page "
-     "behind it.", "best_practice", None, "intercepts pointer events"),
+     "behind it.", "best_practice", None, "intercepts pointer"),
 )
 
 _active = not_(
