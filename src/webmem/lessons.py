@@ -174,18 +174,18 @@ class LessonStore:
         site = check_domain(domain) if domain is not None else None
         now = utcnow()
         with self._scope.store.write() as conn:
-            pool = self._load(conn, and_(lessons.c.namespace == self._ns, _active))
+            pool = conn.execute(select(*_LESSON_COLUMNS).where(lessons.c.namespace == self._ns, _active)).all()
             scored = []
-            for item in pool:
-                if item.domain is not None and (site is None or not domain_matches(item.domain, site)):
+            for row in pool:
+                if row.domain is not None and (site is None or not domain_matches(row.domain, site)):
                     continue
-                score = (COMMAND_SCORE if item.failed_command and item.failed_command == name else 0) + (
-                    PATTERN_SCORE if item.error_pattern and item.error_pattern in lowered else 0
+                score = (COMMAND_SCORE if row.failed_command and row.failed_command == name else 0) + (
+                    PATTERN_SCORE if row.error_pattern and row.error_pattern in lowered else 0
                 )
                 if score > 0:
-                    scored.append((score, item))
-            scored.sort(key=lambda pair: (-pair[0], -pair[1].use_count, pair[1].source != "seed", pair[1].id))
-            recalled = self._use(conn, [item for _, item in scored[:RECALL_LIMIT]], site, run_id, now)
+                    scored.append((-score, -row.use_count, row.source != "seed", row.lesson_id))
+            scored.sort()
+            recalled = self._use(conn, [key[-1] for key in scored[:RECALL_LIMIT]], site, run_id, now)
         self._scope.emit(
             "error_recall", run_id=run_id, command=command, error_snippet=error[:ERROR_SNIPPET],
             matched=len(recalled), lessons=[item.lesson for item in recalled],
@@ -197,12 +197,12 @@ class LessonStore:
         site = check_domain(domain)
         now = utcnow()
         with self._scope.store.write() as conn:
-            pool = self._load(
-                conn,
-                and_(lessons.c.namespace == self._ns, lessons.c.domain.is_not(None), _active),
-                order=[lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id],
-            )
-            matching = [item for item in pool if item.domain and domain_matches(item.domain, site)]
+            pool = conn.execute(
+                select(lessons.c.lesson_id, lessons.c.domain)
+                .where(lessons.c.namespace == self._ns, lessons.c.domain.is_not(None), _active)
+                .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
+            ).all()
+            matching = [row.lesson_id for row in pool if domain_matches(row.domain, site)]
             recalled = self._use(conn, matching[:RECALL_LIMIT], site, run_id, now)
         self._scope.emit(
             "domain_recall", run_id=run_id, domain=site, matched=len(recalled),
@@ -315,12 +315,11 @@ class LessonStore:
                     conn.execute(insert(lessons).values(namespace=self._ns, lesson_id=seed.id, **_columns(seed)))
 
     def _use(
-        self, conn: Connection, chosen: list[Lesson], site: str | None, run_id: str | None, now: datetime
+        self, conn: Connection, ids: list[str], site: str | None, run_id: str | None, now: datetime
     ) -> list[Lesson]:
         """Count a recall atomically: use_count, last_used, triggered domain, provenance."""
-        if not chosen:
+        if not ids:
             return []
-        ids = [item.id for item in chosen]
         conn.execute(update(lessons).where(self._ids(ids)).values(use_count=lessons.c.use_count + 1, last_used=now))
         self._link(conn, ids, [site] if site else [], run_id, role="recalled", now=now)
         self._promote(conn, ids)
