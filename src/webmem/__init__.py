@@ -28,19 +28,28 @@ from .errors import (
     TrajectoryNotFound,
     WebmemError,
 )
+from .embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from .episode_export import export_memories
+from .episodes import Episode, EpisodeStore
 from .knowledge import AppKnowledge
 from .lessons import ImportReport, LessonStore
 from .memory import Memory
 from .models import (
+    EnvironmentState,
+    EpisodeEntry,
     Fact,
+    GradingResult,
     Lesson,
     MatchCandidate,
     MatchReport,
+    PageElement,
+    RetrievedMemory,
     RunManifest,
     Scenario,
     SelectorEntry,
     Session,
     Step,
+    StepGrade,
     Trajectory,
 )
 from .redaction import SecretRegistry
@@ -56,7 +65,14 @@ __all__ = [
     "BrowserUnavailable",
     "ContextPack",
     "ContextPart",
+    "Embedder",
+    "EnvironmentState",
+    "Episode",
+    "EpisodeEntry",
+    "EpisodeStore",
     "Fact",
+    "GradingResult",
+    "HashingEmbedder",
     "ImportReport",
     "InvalidInput",
     "Lesson",
@@ -66,7 +82,9 @@ __all__ = [
     "Memory",
     "MemoryDisabled",
     "NotFound",
+    "PageElement",
     "PartReport",
+    "RetrievedMemory",
     "Run",
     "RunClosed",
     "RunManifest",
@@ -77,8 +95,10 @@ __all__ = [
     "SecretRegistry",
     "SelectorCache",
     "SelectorEntry",
+    "SentenceTransformerEmbedder",
     "Session",
     "Step",
+    "StepGrade",
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
@@ -87,4 +107,5 @@ __all__ = [
     "TrajectoryStore",
     "WebmemError",
     "__version__",
+    "export_memories",
 ]

@@ -12,6 +12,8 @@ from typing import TypeVar
 from .clock import utcnow
 from .errors import InvalidInput, MemoryDisabled
 from .events import EVENTS_FILE, EventCallback, EventLog
+from .embeddings import Embedder
+from .episodes import EpisodeStore
 from .knowledge import AppKnowledge
 from .lessons import LessonStore
 from .models import Namespace, RunManifest, validated, validated_value
@@ -62,6 +64,7 @@ class Memory:
         trace_scoring: bool,
         trace_ttl_days: float,
         similarity_threshold: float,
+        embedder: Embedder | None = None,
     ) -> None:
         self.directory = directory
         self.namespace = namespace
@@ -78,6 +81,7 @@ class Memory:
         self._knowledge: AppKnowledge | None = None
         self._selectors: SelectorCache | None = None
         self._lessons: LessonStore | None = None
+        self._episodes: EpisodeStore | None = None
         if store is not None:
             scope = Scope(store=store, namespace=namespace, events=events, secrets=secrets)
             self._scope = scope
@@ -89,6 +93,7 @@ class Memory:
             self._knowledge = AppKnowledge(scope)
             self._selectors = SelectorCache(scope)
             self._lessons = LessonStore(scope)
+            self._episodes = EpisodeStore(scope, embedder=embedder)
 
     @classmethod
     def open(
@@ -102,6 +107,7 @@ class Memory:
         similarity_threshold: float = 0.5,
         on_event: EventCallback | None = None,
         secrets: Mapping[str, str] | Iterable[str] | None = None,
+        embedder: Embedder | None = None,
     ) -> Memory:
         """Open (creating it if needed) the memory in ``location`` and bring its schema up to date.
 
@@ -134,6 +140,7 @@ class Memory:
         memory = cls(
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
             events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
+            embedder=embedder,
         )
         if memory._lessons is not None:
             try:
@@ -171,6 +178,10 @@ class Memory:
     def lessons(self) -> LessonStore:
         return self._require(self._lessons)
 
+    @property
+    def episodes(self) -> EpisodeStore:
+        return self._require(self._episodes)
+
     def start_run(
         self,
         *,
@@ -179,14 +190,19 @@ class Memory:
         session_id: str | None = None,
         parent_run_id: str | None = None,
         model: str | None = None,
+        episode: str | None = None,
     ) -> Run:
-        """Register a new run (status running) and return its handle."""
+        """Register a new run (status running) and return its handle.
+
+        With ``episode`` (a session id), the run's steps are also recorded as the next rep of
+        that episode session, and from rep 2 on its context carries REPEAT/AVOID advice.
+        """
         if not self.enabled:
             return Run(self, _unsaved_manifest(goal, start_url, session_id, parent_run_id, model))
         manifest = self.runs.start_run(
             goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, model=model
         )
-        return Run(self, manifest)
+        return Run(self, manifest, episode=self.episodes.init_episode(episode) if episode is not None else None)
 
     def resume_run(self, run_id: str, *, goal: str | None = None) -> Run:
         """Start a run that continues ``run_id``: same session, starting where it ended."""

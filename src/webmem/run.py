@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 from .clock import utcnow
 from .context import ContextPack, ContextPart, check_budget
 from .errors import InvalidInput, RunClosed
-from .models import Lesson, MatchReport, RunManifest, Step, validated
+from .episode_export import export_memories
+from .episodes import Episode
+from .models import EnvironmentState, Lesson, MatchReport, RunManifest, Step, validated
 from .selectors import is_cacheable
 from .text import clean_for_prompt
 from .tip_feedback import TipFeedback
@@ -22,6 +24,7 @@ DEFAULT_BUDGET_TOKENS = 2000
 MAX_ERROR_CHARS = 4000
 PRIORITY_LAST_ERROR = 60
 PRIORITY_SITE_TIPS = 45
+PRIORITY_EPISODE_ADVICE = 42
 PRIORITY_SESSIONS = 50
 PRIORITY_REFERENCE = 40
 PRIORITY_KNOWLEDGE = 30
@@ -36,9 +39,10 @@ class Run:
     without :meth:`finish`).
     """
 
-    def __init__(self, memory: Memory, manifest: RunManifest) -> None:
+    def __init__(self, memory: Memory, manifest: RunManifest, *, episode: Episode | None = None) -> None:
         self._memory = memory
         self._manifest = manifest
+        self.episode = episode
         self._references: dict[str, MatchReport] = {}
         self._closed = manifest.status != "running"
         self._site: str | None = None
@@ -77,12 +81,23 @@ class Run:
     def steps(self) -> list[Step]:
         return self._memory.runs.steps(self.id) if self._memory.enabled else []
 
-    def context(self, url: str | None = None, *, budget_tokens: int = DEFAULT_BUDGET_TOKENS) -> ContextPack:
+    def context(
+        self,
+        url: str | None = None,
+        *,
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+        env: EnvironmentState | Mapping[str, Any] | None = None,
+        internal_state: str | None = None,
+    ) -> ContextPack:
         """The memory's context for the next LLM turn, fitted into ``budget_tokens``.
 
-        ``url`` is the page the agent is on; without it, the run's start URL is used.
+        ``url`` is the page the agent is on; without it, the run's start URL (or ``env``'s url) is
+        used. In an episode run, ``env`` (the page's elements) and ``internal_state`` bring back
+        REPEAT/AVOID advice from earlier reps.
         """
         budget = check_budget(budget_tokens)
+        if url is None and isinstance(env, EnvironmentState):
+            url = env.url
         page = check_url(url, field="url") if url is not None else self._manifest.start_url
         if not self._memory.enabled:
             return ContextPack.assemble([], budget)
@@ -95,6 +110,7 @@ class Run:
             parts = [
                 ContextPart("last_error", "", PRIORITY_LAST_ERROR, self._failure_text()),
                 ContextPart("site_tips", "", PRIORITY_SITE_TIPS, _tips_text("Tips for this site:", self._site_tips)),
+                ContextPart("episode_advice", "", PRIORITY_EPISODE_ADVICE, self._episode_advice(env, internal_state)),
                 ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS,
                             mem.knowledge.format_sessions(domain)),
                 ContextPart(
@@ -129,9 +145,16 @@ class Run:
         snapshot_hash: str | None = None,
         duration_ms: int | float | None = None,
         secret: bool = False,
+        env_pre: EnvironmentState | Mapping[str, Any] | None = None,
+        env_post: EnvironmentState | Mapping[str, Any] | None = None,
+        internal_state: str | None = None,
+        think: str | None = None,
     ) -> Step:
         """Record what one action did. A value typed into a password field, or equal to a registered
         secret, is stored as a placeholder such as ``{password}``.
+
+        In an episode run the step is also stored as an episode entry, with the page before and
+        after (``env_pre``/``env_post``) and the agent's ``internal_state`` and ``think``.
         """
         self._check_open()
         if not isinstance(secret, bool):
@@ -158,6 +181,8 @@ class Run:
             if step.ok and step.target and step.selector and is_cacheable(step.target):
                 step_domain = domain_of(step.url) if step.url else self.domain
                 mem.selectors.record(step_domain, step.target, step.selector, run_id=self.id)
+            if self.episode is not None:
+                self._record_episode_step(step, seq, env_pre, env_post, internal_state, think)
         mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
         helpful, unhelpful = self._feedback.judge(step)
         mem.lessons.rate(helpful, helpful=True, run_id=self.id)
@@ -296,6 +321,33 @@ class Run:
                 mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
             mem.lessons.extract_from_steps(steps, run_id=self.id)
         return manifest
+
+    def _record_episode_step(
+        self, step: Step, seq: int, env_pre: EnvironmentState | Mapping[str, Any] | None,
+        env_post: EnvironmentState | Mapping[str, Any] | None, internal_state: str | None, think: str | None,
+    ) -> None:
+        episodes = self._memory.episodes
+        page = step.url or self._manifest.current_url or self._manifest.start_url
+        arguments = [argument for argument in (step.target or step.selector, step.value) if argument is not None]
+        pending = episodes.record_step_start(
+            env_pre if env_pre is not None else {"url": page},
+            internal_state if internal_state is not None else self.goal,
+            f"{step.action}({', '.join(repr(argument) for argument in arguments)})",
+            step.target or step.selector or "",
+            think=think,
+            step_id=f"{self.id}.{seq}",
+            run_id=self.id,
+            episode=self.episode,
+        )
+        if env_post is not None:
+            episodes.record_step_end(pending, env_post)
+        episodes.persist_memories(episode=self.episode)
+
+    def _episode_advice(self, env: EnvironmentState | Mapping[str, Any] | None, internal_state: str | None) -> str:
+        if self.episode is None or env is None:
+            return ""
+        memories = self._memory.episodes.retrieve_memories(env, internal_state or self.goal, episode=self.episode)
+        return export_memories(memories, "prompt")
 
     def _failure_text(self) -> str:
         if self._last_failure is None:

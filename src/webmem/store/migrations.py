@@ -221,10 +221,49 @@ def _lesson_tables(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_lessons_category ON lessons (namespace, category, use_count)"))
 
 
+def _episode_tables(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "episode_sessions", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("session_id", String(200), primary_key=True),
+        Column("last_rep", Integer, nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+    )
+    Table(
+        "episode_entries", md,
+        Column("entry_id", Integer, primary_key=True, autoincrement=True),
+        Column("namespace", String(200), nullable=False),
+        Column("session_id", String(200), nullable=False),
+        Column("rep", Integer, nullable=False),
+        Column("step_num", Integer, nullable=False),
+        Column("step_id", String(200)),
+        Column("run_id", String(200)),
+        Column("env_pre", JSON, nullable=False),
+        Column("env_post", JSON),
+        Column("internal_state", Text, nullable=False),
+        Column("think", Text),
+        Column("internal_state_embedding", JSON, nullable=False),
+        Column("embedder", String(200), nullable=False),
+        Column("action", Text, nullable=False),
+        Column("action_element_text", Text, nullable=False),
+        Column("outcome", String(32), nullable=False),
+        Column("outcome_reason", Text),
+        Column("correction", Text),
+        Column("task_incomplete", Text),
+        Column("grade_confidence", Float),
+        Column("created_at", UTCDateTime, nullable=False),
+        UniqueConstraint("namespace", "session_id", "rep", "step_num", name="uq_episode_step"),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
     Migration("0003_lessons", _lesson_tables),
+    Migration("0004_episodes", _episode_tables),
 )
 
 

@@ -190,3 +190,40 @@ lesson_runs = Table(
         ["namespace", "lesson_id"], ["lessons.namespace", "lessons.lesson_id"], ondelete="CASCADE"
     ),
 )
+
+episode_sessions = Table(
+    "episode_sessions",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("session_id", String(NAME), primary_key=True),
+    Column("last_rep", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+episode_entries = Table(
+    "episode_entries",
+    metadata,
+    Column("entry_id", Integer, primary_key=True, autoincrement=True),
+    Column("namespace", String(NAME), nullable=False),
+    Column("session_id", String(NAME), nullable=False),
+    Column("rep", Integer, nullable=False),
+    Column("step_num", Integer, nullable=False),
+    Column("step_id", String(NAME)),
+    Column("run_id", String(NAME)),
+    Column("env_pre", JSON, nullable=False),
+    Column("env_post", JSON),
+    Column("internal_state", Text, nullable=False),
+    Column("think", Text),
+    Column("internal_state_embedding", JSON, nullable=False),
+    Column("embedder", String(NAME), nullable=False),
+    Column("action", Text, nullable=False),
+    Column("action_element_text", Text, nullable=False),
+    Column("outcome", String(SHORT), nullable=False),
+    Column("outcome_reason", Text),
+    Column("correction", Text),
+    Column("task_incomplete", Text),
+    Column("grade_confidence", Float),
+    Column("created_at", UTCDateTime, nullable=False),
+    UniqueConstraint("namespace", "session_id", "rep", "step_num", name="uq_episode_step"),
+)

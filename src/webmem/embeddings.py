@@ -1,0 +1,113 @@
+"""Embedders turn an agent's internal state into a vector for similarity search.
+
+The default, :class:`HashingEmbedder`, needs no download and no heavy dependency: hashed word
+and character n-gram features, L2-normalised, deterministic across processes and machines.
+``webmem[embeddings]`` adds :class:`SentenceTransformerEmbedder` for a model you have locally.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from .errors import InvalidInput
+
+Vector = list[float]
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that embeds texts into vectors of a fixed dimension, under a stable name."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]: ...
+
+
+class HashingEmbedder:
+    """Words and character trigrams hashed into ``dimension`` signed buckets, then normalised."""
+
+    def __init__(self, dimension: int = 256) -> None:
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or not 16 <= dimension <= 8192:
+            raise InvalidInput(f"dimension: expected an integer from 16 to 8192, got {dimension!r}")
+        self._dimension = dimension
+
+    @property
+    def name(self) -> str:
+        return f"hashing-v1-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        return [self._embed_one(text) for text in texts]
+
+    def _embed_one(self, text: str) -> Vector:
+        vector = [0.0] * self._dimension
+        words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+        features = [f"w:{word}" for word in words]
+        for word in words:
+            padded = f"#{word}#"
+            features += [f"c:{padded[i:i + 3]}" for i in range(max(1, len(padded) - 2))]
+        for feature in features:
+            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "big") % self._dimension
+            sign = 1.0 if digest[4] & 1 else -1.0
+            vector[bucket] += sign * (2.0 if feature.startswith("w:") else 1.0)
+        return normalised(vector)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model you have locally (``pip install 'webmem[embeddings]'``)."""
+
+    def __init__(self, model: str, *, device: str = "cpu") -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ImportError(
+                "sentence-transformers embeddings need: pip install 'webmem[embeddings]'"
+            ) from None
+        self._model: Any = SentenceTransformer(model, device=device)
+        self._name = f"sentence-transformers:{model}"
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dimension(self) -> int:
+        return int(self._model.get_sentence_embedding_dimension())
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        rows = self._model.encode(list(texts), normalize_embeddings=True)
+        return [[float(value) for value in row] for row in rows]
+
+
+def normalised(vector: Vector) -> Vector:
+    length = math.sqrt(sum(value * value for value in vector))
+    return [value / length for value in vector] if length else vector
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity; 0.0 when either vector is empty or all zeros, or the sizes differ."""
+    if len(a) != len(b) or not a:
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def check_embedder(embedder: object) -> Embedder:
+    if not isinstance(embedder, Embedder):
+        raise InvalidInput("embedder: expected an object with name, dimension and embed(texts)")
+    return embedder
