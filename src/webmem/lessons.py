@@ -17,13 +17,13 @@ from sqlalchemy import Connection, and_, case, delete, func, insert, not_, selec
 
 from .clock import as_utc, new_id, utcnow
 from .errors import InvalidInput
-from .lesson_learning import command_name, extract_lessons, plain_text
+from .lesson_learning import command_name, extract_lessons, matchable_text, plain_text
 from .models import LESSON_CATEGORIES, Lesson, Step, validated
 from .scope import Scope
 from .store.schema import lesson_domains, lesson_runs, lessons, namespace_state
 from .store.statements import insert_ignoring_duplicates
 from .text import clean_for_prompt
-from .urls import check_domain
+from .urls import check_domain, domain_matches
 
 TIER1_CATEGORIES = ("tool_fallback", "best_practice")
 TIER1_LIMIT = 10
@@ -170,7 +170,7 @@ class LessonStore:
         if not isinstance(command, str) or not isinstance(error, str):
             raise InvalidInput("command and error: expected strings")
         name = command_name(command) or ""
-        lowered = error.lower()
+        lowered = matchable_text(error)  # patterns are stored without markup: match them against the same form
         site = check_domain(domain) if domain is not None else None
         now = utcnow()
         with self._scope.store.write() as conn:
@@ -431,16 +431,6 @@ class LessonStore:
             })
             for row in rows
         ]
-
-
-def domain_matches(lesson_domain: str, site: str) -> bool:
-    """``google.com`` matches ``google.com`` and ``www.google.com``, never ``notgoogle.com``.
-
-    Ports are ignored unless the lesson names one.
-    """
-    lesson_domain = lesson_domain.lower()
-    host = site.lower() if ":" in lesson_domain else site.lower().rsplit(":", 1)[0]
-    return host == lesson_domain or host.endswith("." + lesson_domain)
 
 
 def _normal_command(command: object) -> object:

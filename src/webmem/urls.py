@@ -74,3 +74,14 @@ def check_domain(domain: object, *, field: str = "domain") -> str:
     if "/" in text:
         raise InvalidInput(f"{field}: {text[:80]!r} is not a domain (use a host such as 'www.example.com')")
     return domain_of(f"http://{text}", field=field)
+
+
+def domain_matches(scope: str, site: str) -> bool:
+    """Whether a record about ``scope`` applies on ``site``: the same host or a parent domain at a
+    label boundary (``google.com`` matches ``www.google.com``, never ``notgoogle.com``).
+
+    Ports are ignored unless the scope names one.
+    """
+    scope = scope.lower()
+    host = site.lower() if ":" in scope else site.lower().rsplit(":", 1)[0]
+    return host == scope or host.endswith("." + scope)
