@@ -2,29 +2,38 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .errors import InvalidInput
-from .tokens import CHARS_PER_TOKEN, estimate_tokens
+from .token_budget import TokenCounter
 
 PartStatus = Literal["included", "truncated", "dropped", "empty"]
 SEPARATOR = "\n\n"
+SEPARATOR_TOKENS = 1
 TRUNCATION_MARKER = "[... truncated to fit the context budget]"
 MIN_TRUNCATED_TOKENS = 30  # below this much room a part is dropped rather than cut
 MAX_BUDGET_TOKENS = 1_000_000
+_DEFAULT_COUNTER = TokenCounter()
 
 
 @dataclass(frozen=True)
 class ContextPart:
-    """One section of the context: a heading over a body, ranked by priority (higher first)."""
+    """One section of the context: a heading over a body, ranked by priority (higher first).
+
+    A ``critical`` part is never dropped: when it does not fit it is cut to what room is left.
+    ``fit``, when given, builds the body from the tokens still available when the part's turn
+    comes (for parts that size themselves, such as extractions); ``body`` is then ignored.
+    """
 
     name: str
     heading: str
     priority: int
-    body: str
+    body: str = ""
     detail: Mapping[str, Any] = field(default_factory=dict)
+    critical: bool = False
+    fit: Callable[[int], str] | None = None
 
     def render(self, body: str | None = None) -> str:
         text = self.body if body is None else body
@@ -56,49 +65,52 @@ class PartReport:
 class ContextPack:
     """The text handed to the LLM for one turn (``str(pack)``) and how it was put together."""
 
-    def __init__(self, sections: list[str], *, budget_tokens: int, report: list[PartReport]) -> None:
+    def __init__(self, sections: list[str], *, budget_tokens: int, tokens: int, report: list[PartReport]) -> None:
         self._text = SEPARATOR.join(sections)
         self.budget_tokens = budget_tokens
+        self.tokens = tokens
         self.report = report
 
     @classmethod
-    def assemble(cls, parts: Iterable[ContextPart], budget_tokens: int) -> ContextPack:
+    def assemble(
+        cls, parts: Iterable[ContextPart], budget_tokens: int, *, counter: TokenCounter | None = None
+    ) -> ContextPack:
         """Fit parts, highest priority first: whole if they fit, cut if enough room is left, else dropped.
 
-        A dropped part does not stop smaller, lower-priority parts that still fit.
+        A dropped part does not stop smaller, lower-priority parts that still fit. The pack's
+        tokens are the sum of its sections' counts plus one per separator.
         """
         budget = check_budget(budget_tokens)
-        ordered = sorted(parts, key=lambda part: part.priority, reverse=True)
+        count = (counter or _DEFAULT_COUNTER).count
+        ordered = sorted(parts, key=lambda part: (part.critical, part.priority), reverse=True)
         sections: list[str] = []
         report: list[PartReport] = []
-        used_chars = 0
-        budget_chars = budget * CHARS_PER_TOKEN
+        used = 0
         for part in ordered:
-            if not part.body.strip():
-                report.append(_report(part, "empty", "", ""))
+            gap = SEPARATOR_TOKENS if sections else 0
+            body = part.fit(max(0, budget - used - gap)) if part.fit is not None else part.body
+            if not body.strip():
+                report.append(_report(part, "empty", 0, 0))
                 continue
-            full = part.render()
-            gap = len(SEPARATOR) if sections else 0
-            room = budget_chars - used_chars - gap
-            if len(full) <= room:
-                chosen, status = full, "included"
-            elif room // CHARS_PER_TOKEN >= MIN_TRUNCATED_TOKENS and room > _frame(part):
-                chosen, status = _truncated(part, room), "truncated"
+            full = part.render(body)
+            full_tokens = count(full)
+            room = budget - used - gap
+            if full_tokens <= room:
+                chosen, status, tokens = full, "included", full_tokens
             else:
-                report.append(_report(part, "dropped", "", full))
-                continue
+                cut = _truncated(part, body, room, count, counter or _DEFAULT_COUNTER)
+                if cut is None:
+                    report.append(_report(part, "dropped", 0, full_tokens))
+                    continue
+                chosen, status, tokens = cut, "truncated", count(cut)
             sections.append(chosen)
-            used_chars += gap + len(chosen)
-            report.append(_report(part, status, chosen, full))
-        return cls(sections, budget_tokens=budget, report=report)
+            used += gap + tokens
+            report.append(_report(part, status, tokens, full_tokens))
+        return cls(sections, budget_tokens=budget, tokens=used, report=report)
 
     @property
     def text(self) -> str:
         return self._text
-
-    @property
-    def tokens(self) -> int:
-        return estimate_tokens(self._text)
 
     @property
     def included(self) -> list[str]:
@@ -134,26 +146,32 @@ def check_budget(budget_tokens: object) -> int:
     return budget_tokens
 
 
-def _frame(part: ContextPart) -> int:
-    """Characters a truncated part needs besides its body: heading, newline, marker."""
-    return len(part.render("")) + 1 + len(TRUNCATION_MARKER)
+def _truncated(
+    part: ContextPart, body: str, room: int, count: Callable[[str], int], counter: TokenCounter
+) -> str | None:
+    """The part cut to ``room`` tokens with a visible marker, or None when it should be dropped."""
+    frame = count(part.render("\n" + TRUNCATION_MARKER))
+    enough_room = room >= MIN_TRUNCATED_TOKENS or part.critical
+    if not enough_room or room <= frame:
+        return None
+    kept = counter.cut_to_budget(body, room - frame)
+    line_end = kept.rfind("\n")
+    if line_end > len(kept) // 2:
+        kept = kept[:line_end]
+    chosen = part.render(f"{kept.rstrip()}\n{TRUNCATION_MARKER}")
+    while count(chosen) > room and kept:  # counts of pieces need not add up exactly
+        kept = kept[: len(kept) * 9 // 10]
+        chosen = part.render(f"{kept.rstrip()}\n{TRUNCATION_MARKER}")
+    return chosen if count(chosen) <= room else None
 
 
-def _truncated(part: ContextPart, room: int) -> str:
-    body = part.body[: room - _frame(part)]
-    line_end = body.rfind("\n")
-    if line_end > len(body) // 2:
-        body = body[:line_end]
-    return part.render(f"{body.rstrip()}\n{TRUNCATION_MARKER}")
-
-
-def _report(part: ContextPart, status: PartStatus, chosen: str, full: str) -> PartReport:
+def _report(part: ContextPart, status: PartStatus, tokens: int, full_tokens: int) -> PartReport:
     return PartReport(
         name=part.name,
         heading=part.heading,
         priority=part.priority,
         status=status,
-        tokens=estimate_tokens(chosen),
-        full_tokens=estimate_tokens(full),
+        tokens=tokens,
+        full_tokens=full_tokens,
         detail=part.detail,
     )

@@ -259,11 +259,48 @@ def _episode_tables(conn: Connection) -> None:
     md.create_all(conn)
 
 
+def _working_memory_tables(conn: Connection) -> None:
+    md = MetaData()
+    Table(
+        "patterns", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("pattern_id", String(200), primary_key=True),
+        Column("domain", String(200), nullable=False),
+        Column("description", Text, nullable=False),
+        Column("pattern_type", String(32), nullable=False),
+        Column("steps", JSON, nullable=False),
+        Column("fingerprint", String(64), nullable=False),
+        Column("success_count", Integer, nullable=False),
+        Column("failure_count", Integer, nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("last_used", UTCDateTime, nullable=False),
+        UniqueConstraint("namespace", "domain", "fingerprint", name="uq_pattern_steps"),
+    )
+    Table(
+        "working_entries", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("run_id", String(200), primary_key=True),
+        Column("entry_id", Integer, primary_key=True),
+        Column("entry", JSON, nullable=False),
+        Column("evicted", Boolean, nullable=False),
+        Column("recorded_at", UTCDateTime, nullable=False),
+    )
+    Table(
+        "working_state", md,
+        Column("namespace", String(200), primary_key=True),
+        Column("run_id", String(200), primary_key=True),
+        Column("state", JSON, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+    )
+    md.create_all(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
     Migration("0003_lessons", _lesson_tables),
     Migration("0004_episodes", _episode_tables),
+    Migration("0005_working_memory", _working_memory_tables),
 )
 
 

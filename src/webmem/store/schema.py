@@ -227,3 +227,40 @@ episode_entries = Table(
     Column("created_at", UTCDateTime, nullable=False),
     UniqueConstraint("namespace", "session_id", "rep", "step_num", name="uq_episode_step"),
 )
+
+patterns = Table(
+    "patterns",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("pattern_id", String(NAME), primary_key=True),
+    Column("domain", String(NAME), nullable=False),
+    Column("description", Text, nullable=False),
+    Column("pattern_type", String(SHORT), nullable=False),
+    Column("steps", JSON, nullable=False),
+    Column("fingerprint", String(64), nullable=False),
+    Column("success_count", Integer, nullable=False),
+    Column("failure_count", Integer, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("last_used", UTCDateTime, nullable=False),
+    UniqueConstraint("namespace", "domain", "fingerprint", name="uq_pattern_steps"),
+)
+
+working_entries = Table(
+    "working_entries",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("run_id", String(NAME), primary_key=True),
+    Column("entry_id", Integer, primary_key=True),
+    Column("entry", JSON, nullable=False),
+    Column("evicted", Boolean, nullable=False),
+    Column("recorded_at", UTCDateTime, nullable=False),
+)
+
+working_state = Table(
+    "working_state",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("run_id", String(NAME), primary_key=True),
+    Column("state", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)

@@ -6,15 +6,26 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Table
+from sqlalchemy.dialects import postgresql, sqlite
+
+
+def _insert(conn: Connection) -> Any:
+    """The INSERT construct of the connection's dialect, which knows ON CONFLICT."""
+    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
 
 
 def insert_ignoring_duplicates(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
     """Insert rows, silently skipping those whose primary key already exists."""
     if not rows:
         return
-    if conn.dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
     keys = [column.name for column in table.primary_key.columns]
-    conn.execute(insert(table).on_conflict_do_nothing(index_elements=keys), list(rows))
+    conn.execute(_insert(conn)(table).on_conflict_do_nothing(index_elements=keys), list(rows))
+
+
+def upsert(conn: Connection, table: Table, row: dict[str, Any], *, update: Sequence[str]) -> None:
+    """Insert a row, or update the given columns of the row with the same primary key."""
+    keys = [column.name for column in table.primary_key.columns]
+    statement = _insert(conn)(table).values(**row)
+    conn.execute(statement.on_conflict_do_update(
+        index_elements=keys, set_={name: statement.excluded[name] for name in update}
+    ))
