@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from .clock import utcnow
 from .errors import InvalidInput, MemoryDisabled
 from .events import EVENTS_FILE, EventCallback, EventLog
-from .embeddings import Embedder
+from .embeddings import Embedder, check_embedder
 from .episodes import EpisodeStore
 from .knowledge import AppKnowledge
 from .lessons import LessonStore
+from .patterns import PatternStore
 from .models import Namespace, RunManifest, validated, validated_value
 from .redaction import SecretRegistry
 from .run import Run
@@ -23,6 +24,7 @@ from .runs import RunRegistry
 from .scope import Scope
 from .selectors import SelectorCache
 from .store import MigrationState, Store, apply_migrations, migration_states
+from .token_budget import TokenCounter
 from .trajectories import TrajectoryStore
 from .urls import check_url, domain_of
 
@@ -65,8 +67,10 @@ class Memory:
         trace_ttl_days: float,
         similarity_threshold: float,
         embedder: Embedder | None = None,
+        token_counter: TokenCounter | None = None,
     ) -> None:
         self.directory = directory
+        self.token_counter = token_counter or TokenCounter()
         self.namespace = namespace
         self.enabled = enabled
         self.secrets = secrets
@@ -82,6 +86,7 @@ class Memory:
         self._selectors: SelectorCache | None = None
         self._lessons: LessonStore | None = None
         self._episodes: EpisodeStore | None = None
+        self._patterns: PatternStore | None = None
         if store is not None:
             scope = Scope(store=store, namespace=namespace, events=events, secrets=secrets)
             self._scope = scope
@@ -94,6 +99,7 @@ class Memory:
             self._selectors = SelectorCache(scope)
             self._lessons = LessonStore(scope)
             self._episodes = EpisodeStore(scope, embedder=embedder)
+            self._patterns = PatternStore(scope)
 
     @classmethod
     def open(
@@ -108,11 +114,14 @@ class Memory:
         on_event: EventCallback | None = None,
         secrets: Mapping[str, str] | Iterable[str] | None = None,
         embedder: Embedder | None = None,
+        tokenizer: Callable[[str], int | Sequence[Any]] | None = None,
     ) -> Memory:
         """Open (creating it if needed) the memory in ``location`` and bring its schema up to date.
 
         With ``enabled=False`` nothing is read, written or created: runs get an empty context.
+        ``tokenizer`` (text -> token count or tokens) replaces the built-in token estimate.
         """
+        counter = TokenCounter(tokenizer=tokenizer)
         directory = resolve_directory(location)
         validated_namespace = _check_namespace(namespace)
         for name, flag in (("enabled", enabled), ("trace_scoring", trace_scoring)):
@@ -122,6 +131,8 @@ class Memory:
         threshold = _check_number("similarity_threshold", similarity_threshold, low=0, high=1)
         if on_event is not None and not callable(on_event):
             raise InvalidInput("on_event: expected a callable that takes one event dict")
+        if embedder is not None:
+            check_embedder(embedder)  # before the store is opened, so a refusal leaves nothing open
         registry = SecretRegistry(secrets)
         store = None
         log_path = None
@@ -140,7 +151,7 @@ class Memory:
         memory = cls(
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
             events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
-            embedder=embedder,
+            embedder=embedder, token_counter=counter,
         )
         if memory._lessons is not None:
             try:
@@ -181,6 +192,10 @@ class Memory:
     @property
     def episodes(self) -> EpisodeStore:
         return self._require(self._episodes)
+
+    @property
+    def patterns(self) -> PatternStore:
+        return self._require(self._patterns)
 
     def start_run(
         self,

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Any
 
 from .clock import utcnow
 from .context import ContextPack, ContextPart, check_budget
-from .errors import InvalidInput, RunClosed
+from .errors import InvalidInput, MemoryDisabled, RunClosed
 from .episode_export import export_memories
 from .episodes import Episode
 from .models import EnvironmentState, Lesson, MatchReport, RunManifest, Step, validated
+from .patterns import derive_pattern
 from .selectors import is_cacheable
 from .text import clean_for_prompt
 from .tip_feedback import TipFeedback
 from .urls import check_url, domain_of, origin_of
+from .working import AgentMemory
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -43,6 +45,7 @@ class Run:
         self._memory = memory
         self._manifest = manifest
         self.episode = episode
+        self._working: AgentMemory | None = None
         self._references: dict[str, MatchReport] = {}
         self._closed = manifest.status != "running"
         self._site: str | None = None
@@ -76,6 +79,21 @@ class Run:
         if self._memory.enabled:
             self._manifest = self._memory.runs.get_run(self.id)
         return self._manifest
+
+    @property
+    def working(self) -> AgentMemory:
+        """The run's in-run working memory (history, scratch pad, extractions...), persisted as it goes.
+
+        For a resumed handle (``mem.get_run``) it is loaded as last written. Once used, its parts
+        join the run's context under the same budget.
+        """
+        if not self._memory.enabled:
+            raise MemoryDisabled("working memory is not kept when memory is disabled")
+        if self._working is None:
+            self._working = AgentMemory.load(
+                self._memory.scope, self.id, patterns=self._memory.patterns, counter=self._memory.token_counter
+            )
+        return self._working
 
     @property
     def steps(self) -> list[Step]:
@@ -122,7 +140,9 @@ class Run:
                 ContextPart("known_selectors", "KNOWN SELECTORS", PRIORITY_SELECTORS,
                             mem.selectors.format_for_brain(domain)),
             ]
-        pack = ContextPack.assemble(parts, budget)
+            if self._working is not None:
+                parts += self._working.context_parts(domain)
+        pack = ContextPack.assemble(parts, budget, counter=mem.token_counter)
         self._last_failure = None  # an error is news for the next turn only
         mem.events.emit(
             "context_built", run_id=self.id, domain=domain, budget_tokens=budget, tokens=pack.tokens,
@@ -201,7 +221,9 @@ class Run:
             command, self._memory.secrets.redact(error) or "", domain=self._site or self.domain, run_id=self.id
         )
         self._last_failure = (command, error, tips)
-        self._feedback.recalled([tip.id for tip in tips], command, error)
+        # The failed step is stored cut and redacted (record_step): compare it in that form.
+        stored_error = self._memory.secrets.redact(error[:MAX_ERROR_CHARS]) or ""
+        self._feedback.recalled([tip.id for tip in tips], command, stored_error)
         return tips
 
     def on_domain(self, url: str) -> list[Lesson]:
@@ -320,6 +342,10 @@ class Run:
             if learned:
                 mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
             mem.lessons.extract_from_steps(steps, run_id=self.id)
+            draft = derive_pattern(current.goal, steps) if success else None
+            if draft is not None:
+                mem.patterns.learn_pattern(self.domain, draft.description, draft.pattern_type, draft.steps,
+                                           run_id=self.id)
         return manifest
 
     def _record_episode_step(
@@ -327,7 +353,8 @@ class Run:
         env_post: EnvironmentState | Mapping[str, Any] | None, internal_state: str | None, think: str | None,
     ) -> None:
         episodes = self._memory.episodes
-        page = step.url or self._manifest.current_url or self._manifest.start_url
+        # the stored manifest, not self._manifest: earlier steps of this run have moved current_url on
+        page = step.url or self._memory.runs.get_run(self.id).current_url or self._manifest.start_url
         arguments = [argument for argument in (step.target or step.selector, step.value) if argument is not None]
         pending = episodes.record_step_start(
             env_pre if env_pre is not None else {"url": page},

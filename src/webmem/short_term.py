@@ -1,0 +1,206 @@
+"""Short-term memory: the run's recent thought-action-observation cycles, bounded, with priorities,
+failure tracking and loop detection. One action signature is used for all of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from .errors import InvalidInput
+from .text import clean_for_prompt
+
+DEFAULT_MAX_ENTRIES = 50
+LOOP_THRESHOLD = 3
+LOOP_WINDOW = 10
+OBSERVATION_CHARS = 500
+
+
+class MemoryPriority(str, Enum):
+    """How long an entry is kept when the history is full: LOW goes first, CRITICAL never."""
+
+    CRITICAL = "critical"
+    HIGH = "high"
+    NORMAL = "normal"
+    LOW = "low"
+
+
+class ExecutionOutcome(str, Enum):
+    SUCCESS = "success"
+    FAILURE = "failure"
+    PARTIAL = "partial"
+    SKIPPED = "skipped"
+
+
+EVICTION_ORDER = (MemoryPriority.LOW, MemoryPriority.NORMAL, MemoryPriority.HIGH)
+
+
+@dataclass(frozen=True)
+class Action:
+    """A tool call: the tool's name and its parameters."""
+
+    tool: str
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, action: Action | Mapping[str, Any] | str) -> Action:
+        """Accept an Action, a mapping with ``tool`` and ``parameters`` (or ``params``), or a bare tool name."""
+        if isinstance(action, Action):
+            return action
+        if isinstance(action, str) and action.strip():
+            return cls(action.strip())
+        if isinstance(action, Mapping) and isinstance(action.get("tool"), str) and action["tool"].strip():
+            parameters = action.get("parameters", action.get("params", {}))
+            if not isinstance(parameters, Mapping):
+                raise InvalidInput("action.parameters: expected a mapping")
+            try:
+                json.dumps(dict(parameters), sort_keys=True)
+            except (TypeError, ValueError):
+                raise InvalidInput("action.parameters: values must be JSON-serialisable") from None
+            return cls(action["tool"].strip(), dict(parameters))
+        raise InvalidInput("action: expected a tool name or a mapping with 'tool' and 'parameters'")
+
+    def describe(self) -> str:
+        return f"{self.tool}({json.dumps(dict(self.parameters), sort_keys=True, ensure_ascii=False)})"
+
+
+def action_signature(action: Action | Mapping[str, Any] | str, url: str | None) -> str:
+    """The identity of an action on a page: tool, parameters sorted by name, and url."""
+    call = Action.of(action)
+    canonical = json.dumps([call.tool, sorted(call.parameters.items()), url or ""], ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class WorkingEntry:
+    """One thought-action-observation cycle."""
+
+    entry_id: int
+    tool: str
+    parameters: dict[str, Any]
+    thought: str = ""
+    observation: str = ""
+    outcome: str = ExecutionOutcome.SUCCESS.value
+    priority: str = MemoryPriority.NORMAL.value
+    url: str = ""
+    title: str = ""
+    duration_ms: float = 0.0
+    retry_count: int = 0
+    error: str | None = None
+    estimated_tokens: int = 0
+    tags: list[str] = field(default_factory=list)
+    timestamp: float = field(default_factory=time.time)
+
+    @property
+    def signature(self) -> str:
+        return action_signature(Action(self.tool, self.parameters), self.url)
+
+    def describe(self) -> str:
+        return Action(self.tool, self.parameters).describe()
+
+    def format_for_prompt(self, *, include_observation: bool = True) -> str:
+        lines = [f"[{self.outcome.capitalize()}] {clean_for_prompt(self.describe(), 300)}"]
+        if self.thought:
+            lines.append(f"   Thought: {clean_for_prompt(self.thought, 300)}")
+        if self.error:
+            lines.append(f"   Error: {clean_for_prompt(self.error, 300)}")
+        if include_observation and self.observation:
+            lines.append(f"   Result: {clean_for_prompt(self.observation, OBSERVATION_CHARS)}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class ShortTermMemory:
+    """The most recent cycles, at most ``max_entries`` of them (CRITICAL ones are never evicted)."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            raise InvalidInput(f"max_entries: expected a positive integer, got {max_entries!r}")
+        self.max_entries = max_entries
+        self._entries: list[WorkingEntry] = []
+        self._failed: set[str] = set()
+
+    def add(self, entry: WorkingEntry) -> list[WorkingEntry]:
+        """Keep an entry; returns the entries evicted to make room (by priority, oldest first)."""
+        self._entries.append(entry)
+        if entry.outcome == ExecutionOutcome.FAILURE.value:
+            self._failed.add(entry.signature)
+        evicted = []
+        while len(self._entries) > self.max_entries:
+            victim = self._victim()
+            if victim is None:
+                break  # everything left is CRITICAL
+            self._entries.remove(victim)
+            evicted.append(victim)
+        return evicted
+
+    def _victim(self) -> WorkingEntry | None:
+        for priority in EVICTION_ORDER:
+            for entry in self._entries:
+                if entry.priority == priority.value:
+                    return entry
+        return None
+
+    @property
+    def entries(self) -> list[WorkingEntry]:
+        return list(self._entries)
+
+    def get_recent(self, n: int = 5) -> list[WorkingEntry]:
+        return self._entries[-n:] if n > 0 else []
+
+    def get_by_outcome(self, outcome: ExecutionOutcome | str) -> list[WorkingEntry]:
+        value = outcome.value if isinstance(outcome, ExecutionOutcome) else outcome
+        return [entry for entry in self._entries if entry.outcome == value]
+
+    def has_failed(self, signature: str) -> bool:
+        """Whether an action with this signature failed in this run (evicted entries included)."""
+        return signature in self._failed
+
+    def get_action_frequency(self, action: Action | Mapping[str, Any] | str, url: str | None = None) -> int:
+        signature = action_signature(action, url)
+        return sum(1 for entry in self._entries if entry.signature == signature)
+
+    def get_loop_warnings(self, threshold: int = LOOP_THRESHOLD, window: int = LOOP_WINDOW) -> list[str]:
+        """One warning per action repeated ``threshold``+ times in the last ``window`` entries."""
+        recent = self._entries[-window:]
+        counts = Counter(entry.signature for entry in recent)
+        warnings = []
+        for signature, times in counts.items():
+            if times >= threshold:
+                example = next(entry for entry in recent if entry.signature == signature)
+                warnings.append(
+                    f"Warning: {clean_for_prompt(example.describe(), 200)} repeated {times} times "
+                    f"in the last {len(recent)} actions!"
+                )
+        return warnings
+
+    def format_history(self, last_n: int = 5) -> str:
+        recent = self.get_recent(last_n)
+        if not recent:
+            return ""
+        lines = self.get_loop_warnings()
+        for number, entry in enumerate(recent, start=1):
+            lines.append(f"{number}. {entry.format_for_prompt()}")
+        return "\n".join(lines)
+
+    def total_tokens(self) -> int:
+        return sum(entry.estimated_tokens for entry in self._entries)
+
+    def restore(self, entries: list[WorkingEntry], failed: set[str]) -> None:
+        self._entries = list(entries)
+        self._failed = set(failed)
+
+    def failed_signatures(self) -> set[str]:
+        return set(self._failed)
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._failed.clear()
