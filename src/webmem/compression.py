@@ -11,9 +11,10 @@ compressor loses URLs or overshoots. This module never calls a network itself.
 
 What counts as an item to keep:
 
-* URLs: every ``http(s)://`` URL of the text. For HTML, also every ``href`` (absolute or
-  relative, ``mailto:`` included; ``javascript:`` and a bare ``#`` are not links) and
-  every form ``action``.
+* URLs: every ``http(s)://`` URL of the text. For HTML: every ``href`` (absolute or
+  relative, ``mailto:`` included; ``javascript:`` and a bare ``#`` are not links), every
+  form ``action``, and the ``http(s)://`` URLs written in its visible text. The sources
+  of images and scripts are resources, not links, and are not kept.
 * Selectors: in text, the tokens that look like CSS selectors (``#login-btn``, ``.price``,
   ``[data-testid="x"]``, ``input[name=email]``). For HTML, every element id (as ``#id``),
   every test id (``[data-testid="..."]`` and the like), and the selector-like tokens of
@@ -77,7 +78,8 @@ _ATTRIBUTE = r"\[[A-Za-z_:][\w:.-]*(?:[~|^$*]?=(?:\"[^\"\n]*\"|'[^'\n]*'|[^\]\s\
 _ATTRIBUTE_WITH_VALUE = r"\[[A-Za-z_:][\w:.-]*[~|^$*]?=(?:\"[^\"\n]*\"|'[^'\n]*'|[^\]\s\"']+)\]"
 _SELECTOR = re.compile(
     rf"(?<![\w.#/@:\-\]])"
-    rf"(?:(?:{_SELECTOR_TAGS})(?:{_SIMPLE}|{_ATTRIBUTE})+|(?:{_SIMPLE}|{_ATTRIBUTE_WITH_VALUE})(?:{_SIMPLE}|{_ATTRIBUTE})*)"
+    rf"(?:(?:{_SELECTOR_TAGS})(?:{_SIMPLE}|{_ATTRIBUTE})+"  # a tag with an id, class or attribute
+    rf"|(?:{_SIMPLE}|{_ATTRIBUTE_WITH_VALUE})(?:{_SIMPLE}|{_ATTRIBUTE})*)"  # or an id, class or [attr=value] first
     rf"(?![\w(-])"
 )
 _FORM_CONTROL_TAG = re.compile(r"<(?:input|select|textarea)\b[^>]*>", re.I)
@@ -88,6 +90,7 @@ _NUMBER = re.compile(r"\d")
 _PRICE = re.compile(r"[$€£¥]\s?\d|\d[\d,]*\.\d\d\b|\b\d+(?:[.,]\d+)?\s?(?:USD|EUR|GBP|%)")
 _HEADING_LINE = re.compile(r"#{1,6}\s|title:|description:")
 _ID_SELECTOR = re.compile(r"[A-Za-z_-][\w-]*")
+_URL_NOISE = re.compile(r"[\t\n\r]")
 
 _SKIPPED_ELEMENTS = frozenset({"script", "style", "noscript", "template", "svg"})
 _BLOCK_ELEMENTS = frozenset({
@@ -97,8 +100,8 @@ _BLOCK_ELEMENTS = frozenset({
 })
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _TEST_ID_ATTRIBUTES = ("data-testid", "data-test-id", "data-test", "data-qa", "data-cy")
-_HTML_MIN_TAGS = 4
-_HTML_MIN_TAG_SHARE = 0.1
+_HTML_MIN_TAGS = 4  # the same rule as webmem.token_budget's HTML detection
+_HTML_MIN_TAG_SHARE = 0.15
 
 
 class Compressor(Protocol):
@@ -285,6 +288,11 @@ def _flat(text: str, limit: int | None = None) -> str:
     return clean_for_prompt(text, len(text) if limit is None else limit)
 
 
+def _attribute(attributes: dict[str, str], name: str) -> str:
+    """An attribute value fit for a prompt: tabs and newlines removed (as browsers do in URLs), spaces collapsed."""
+    return _flat(_URL_NOISE.sub("", attributes.get(name, "")))
+
+
 def _looks_like_html(text: str) -> bool:
     tags = _HTML_TAG.findall(text)
     if len(tags) < _HTML_MIN_TAGS:
@@ -370,10 +378,12 @@ class _OutlineParser(HTMLParser):
 
     def _notes(self, attributes: dict[str, str]) -> str:
         notes = []
-        element_id = attributes.get("id", "").strip()
+        element_id = _attribute(attributes, "id")
         if element_id:
             notes.append(_id_selector(element_id))
-        notes.extend(f'[{name}="{attributes[name]}"]' for name in _TEST_ID_ATTRIBUTES if attributes.get(name))
+        notes.extend(
+            f'[{name}="{_attribute(attributes, name)}"]' for name in _TEST_ID_ATTRIBUTES if _attribute(attributes, name)
+        )
         return (" " + " ".join(notes)) if notes else ""
 
     # parser callbacks
@@ -403,14 +413,14 @@ class _OutlineParser(HTMLParser):
             self._boundary()
             self._button = (len(self._buffer), self._notes(attributes))
         elif tag == "label":
-            self._label = (len(self._buffer), attributes.get("for", "").strip(), [])
+            self._label = (len(self._buffer), _attribute(attributes, "for"), [])
         elif tag == "form":
-            action = attributes.get("action", "").strip()
+            action = _attribute(attributes, "action")
             parts = ["form:"]
             if action:
                 parts.append(f'action="{action}"')
-            if attributes.get("method"):
-                parts.append(f'method="{attributes["method"].lower()}"')
+            if _attribute(attributes, "method"):
+                parts.append(f'method="{_attribute(attributes, "method").lower()}"')
             self._emit(" ".join(parts) + self._notes(attributes))
         elif tag in ("input", "select", "textarea"):
             self._open_field(tag, attributes)
@@ -478,21 +488,23 @@ class _OutlineParser(HTMLParser):
 
     # elements
     def _record(self, tag: str, attributes: dict[str, str]) -> None:
-        href = attributes.get("href", "").strip()
+        href = _attribute(attributes, "href")
         if _is_link(href):
             self.hrefs.append(href)
-        action = attributes.get("action", "").strip() if tag == "form" else ""
+        action = _attribute(attributes, "action") if tag == "form" else ""
         if _is_link(action):
             self.hrefs.append(action)
-        element_id = attributes.get("id", "").strip()
+        element_id = _attribute(attributes, "id")
         if element_id:
             self.ids.append(_id_selector(element_id))
-        self.test_ids.extend(f'[{name}="{attributes[name]}"]' for name in _TEST_ID_ATTRIBUTES if attributes.get(name))
+        self.test_ids.extend(
+            f'[{name}="{_attribute(attributes, name)}"]' for name in _TEST_ID_ATTRIBUTES if _attribute(attributes, name)
+        )
 
     def _open_link(self, attributes: dict[str, str]) -> None:
         self._close_link()
-        href = attributes.get("href", "").strip()
-        fallback = attributes.get("aria-label") or attributes.get("title") or "link"
+        href = _attribute(attributes, "href")
+        fallback = _attribute(attributes, "aria-label") or _attribute(attributes, "title") or "link"
         self._link = (len(self._buffer), href if _is_link(href) else "", self._notes(attributes), fallback)
 
     def _close_link(self) -> None:
@@ -504,9 +516,9 @@ class _OutlineParser(HTMLParser):
         self._buffer.append(f" [{text}]({href}){notes}" if href else f" {text}{notes}")
 
     def _open_field(self, tag: str, attributes: dict[str, str]) -> None:
-        name = attributes.get("name", "").strip()
-        element_id = attributes.get("id", "").strip()
-        kind = tag if tag != "input" else (attributes.get("type", "text").strip().lower() or "text")
+        name = _attribute(attributes, "name")
+        element_id = _attribute(attributes, "id")
+        kind = tag if tag != "input" else (_attribute(attributes, "type").lower() or "text")
         if kind in ("submit", "button", "reset", "image") and not name:
             label = attributes.get("value") or attributes.get("alt") or kind
             self._emit(f"button: {_flat(label, LABEL_CHARS)}{self._notes(attributes)}")
@@ -589,7 +601,8 @@ def _inventory_of(text: str) -> tuple[str, _Inventory, bool]:
     if _looks_like_html(text):
         body, inventory = _html_outline(text)
         return body, inventory, True
-    return text, _text_inventory(text), False
+    cleaned = "\n".join(_clean_line(line) for line in text.splitlines())
+    return cleaned, _text_inventory(cleaned), False
 
 
 # --- selecting lines ---------------------------------------------------------------------------
@@ -637,9 +650,29 @@ def _score(unit: str, *, urls: int, selectors: int, fields: int) -> int:
 
 @dataclass
 class _Kind:
+    """One list of the inventory: its heading, the line of each item, and the items no kept line carries yet."""
+
     heading: str
-    lines: list[str]  # the line each item takes in the inventory
-    uncovered: set[int]
+    lines: list[str]
+    uncovered: set[int] = field(default_factory=set)
+    uncovered_chars: int = 0
+
+    def __post_init__(self) -> None:
+        self.uncovered = set(range(len(self.lines)))
+        self.uncovered_chars = sum(len(line) for line in self.lines)
+
+    def cost_without(self, covered: set[int]) -> tuple[int, int]:
+        """Characters and lines of this list once the items in ``covered`` are carried by kept lines."""
+        newly = covered & self.uncovered
+        left = len(self.uncovered) - len(newly)
+        if not left:
+            return 0, 0
+        return len(self.heading) + self.uncovered_chars - sum(len(self.lines[i]) for i in newly), 1 + left
+
+    def cover(self, covered: set[int]) -> None:
+        newly = covered & self.uncovered
+        self.uncovered_chars -= sum(len(self.lines[i]) for i in newly)
+        self.uncovered -= newly
 
     def render(self) -> list[str]:
         if not self.uncovered:
@@ -647,39 +680,34 @@ class _Kind:
         return [self.heading, *(self.lines[i] for i in sorted(self.uncovered))]
 
 
-def _total(chars: int, lines: int) -> int:
-    return chars + max(0, lines - 1)
-
-
 def _select(units: list[str], checker: _Checker, max_chars: int) -> tuple[list[str], list[_Kind]]:
-    """Greedily keep the best-scored units that fit beside the inventory of what they do not carry."""
+    """Greedily keep the best-scored units that fit beside the inventory of what they do not carry.
+
+    The output is the kept units and the inventory lists, one item per line, joined by newlines.
+    """
     inventory = checker.inventory
     kinds = [
-        _Kind(URLS_HEADING, list(inventory.urls), set(range(len(inventory.urls)))),
-        _Kind(SELECTORS_HEADING, list(inventory.selectors), set(range(len(inventory.selectors)))),
-        _Kind(FIELDS_HEADING, [item.render() for item in inventory.fields], set(range(len(inventory.fields)))),
+        _Kind(URLS_HEADING, list(inventory.urls)),
+        _Kind(SELECTORS_HEADING, list(inventory.selectors)),
+        _Kind(FIELDS_HEADING, [item.render() for item in inventory.fields]),
     ]
     carried = [(checker.urls_in(unit), checker.selectors_in(unit), checker.fields_in(unit)) for unit in units]
-    order = sorted(
-        range(len(units)),
-        key=lambda i: (-_score(units[i], urls=len(carried[i][0]), selectors=len(carried[i][1]), fields=len(carried[i][2])), i),
-    )
+    scores = [
+        _score(unit, urls=len(urls), selectors=len(selectors), fields=len(fields))
+        for unit, (urls, selectors, fields) in zip(units, carried)
+    ]
     body_chars = body_lines = 0
     kept: set[int] = set()
-    for index in order:
-        inventory_chars = inventory_lines = 0
+    for index in sorted(range(len(units)), key=lambda i: (-scores[i], i)):
+        chars, lines = body_chars + len(units[index]), body_lines + 1
         for kind, items in zip(kinds, carried[index]):
-            remaining = kind.uncovered - items
-            if remaining:
-                inventory_chars += len(kind.heading) + sum(len(kind.lines[i]) for i in remaining)
-                inventory_lines += 1 + len(remaining)
-        chars = body_chars + len(units[index]) + inventory_chars
-        if _total(chars, body_lines + 1 + inventory_lines) <= max_chars:
+            kind_chars, kind_lines = kind.cost_without(items)
+            chars, lines = chars + kind_chars, lines + kind_lines
+        if chars + lines - 1 <= max_chars:  # the characters plus the newlines between the lines
             kept.add(index)
-            body_chars += len(units[index])
-            body_lines += 1
+            body_chars, body_lines = body_chars + len(units[index]), body_lines + 1
             for kind, items in zip(kinds, carried[index]):
-                kind.uncovered -= items
+                kind.cover(items)
     return [units[i] for i in sorted(kept)], kinds
 
 
@@ -739,7 +767,9 @@ def compress_extraction(text: str, *, max_chars: int) -> CompressionResult:
     )
 
 
-def compress_with(compressor: Compressor | Callable[[str, int], str] | None, text: str, *, max_chars: int) -> CompressionResult:
+def compress_with(
+    compressor: Compressor | Callable[[str, int], str] | None, text: str, *, max_chars: int
+) -> CompressionResult:
     """Compress with the caller's ``compressor`` (an LLM, say), checked, or extractively.
 
     The compressor's output is accepted (``method="hook"``) when it keeps every URL of

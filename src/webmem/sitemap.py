@@ -326,7 +326,10 @@ class SitemapGraph:
         pages = self.pages()
         visited = [page for page in pages if page.visited]
         state = "complete" if self.is_complete() else "in progress"
-        lines = [f"Site exploration of {self._homepage} ({state}): {len(visited)} of {len(pages)} discovered pages visited."]
+        lines = [
+            f"Site exploration of {self._homepage} ({state}): "
+            f"{len(visited)} of {len(pages)} discovered pages visited."
+        ]
         for depth in sorted({page.depth for page in pages}):
             at_depth = [page for page in pages if page.depth == depth]
             seen = sum(1 for page in at_depth if page.visited)
@@ -373,7 +376,10 @@ class SitemapGraph:
             raise InvalidInput("data.pages: expected a list of pages")
         graph._pages.clear()
         for index, raw in enumerate(pages):
-            graph._insert(_page_from_dict(index, raw, graph))
+            page = _page_from_dict(index, raw, graph)
+            if _page_key(page.url) in graph._pages:
+                raise InvalidInput(f"data.pages[{index}].url: {page.url[:80]!r} appears twice")
+            graph._insert(page)
         if _page_key(graph._homepage) not in graph._pages:
             raise InvalidInput("data.pages: the homepage is missing")
         return graph
@@ -387,7 +393,7 @@ def _page_from_dict(index: int, raw: object, graph: SitemapGraph) -> SitemapPage
         page = SitemapPage(**raw)
     except TypeError as exc:
         raise InvalidInput(f"{field}: {exc}") from exc
-    if normalize_url(page.url) != page.url or not graph.is_same_site(page.url):
+    if not isinstance(page.url, str) or normalize_url(page.url) != page.url or not graph.is_same_site(page.url):
         raise InvalidInput(f"{field}.url: {str(page.url)[:80]!r} is not a normalised URL of this site")
     for name in ("depth", "order", "section_count"):
         _check_count(getattr(page, name), f"{field}.{name}")

@@ -213,7 +213,9 @@ def _count_messages(messages: object, count: Callable[[str], int]) -> int:
     total = REPLY_PRIMING_TOKENS
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
-            raise InvalidInput(f"messages[{index}]: expected a dict with 'role' and 'content', got {type(message).__name__}")
+            raise InvalidInput(
+                f"messages[{index}]: expected a dict with 'role' and 'content', got {type(message).__name__}"
+            )
         content = message.get("content")
         if content is None:
             content = ""
