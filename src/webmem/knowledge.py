@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, delete, select, update
+from sqlalchemy import and_, case, delete, select, update
 
 from .clock import as_utc, new_id, utcnow
 from .errors import InvalidInput
@@ -101,6 +101,42 @@ class AppKnowledge:
         with self._scope.store.write():
             return [self._record_item(domain, item, run_id) for item in items]
 
+    def import_fact(self, fact: Fact) -> str:
+        """Store a fact as it is; the same (type, key, value) again is merged: highest confidence,
+        sources added, latest last_seen. Returns ``"added"`` or ``"merged"``.
+        """
+        if not isinstance(fact, Fact):
+            raise InvalidInput("fact: expected a webmem.Fact")
+        fact = fact.model_copy(update={"key": self._scope.redact(fact.key), "value": self._scope.redact(fact.value)})
+        same = and_(facts.c.namespace == self._ns, facts.c.domain == fact.domain, facts.c.type == fact.type,
+                    facts.c.key == fact.key, facts.c.value == fact.value)
+        with self._scope.store.write() as conn:
+            merged = conn.execute(update(facts).where(same).values(
+                confidence=case((facts.c.confidence < fact.confidence, fact.confidence), else_=facts.c.confidence),
+                sources=facts.c.sources + fact.sources,
+                last_seen=case((facts.c.last_seen < fact.last_seen, fact.last_seen), else_=facts.c.last_seen),
+            )).rowcount
+            if not merged:
+                conn.execute(facts.insert().values(namespace=self._ns, **fact.model_dump()))
+        return "merged" if merged else "added"
+
+    def import_session(self, session: Session) -> bool:
+        """Store a session as it is; False when the same session at the same time is already here."""
+        if not isinstance(session, Session):
+            raise InvalidInput("session: expected a webmem.Session")
+        with self._scope.store.write() as conn:
+            if conn.execute(select(sessions.c.pk).where(
+                sessions.c.namespace == self._ns, sessions.c.domain == session.domain,
+                sessions.c.session_id == session.id, sessions.c.recorded_at == session.timestamp,
+            )).first() is not None:
+                return False
+            self.record_session(
+                session.domain, goal=session.goal, outcome=session.outcome, success=session.success,
+                final_url=session.final_url, turns_used=session.turns_used, duration_ms=session.duration_ms,
+                session_id=session.id, run_id=session.run_id, timestamp=session.timestamp,
+            )
+        return True
+
     def facts(self, domain: str, type: str | None = None, min_confidence: float = 0.3) -> list[Fact]:  # noqa: A002
         """Facts of a domain at or above ``min_confidence``, highest confidence first."""
         query = select(*_FACT_COLUMNS).where(facts.c.namespace == self._ns, facts.c.domain == check_domain(domain))
@@ -112,6 +148,15 @@ class AppKnowledge:
         query = query.order_by(facts.c.confidence.desc(), facts.c.last_seen.desc(), facts.c.pk)
         with self._scope.store.read() as conn:
             return [_fact(row) for row in conn.execute(query)]
+
+    def domains(self) -> list[str]:
+        """Every domain with facts or sessions in this namespace."""
+        with self._scope.store.read() as conn:
+            found = set(conn.execute(select(facts.c.domain).where(facts.c.namespace == self._ns).distinct()).scalars())
+            found |= set(conn.execute(
+                select(sessions.c.domain).where(sessions.c.namespace == self._ns).distinct()
+            ).scalars())
+        return sorted(found)
 
     def format_for_brain(self, domain: str) -> str:
         """Facts at or above 0.5 grouped by type, highest confidence first; '' when there are none."""

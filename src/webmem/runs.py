@@ -69,6 +69,21 @@ class RunRegistry:
         )
         return manifest
 
+    def import_manifest(self, manifest: RunManifest) -> bool:
+        """Store a manifest as it is (timestamps kept); False when a run with its id is already here."""
+        if not isinstance(manifest, RunManifest):
+            raise InvalidInput("manifest: expected a webmem.RunManifest")
+        redact = self._scope.redact
+        manifest = manifest.model_copy(update={
+            name: redact(getattr(manifest, name))
+            for name in ("goal", "start_url", "final_url", "current_url", "summary", "result", "reason")
+        })
+        with self._scope.store.write() as conn:
+            if self._row(conn, manifest.run_id) is not None:
+                return False
+            conn.execute(runs.insert().values(namespace=self._ns, **manifest.model_dump()))
+        return True
+
     def get_run(self, run_id: str) -> RunManifest:
         with self._scope.store.read() as conn:
             return self._fetch(conn, run_id)

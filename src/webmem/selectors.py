@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, select, update
+from sqlalchemy import and_, case, func, select, update
 
 from .clock import utcnow
 from .errors import InvalidInput
@@ -71,6 +71,27 @@ class SelectorCache:
         )
         return stored
 
+    def import_entry(self, entry: SelectorEntry) -> str:
+        """Store an entry as it is; an existing one keeps the larger count and fills in what it lacks.
+
+        Returns ``"added"`` or ``"merged"``.
+        """
+        if not isinstance(entry, SelectorEntry):
+            raise InvalidInput("entry: expected a webmem.SelectorEntry")
+        key = and_(selectors.c.namespace == self._ns, selectors.c.domain == entry.domain,
+                   selectors.c.element == entry.element)
+        with self._scope.store.write() as conn:
+            merged = conn.execute(update(selectors).where(key).values(
+                success_count=case((selectors.c.success_count < entry.success_count, entry.success_count),
+                                   else_=selectors.c.success_count),
+                stable_selector=func.coalesce(selectors.c.stable_selector, entry.stable_selector),
+                last_ref=func.coalesce(selectors.c.last_ref, entry.last_ref),
+                last_used=case((selectors.c.last_used < entry.last_used, entry.last_used), else_=selectors.c.last_used),
+            )).rowcount
+            if not merged:
+                conn.execute(selectors.insert().values(namespace=self._ns, **entry.model_dump()))
+        return "merged" if merged else "added"
+
     def top(self, domain: str, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:
         """The most successful entries of a domain, most successes first."""
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -83,6 +104,13 @@ class SelectorCache:
         )
         with self._scope.store.read() as conn:
             return [_entry(row) for row in conn.execute(query)]
+
+    def domains(self) -> list[str]:
+        """Every domain with selectors in this namespace."""
+        with self._scope.store.read() as conn:
+            return sorted(conn.execute(
+                select(selectors.c.domain).where(selectors.c.namespace == self._ns).distinct()
+            ).scalars())
 
     def format_for_brain(self, domain: str, limit: int = PROMPT_LIMIT) -> str:
         """One line per known element: identity, stable selector, last ref and success count."""

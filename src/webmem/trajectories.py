@@ -65,21 +65,34 @@ class TrajectoryStore:
             created_at=as_utc(created_at) if created_at else utcnow(),
             run_id=run_id,
         )
-        row = trajectory.model_dump(mode="json", exclude={"id", "created_at"})
         with self._scope.store.write() as conn:
-            conn.execute(
-                trajectories.insert().values(
-                    namespace=self._ns,
-                    trajectory_id=trajectory.id,
-                    created_at=trajectory.created_at,
-                    **row,
-                )
-            )
+            self._insert(conn, trajectory)
         self._scope.emit(
             "trajectory_saved", run_id=run_id, trajectory_id=trajectory.id, goal=trajectory.goal,
             origin=trajectory.origin, steps=len(trajectory.steps), success=trajectory.success,
         )
         return trajectory
+
+    def import_trajectory(self, trajectory: Trajectory) -> bool:
+        """Store a trajectory as it is (id and timestamp kept); False when its id is already here."""
+        if not isinstance(trajectory, Trajectory):
+            raise InvalidInput("trajectory: expected a webmem.Trajectory")
+        trajectory = trajectory.model_copy(update={
+            "goal": self._scope.redact(trajectory.goal), "steps": [_redacted_step(s, self._scope) for s in trajectory.steps],
+        })
+        with self._scope.store.write() as conn:
+            if conn.execute(select(trajectories.c.trajectory_id).where(
+                trajectories.c.namespace == self._ns, trajectories.c.trajectory_id == trajectory.id
+            )).first() is not None:
+                return False
+            self._insert(conn, trajectory)
+        return True
+
+    def _insert(self, conn: Any, trajectory: Trajectory) -> None:
+        row = trajectory.model_dump(mode="json", exclude={"id", "created_at"})
+        conn.execute(trajectories.insert().values(
+            namespace=self._ns, trajectory_id=trajectory.id, created_at=trajectory.created_at, **row
+        ))
 
     def get(self, trajectory_id: str) -> Trajectory:
         with self._scope.store.read() as conn:
