@@ -48,7 +48,7 @@ _VALUE_KEYS = {"type": "text", "fill": "text", "press": "key", "select": "value"
 _KNOWN_STEP_KEYS = {"url", "action", "snapshotHash", "verified", "expectedEffect"}
 
 
-class _DryRun(Exception):
+class DryRunRollback(Exception):
     """Raised inside the import transaction to roll it back."""
 
 
@@ -92,8 +92,8 @@ def import_agent_memory(
                 if progress is not None:
                     progress(number, len(files))
             if dry_run:
-                raise _DryRun
-    except _DryRun:
+                raise DryRunRollback
+    except DryRunRollback:
         pass
     for ignored in ("hints.json", "runs"):
         if (root / ignored).exists():

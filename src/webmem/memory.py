@@ -23,7 +23,10 @@ from .run import Run
 from .runs import RunRegistry
 from .scope import Scope
 from .selectors import SelectorCache
+from .agent_memory_layout import DryRunRollback
+from .context import ContextPack
 from .store import MigrationState, Store, apply_migrations, migration_states
+from .store import inspect as inspect_store
 from .token_budget import TokenCounter
 from .trajectories import TrajectoryStore
 from .urls import check_url, domain_of
@@ -232,6 +235,54 @@ class Memory:
     def get_run(self, run_id: str) -> Run:
         """A handle on an existing run, for example to continue recording after a restart."""
         return Run(self, self.runs.get_run(run_id))
+
+    def preview_context(self, *, goal: str, url: str, budget_tokens: int = 2000) -> ContextPack:
+        """The context a new run with this goal would get on this page, without recording anything."""
+        run = Run(self, _unsaved_manifest(goal, url, None, None, None), preview=self.enabled)
+        return run.context(url=url, budget_tokens=budget_tokens)
+
+    def prune(self, *, dry_run: bool = False) -> dict[str, int]:
+        """Remove expired trajectories, stale lessons, weak facts and the weakest patterns.
+
+        With ``dry_run`` nothing changes: the counts say what would go.
+        """
+        removed: dict[str, int] = {}
+        try:
+            with self.store.write():
+                removed["trajectories"] = self.trajectories.prune_expired()
+                removed["lessons"] = self.lessons.prune()
+                removed["facts"] = self.knowledge.prune_facts()
+                removed["patterns"] = self.patterns.prune()
+                if dry_run:
+                    raise DryRunRollback
+        except DryRunRollback:
+            pass
+        return removed
+
+    def stats(self) -> dict[str, Any]:
+        """Record counts per kind (and per domain), and the database's size."""
+        with self.store.read() as conn:
+            counted = inspect_store.counts(conn, self.namespace)
+            health = inspect_store.sqlite_health(conn, self.store.location)
+        return {"namespace": self.namespace, "location": self.store.location, "counts": counted,
+                "database_bytes": health["database_bytes"], "wal_bytes": health["wal_bytes"]}
+
+    def doctor(self) -> dict[str, Any]:
+        """Integrity check, migrations, WAL state, orphaned records; ``ok`` says whether all is well."""
+        with self.store.read() as conn:
+            health = inspect_store.sqlite_health(conn, self.store.location)
+            orphaned = inspect_store.orphans(conn, self.namespace)
+            states = migration_states(conn)
+            names = inspect_store.namespaces(conn)
+        pending = [state.name for state in states if not state.applied]
+        return {
+            "ok": health["integrity"] == "ok" and not pending and health["journal_mode"] == "wal",
+            "integrity": health["integrity"], "journal_mode": health["journal_mode"],
+            "database_bytes": health["database_bytes"], "wal_bytes": health["wal_bytes"],
+            "migrations": [{"name": s.name, "applied_at": s.applied_at.isoformat() if s.applied_at else None}
+                           for s in states],
+            "pending_migrations": pending, "orphans": orphaned, "namespaces": names,
+        }
 
     def migrations(self) -> list[MigrationState]:
         """Every known migration and when it was applied."""

@@ -1,0 +1,221 @@
+"""webmem's own export (JSON, JSONL, CSV, prompt text) and import (auto-detected source).
+
+JSON export: ``{"webmem_export": 1, "namespace": ..., "<kind>": [records...]}`` with one key per
+kind. JSONL: one ``{"kind": ..., "record": {...}}`` object per line. CSV: one kind at a time, flat
+columns. Prompt: lessons (the tier-1 system-prompt section) or episodes (REPEAT/AVOID).
+
+Import auto-detects an ``.agent-memory/`` directory of browser-agent-driver's layout, a lesson
+``memory.json`` file (mycompagent), or a webmem JSON/JSONL export.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from .agent_memory_layout import DryRunRollback, TransferReport, import_agent_memory, is_agent_memory_dir
+from .episode_export import export_memories
+from .errors import InvalidInput
+from .models import Fact, Lesson, RunManifest, SelectorEntry, Session, Trajectory, describe_validation_error
+from .models import EpisodeEntry
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+KINDS = ("runs", "trajectories", "facts", "sessions", "selectors", "lessons", "episodes")
+FORMATS = ("json", "jsonl", "csv", "prompt")
+EXPORT_MARKER = "webmem_export"
+Progress = Callable[[int, int], None]
+_RECORD_TYPES: dict[str, type[BaseModel]] = {
+    "runs": RunManifest, "trajectories": Trajectory, "facts": Fact, "sessions": Session,
+    "selectors": SelectorEntry, "lessons": Lesson, "episodes": EpisodeEntry,
+}
+
+
+def collect(mem: Memory, kinds: Iterable[str]) -> dict[str, list[BaseModel]]:
+    """The namespace's records of each kind."""
+    chosen = _check_kinds(kinds)
+    records: dict[str, list[BaseModel]] = {}
+    domains = sorted(set(mem.knowledge.domains()) | set(mem.selectors.domains()))
+    for kind in chosen:
+        if kind == "runs":
+            records[kind] = list(mem.runs.list_runs())
+        elif kind == "trajectories":
+            records[kind] = list(mem.trajectories.list())
+        elif kind == "facts":
+            records[kind] = [fact for domain in domains for fact in mem.knowledge.facts(domain, min_confidence=0.0)]
+        elif kind == "sessions":
+            records[kind] = [session for domain in domains for session in mem.knowledge.sessions(domain)]
+        elif kind == "selectors":
+            records[kind] = [entry for domain in domains for entry in mem.selectors.top(domain, limit=100_000)]
+        elif kind == "lessons":
+            records[kind] = list(mem.lessons.list())
+        else:
+            records[kind] = [entry for session in mem.episodes.sessions()
+                             for entry in mem.episodes.load_all_memories_for_session(session)]
+    return records
+
+
+def render(mem: Memory, records: dict[str, list[BaseModel]], format: str) -> str:  # noqa: A002
+    """Records as text in one of the export formats."""
+    if format not in FORMATS:
+        raise InvalidInput(f"format: {format!r} is not one of {', '.join(FORMATS)}")
+    if format == "json":
+        body = {EXPORT_MARKER: 1, "namespace": mem.namespace}
+        body.update({kind: [r.model_dump(mode="json") for r in items] for kind, items in records.items()})
+        return json.dumps(body, indent=2, ensure_ascii=False)
+    if format == "jsonl":
+        return "".join(
+            json.dumps({"kind": kind, "record": r.model_dump(mode="json")}, ensure_ascii=False) + "\n"
+            for kind, items in records.items() for r in items
+        )
+    if len(records) != 1:
+        raise InvalidInput(f"format: {format} exports one kind at a time; choose one with --kind")
+    (kind, items), = records.items()
+    if format == "prompt":
+        if kind == "episodes":
+            return export_memories([item for item in items if isinstance(item, EpisodeEntry)], "prompt")
+        if kind == "lessons":
+            return mem.lessons.system_prompt_section()
+        raise InvalidInput("format: prompt text exists for lessons and episodes only")
+    if kind == "episodes":
+        return export_memories([item for item in items if isinstance(item, EpisodeEntry)], "csv")
+    return _csv(items)
+
+
+def _csv(items: list[BaseModel]) -> str:
+    rows = [_flat(item.model_dump(mode="json")) for item in items]
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _flat(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+            for key, value in data.items()}
+
+
+def detect(path: Path) -> str:
+    """What a path holds: ``agent-memory``, ``lessons`` or ``webmem`` (JSON or JSONL export)."""
+    if path.is_dir():
+        if is_agent_memory_dir(path):
+            return "agent-memory"
+        raise InvalidInput(f"path: {path} is a directory but not an .agent-memory layout (no domains/, agent-runs/ or traj_*.json)")
+    if not path.is_file():
+        raise InvalidInput(f"path: {path} does not exist")
+    head = path.open("rb").read(4096).decode("utf-8", errors="replace").lstrip()
+    if head.startswith("{") and f'"{EXPORT_MARKER}"' in head:
+        return "webmem"
+    if head.startswith('{"kind"'):
+        return "webmem"
+    if head.startswith("{") and '"lessons"' in head and '"version"' in head:
+        return "lessons"
+    raise InvalidInput(f"path: {path} is not an .agent-memory directory, a lesson memory.json or a webmem export")
+
+
+def import_path(mem: Memory, path: str | Path, *, dry_run: bool = False, progress: Progress | None = None) -> TransferReport:
+    """Import whatever ``path`` holds (see :func:`detect`) into ``mem``'s namespace."""
+    source = Path(path)
+    kind = detect(source)
+    if kind == "agent-memory":
+        return import_agent_memory(mem, source, dry_run=dry_run, progress=progress)
+    report = TransferReport(dry_run=dry_run)
+    try:
+        with mem.store.write():
+            if kind == "lessons":
+                result = mem.lessons.import_file(source)
+                _add(report.added, "lessons", result.added)
+                _add(report.merged, "lessons", result.merged)
+            else:
+                _import_export(mem, _read_export(source), report, progress)
+            if dry_run:
+                raise DryRunRollback
+    except DryRunRollback:
+        pass
+    return report
+
+
+def _read_export(path: Path) -> dict[str, list[Any]]:
+    text = path.read_text(encoding="utf-8")
+    try:
+        if text.lstrip().startswith('{"kind"'):
+            grouped: dict[str, list[Any]] = {}
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
+                    item = json.loads(line)
+                    if not isinstance(item, dict) or item.get("kind") not in KINDS:
+                        raise InvalidInput(f"{path}: line {number} is not a webmem record")
+                    grouped.setdefault(item["kind"], []).append(item.get("record"))
+            return grouped
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get(EXPORT_MARKER) != 1:
+        raise InvalidInput(f"{path}: not a webmem export of version 1")
+    return {kind: data[kind] for kind in KINDS if isinstance(data.get(kind), list)}
+
+
+def _import_export(mem: Memory, grouped: dict[str, list[Any]], report: TransferReport, progress: Progress | None) -> None:
+    total = sum(len(items) for items in grouped.values())
+    done = 0
+    for kind in KINDS:
+        valid = []
+        for number, raw in enumerate(grouped.get(kind, [])):
+            try:
+                valid.append(_RECORD_TYPES[kind].model_validate_json(json.dumps(raw)))
+            except ValidationError as exc:
+                report.problems.append(f"{kind}.{number}: {describe_validation_error(exc)}")
+        _store(mem, kind, valid, report)
+        done += len(grouped.get(kind, []))
+        if progress is not None:
+            progress(done, total)
+
+
+def _store(mem: Memory, kind: str, records: list[Any], report: TransferReport) -> None:
+    if not records:
+        return
+    if kind == "lessons":
+        result = mem.lessons.import_lessons(records)
+        _add(report.added, kind, result.added)
+        _add(report.merged, kind, result.merged)
+        return
+    if kind == "episodes":
+        added = mem.episodes.import_entries(records)
+        _add(report.added, kind, added)
+        _add(report.skipped, kind, len(records) - added)
+        return
+    for record in records:
+        if kind == "runs":
+            outcome: Any = mem.runs.import_manifest(record)
+        elif kind == "trajectories":
+            outcome = mem.trajectories.import_trajectory(record)
+        elif kind == "facts":
+            outcome = mem.knowledge.import_fact(record)
+        elif kind == "sessions":
+            outcome = mem.knowledge.import_session(record)
+        else:
+            outcome = mem.selectors.import_entry(record)
+        bucket = {"added": report.added, "merged": report.merged, True: report.added}.get(outcome, report.skipped)
+        bucket[kind] += 1
+
+
+def _add(counter: Any, kind: str, amount: int) -> None:
+    if amount:
+        counter[kind] += amount
+
+
+def _check_kinds(kinds: Iterable[str]) -> list[str]:
+    chosen = list(kinds)
+    unknown = [kind for kind in chosen if kind not in KINDS]
+    if unknown or not chosen:
+        raise InvalidInput(f"kind: {', '.join(unknown) or 'none'} is not one of {', '.join(KINDS)}")
+    return chosen
