@@ -71,3 +71,13 @@ def test_a_lesson_learned_on_one_origin_helps_on_another(memory_dir: Path, page:
         assert click_continue(page, run2) is None
         run2.finish(success=True, outcome="Followed the tip")
     mem.close()
+
+
+def test_a_secret_in_an_error_never_reaches_the_context(memory_dir: Path) -> None:
+    mem = webmem.Memory.open(memory_dir, secrets={"api_token": "tok-123456"})
+    run = mem.start_run(goal="Call the API", start_url="https://api.example/")
+    run.on_error("goto", "net::ERR_FAILED at https://api.example/?key=tok-123456")
+    text = str(run.context())
+    assert "Last action failed: goto" in text
+    assert "tok-123456" not in text and "{api_token}" in text
+    mem.close()

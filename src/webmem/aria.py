@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from .models import EnvironmentState, PageElement, validated
@@ -11,19 +12,47 @@ INTERACTIVE_ROLES = frozenset({
     "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "slider", "spinbutton", "switch", "treeitem",
 })
 _LINE = re.compile(r'^\s*-\s+(?P<role>[a-z]+)(?:\s+"(?P<name>(?:[^"\\]|\\.)*)")?(?P<rest>[^:]*)(?::\s*(?P<value>.*))?$')
+# A line Playwright had to quote as YAML (a name with ": ", "#", a leading quote...): '<key>': <value>
+_QUOTED_LINE = re.compile(r"^\s*-\s+'(?P<key>(?:[^']|'')*)'(?::\s*(?P<value>.*))?$")
+_KEY = re.compile(r'^(?P<role>[a-z]+)(?:\s+"(?P<name>(?:[^"\\]|\\.)*)")?(?P<rest>.*)$', re.S)
 _REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
+
+
+def _line_parts(line: str) -> tuple[re.Match[str], str | None] | None:
+    """The role/name/rest match of a snapshot line and its raw value."""
+    quoted = _QUOTED_LINE.match(line)
+    if quoted is not None:
+        key = _KEY.match(quoted.group("key").replace("''", "'"))
+        return (key, quoted.group("value")) if key is not None else None
+    match = _LINE.match(line)
+    return (match, match.group("value")) if match is not None else None
+
+
+def _scalar(value: str | None) -> str | None:
+    """A YAML scalar as text: quoted values ("a: b", 'it''s') lose their quotes and escapes."""
+    text = (value or "").strip()
+    if len(text) >= 2 and text[0] == text[-1] == '"':
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            decoded = text[1:-1]
+        text = decoded if isinstance(decoded, str) else text[1:-1]
+    elif len(text) >= 2 and text[0] == text[-1] == "'":
+        text = text[1:-1].replace("''", "'")
+    return text or None
 
 
 def parse_aria_snapshot(snapshot: str) -> list[PageElement]:
     """The interactive elements of a snapshot, in page order, with their refs and values when shown."""
     elements = []
     for line in snapshot.splitlines():
-        match = _LINE.match(line)
-        if match is None or match.group("role") not in INTERACTIVE_ROLES:
+        parts = _line_parts(line)
+        if parts is None or parts[0].group("role") not in INTERACTIVE_ROLES:
             continue
+        match, raw_value = parts
         name = (match.group("name") or "").replace('\\"', '"').replace("\\\\", "\\")
         ref = _REF.search(match.group("rest") or "")
-        value = (match.group("value") or "").strip() or None
+        value = _scalar(raw_value)
         elements.append(PageElement(role=match.group("role"), name=name[:1000], ref=ref.group(1) if ref else None,
                                     value=value[:10_000] if value else None))
     return elements

@@ -149,20 +149,27 @@ def check_budget(budget_tokens: object) -> int:
 def _truncated(
     part: ContextPart, body: str, room: int, count: Callable[[str], int], counter: TokenCounter
 ) -> str | None:
-    """The part cut to ``room`` tokens with a visible marker, or None when it should be dropped."""
+    """The part cut to ``room`` tokens with a visible marker, or None when it should be dropped.
+
+    A critical part with too little room for its heading and the marker keeps the start of its
+    body alone: it is never dropped while there is any room at all.
+    """
     frame = count(part.render("\n" + TRUNCATION_MARKER))
     enough_room = room >= MIN_TRUNCATED_TOKENS or part.critical
-    if not enough_room or room <= frame:
-        return None
-    kept = counter.cut_to_budget(body, room - frame)
-    line_end = kept.rfind("\n")
-    if line_end > len(kept) // 2:
-        kept = kept[:line_end]
-    chosen = part.render(f"{kept.rstrip()}\n{TRUNCATION_MARKER}")
-    while count(chosen) > room and kept:  # counts of pieces need not add up exactly
-        kept = kept[: len(kept) * 9 // 10]
+    if enough_room and room > frame:
+        kept = counter.cut_to_budget(body, room - frame)
+        line_end = kept.rfind("\n")
+        if line_end > len(kept) // 2:
+            kept = kept[:line_end]
         chosen = part.render(f"{kept.rstrip()}\n{TRUNCATION_MARKER}")
-    return chosen if count(chosen) <= room else None
+        while count(chosen) > room and kept:  # counts of pieces need not add up exactly
+            kept = kept[: len(kept) * 9 // 10]
+            chosen = part.render(f"{kept.rstrip()}\n{TRUNCATION_MARKER}")
+        if count(chosen) <= room and (kept.strip() or not part.critical):
+            return chosen
+    if part.critical:
+        return counter.cut_to_budget(body, room) or None
+    return None
 
 
 def _report(part: ContextPart, status: PartStatus, tokens: int, full_tokens: int) -> PartReport:

@@ -13,6 +13,12 @@ from .errors import InvalidInput
 from .text import word_tokens
 
 EXTRACTION_TTL_SECONDS = 300.0
+# Words too common to make an entry relevant to a task ("the", "to"...).
+STOP_WORDS = frozenset(
+    "a an and any are as at be by do does for from has have in into is it its me my no not of on or our "
+    "so than that the then there these this those to up us was we were what when where which who will with "
+    "you your".split()
+)
 MAX_VALUE_CHARS = 20_000
 MAX_EXTRACTION_CHARS = 2_000_000
 
@@ -42,8 +48,9 @@ class ContextStore:
         name = self._key(key)
         if not isinstance(source, str) or not source.strip():
             raise InvalidInput("source: say where the inferred context came from")
-        self._inferred[name] = {"value": self._value(value, name), "source": self._redact(source[:500])}
-        self._history.append({"at": self._clock(), "kind": "inferred", "keys": [name], "source": source[:500]})
+        origin = self._redact(source[:500])
+        self._inferred[name] = {"value": self._value(value, name), "source": origin}
+        self._history.append({"at": self._clock(), "kind": "inferred", "keys": [name], "source": origin})
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self._user:
@@ -67,10 +74,10 @@ class ContextStore:
         return list(self._history)
 
     def get_relevant_context(self, task: str) -> dict[str, Any]:
-        """The context entries whose key or value shares a word with the task; {} when none does."""
+        """The context entries whose key or value shares a word (not a stop word) with the task; {} when none does."""
         if not isinstance(task, str):
             raise InvalidInput("task: expected a string")
-        wanted = word_tokens(task)
+        wanted = word_tokens(task) - STOP_WORDS
         return {
             key: value for key, value in self.get_all().items()
             if wanted & (word_tokens(key) | word_tokens(json.dumps(value, ensure_ascii=False)))

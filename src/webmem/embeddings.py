@@ -108,6 +108,12 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def check_embedder(embedder: object) -> Embedder:
-    if not isinstance(embedder, Embedder):
+    # a class (embedder=HashingEmbedder) has the attributes too, but its name is a property object
+    if isinstance(embedder, type) or not isinstance(embedder, Embedder):
         raise InvalidInput("embedder: expected an object with name, dimension and embed(texts)")
+    name, dimension = embedder.name, embedder.dimension
+    if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        raise InvalidInput(f"embedder: its name must be a non-empty string of at most 200 characters, got {name!r}")
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+        raise InvalidInput(f"embedder: its dimension must be a positive integer, got {dimension!r}")
     return embedder

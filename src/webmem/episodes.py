@@ -207,7 +207,8 @@ class EpisodeStore:
                         f"rep {episode.rep}"
                     )
                 targets.append((entry, grade))
-            incomplete = None if result.task_completed else (result.overall_explanation or "task not completed")
+            explanation = self._scope.redact(result.overall_explanation)  # secrets stay placeholders here too
+            incomplete = None if result.task_completed else (explanation or "task not completed")
             for entry, grade in targets:
                 conn.execute(
                     update(episode_entries).where(episode_entries.c.entry_id == entry.id).values(
@@ -286,6 +287,39 @@ class EpisodeStore:
                 ))
         self._scope.emit("memories_reembedded", count=len(stale), embedder=self.embedder.name)
         return len(stale)
+
+    def import_entries(self, entries: Sequence[EpisodeEntry]) -> int:
+        """Store entries as they are (new ids); an entry whose session, rep and step are here is skipped."""
+        if not all(isinstance(entry, EpisodeEntry) for entry in entries):
+            raise InvalidInput("entries: expected a list of webmem.EpisodeEntry records")
+        added = 0
+        now = utcnow()
+        with self._scope.store.write() as conn:
+            for entry in entries:
+                if conn.execute(select(episode_entries.c.entry_id).where(
+                    self._session(entry.session_id, table=episode_entries), episode_entries.c.rep == entry.rep,
+                    episode_entries.c.step_num == entry.step_num,
+                )).first() is not None:
+                    continue
+                row = entry.model_dump(mode="json", exclude={"id", "created_at"})
+                conn.execute(episode_entries.insert().values(namespace=self._ns, created_at=entry.created_at, **row))
+                last = conn.execute(select(episode_sessions.c.last_rep).where(
+                    self._session(entry.session_id))).scalar_one_or_none()
+                if last is None:
+                    conn.execute(episode_sessions.insert().values(
+                        namespace=self._ns, session_id=entry.session_id, last_rep=entry.rep, created_at=now,
+                        updated_at=now))
+                elif last < entry.rep:
+                    conn.execute(update(episode_sessions).where(self._session(entry.session_id)).values(
+                        last_rep=entry.rep, updated_at=now))
+                added += 1
+        return added
+
+    def sessions(self) -> list[str]:
+        """Every episode session id of this namespace."""
+        with self._scope.store.read() as conn:
+            return sorted(conn.execute(select(episode_sessions.c.session_id).where(
+                episode_sessions.c.namespace == self._ns)).scalars())
 
     # -- internals ---------------------------------------------------------------------------
 

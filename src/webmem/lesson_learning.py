@@ -74,6 +74,11 @@ def plain_text(text: str, limit: int) -> str:
     return clean_for_prompt(text, limit)
 
 
+def matchable_text(text: str) -> str:
+    """Text lower-cased and stripped of markup as error patterns are, uncut: what patterns are matched in."""
+    return plain_text(text.lower(), len(text) + 1)
+
+
 def first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
@@ -90,7 +95,8 @@ def error_pattern(error: str) -> str:
     for phrase in KNOWN_ERROR_PHRASES:
         if phrase in lowered:
             return phrase
-    return plain_text(first_line(lowered), PATTERN_LENGTH)
+    # Cut without an ellipsis, so that the pattern still occurs in the (matchable) error it came from.
+    return matchable_text(first_line(lowered))[:PATTERN_LENGTH].rstrip()
 
 
 def lesson_text(failed: str, error: str, recovery: Step) -> str:

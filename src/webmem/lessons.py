@@ -126,14 +126,18 @@ class LessonStore:
                 )
             self._link(conn, [lesson_id], domains, run_id, role="learned", now=now)
             stored = self._load(conn, self._key(lesson_id))[0]
+            # Events are sent once the transaction commits, in this order: the record, then any promotion.
+            if existing is None:
+                self._scope.emit(
+                    "lesson_recorded", run_id=run_id, lesson=stored.lesson, category=stored.category,
+                    failed_command=stored.failed_command, error_pattern=stored.error_pattern,
+                )
+            else:
+                self._scope.emit(
+                    "lesson_deduplicated", run_id=run_id, lesson=stored.lesson, new_use_count=stored.use_count
+                )
             self._promote(conn, [lesson_id])
-        if existing is None:
-            self._scope.emit(
-                "lesson_recorded", run_id=run_id, lesson=stored.lesson, category=stored.category,
-                failed_command=stored.failed_command, error_pattern=stored.error_pattern,
-            )
-        else:
-            self._scope.emit("lesson_deduplicated", run_id=run_id, lesson=stored.lesson, new_use_count=stored.use_count)
+            stored = self._load(conn, self._key(lesson_id))[0]  # as promoted, if it was
         return stored
 
     def tier1(self, max_items: int = TIER1_LIMIT, *, run_id: str | None = None) -> list[Lesson]:
@@ -170,7 +174,9 @@ class LessonStore:
         if not isinstance(command, str) or not isinstance(error, str):
             raise InvalidInput("command and error: expected strings")
         name = command_name(command) or ""
-        lowered = matchable_text(error)  # patterns are stored without markup: match them against the same form
+        # A pattern may name something inside markup (an element id) or be a first line stored without markup:
+        # look for it in the error as it is and as patterns are stored.
+        forms = (error.lower(), matchable_text(error))
         site = check_domain(domain) if domain is not None else None
         now = utcnow()
         with self._scope.store.write() as conn:
@@ -180,7 +186,7 @@ class LessonStore:
                 if row.domain is not None and (site is None or not domain_matches(row.domain, site)):
                     continue
                 score = (COMMAND_SCORE if row.failed_command and row.failed_command == name else 0) + (
-                    PATTERN_SCORE if row.error_pattern and row.error_pattern in lowered else 0
+                    PATTERN_SCORE if row.error_pattern and any(row.error_pattern in form for form in forms) else 0
                 )
                 if score > 0:
                     scored.append((-score, -row.use_count, row.source != "seed", row.lesson_id))
@@ -197,18 +203,28 @@ class LessonStore:
         site = check_domain(domain)
         now = utcnow()
         with self._scope.store.write() as conn:
-            pool = conn.execute(
-                select(lessons.c.lesson_id, lessons.c.domain)
-                .where(lessons.c.namespace == self._ns, lessons.c.domain.is_not(None), _active)
-                .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
-            ).all()
-            matching = [row.lesson_id for row in pool if domain_matches(row.domain, site)]
-            recalled = self._use(conn, matching[:RECALL_LIMIT], site, run_id, now)
+            recalled = self._use(conn, self._about_site(conn, site), site, run_id, now)
         self._scope.emit(
             "domain_recall", run_id=run_id, domain=site, matched=len(recalled),
             lessons=[item.lesson for item in recalled],
         )
         return recalled
+
+    def peek_domain(self, domain: str) -> list[Lesson]:
+        """The lessons :meth:`recall_on_domain` would recall, without counting a use (for previews)."""
+        site = check_domain(domain)
+        with self._scope.store.read() as conn:
+            ids = self._about_site(conn, site)
+            found = {item.id: item for item in self._load(conn, self._ids(ids))} if ids else {}
+        return [found[lesson_id] for lesson_id in ids]
+
+    def _about_site(self, conn: Connection, site: str) -> list[str]:
+        pool = conn.execute(
+            select(lessons.c.lesson_id, lessons.c.domain)
+            .where(lessons.c.namespace == self._ns, lessons.c.domain.is_not(None), _active)
+            .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
+        ).all()
+        return [row.lesson_id for row in pool if domain_matches(row.domain, site)][:RECALL_LIMIT]
 
     def extract_from_steps(self, steps: Sequence[Step], *, run_id: str | None = None) -> list[Lesson]:
         """Learn from every failed step directly followed by a different step that worked."""
@@ -268,7 +284,14 @@ class LessonStore:
         """Import a lesson file (``{"version": 1, "lessons": [...]}``); nothing changes if any entry is bad."""
         from .lesson_files import read_lesson_file
 
-        entries = read_lesson_file(path)
+        report = self.import_lessons(read_lesson_file(path))
+        self._scope.emit("lessons_imported", path=str(path), added=report.added, merged=report.merged)
+        return report
+
+    def import_lessons(self, entries: Sequence[Lesson]) -> ImportReport:
+        """Store lessons as they are, or merge each into its equivalent (max counts, union of domains)."""
+        if not all(isinstance(entry, Lesson) for entry in entries):
+            raise InvalidInput("lessons: expected a list of webmem.Lesson records")
         added = merged = 0
         with self._scope.store.write() as conn:
             for entry in entries:
@@ -276,7 +299,6 @@ class LessonStore:
                     merged += 1
                 else:
                     added += 1
-        self._scope.emit("lessons_imported", path=str(path), added=added, merged=merged)
         return ImportReport(added=added, merged=merged)
 
     def list(self, category: str | None = None, domain: str | None = None) -> list[Lesson]:  # noqa: A003

@@ -7,10 +7,12 @@ bad input raises :class:`~webmem.errors.InvalidInput` naming the field and the r
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
 
 from .errors import InvalidInput
 
@@ -246,10 +248,21 @@ class PageElement(Record):
     value: LongText | None = None
 
 
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")
+
+
+def _absolute_url(url: str) -> str:
+    if _SPACE_OR_CONTROL.search(url):
+        raise ValueError("the URL contains whitespace or control characters")
+    if not urlsplit(url).scheme:
+        raise ValueError(f"{url[:80]!r} is not an absolute URL (it has no scheme such as https:)")
+    return url
+
+
 class EnvironmentState(Record):
     """What the agent saw: the page's url, title and interactive elements."""
 
-    url: Url
+    url: Annotated[Url, AfterValidator(_absolute_url)]
     title: Annotated[str, StringConstraints(max_length=1000)] = ""
     elements: list[PageElement] = Field(default_factory=list, max_length=5000)
 

@@ -163,7 +163,7 @@ def derive_pattern(goal: str, steps: Sequence[Step]) -> PatternDraft | None:
         if not step.ok:
             continue
         value = step.value
-        if value is not None and (_PLACEHOLDER.match(value) or value.casefold() in lowered_goal):
+        if value is not None and (_PLACEHOLDER.match(value) or _in_goal(value, lowered_goal)):
             if not _PLACEHOLDER.match(value):
                 value = "{" + (_slug(step.target or step.selector or "value")) + "}"
             generalised = True
@@ -179,6 +179,12 @@ def derive_pattern(goal: str, steps: Sequence[Step]) -> PatternDraft | None:
         kind = "navigation"
     description = f"{kind.replace('_', ' ')}: " + " -> ".join(_describe(step) for step in derived[:6])
     return PatternDraft(description=clean_for_prompt(description, 500), pattern_type=kind, steps=derived[:100])
+
+
+def _in_goal(value: str, lowered_goal: str) -> bool:
+    """Whether a typed value is a word or phrase of the goal: not empty, not merely inside a word of it."""
+    phrase = value.strip().casefold()
+    return bool(phrase) and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", lowered_goal) is not None
 
 
 def _describe(step: Mapping[str, Any]) -> str:

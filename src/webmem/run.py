@@ -217,12 +217,12 @@ class Run:
             raise InvalidInput(f"error: expected a string, got {type(error).__name__}")
         if not self._memory.enabled:
             return []
-        tips = self._memory.lessons.recall_on_error(
-            command, self._memory.secrets.redact(error) or "", domain=self._site or self.domain, run_id=self.id
-        )
-        self._last_failure = (command, error, tips)
-        # The failed step is stored cut and redacted (record_step): compare it in that form.
+        # The failed step is stored cut and redacted (record_step): use the error in that form.
         stored_error = self._memory.secrets.redact(error[:MAX_ERROR_CHARS]) or ""
+        tips = self._memory.lessons.recall_on_error(
+            command, stored_error, domain=self._site or self.domain, run_id=self.id
+        )
+        self._last_failure = (self._memory.secrets.redact(command) or command, stored_error, tips)
         self._feedback.recalled([tip.id for tip in tips], command, stored_error)
         return tips
 

@@ -8,7 +8,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
@@ -77,6 +77,17 @@ def action_signature(action: Action | Mapping[str, Any] | str, url: str | None) 
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
+def redact_tree(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` with ``redact`` applied to every string in it (mappings and lists walked through)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {key: redact_tree(item, redact) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_tree(item, redact) for item in value]
+    return value
+
+
 @dataclass
 class WorkingEntry:
     """One thought-action-observation cycle."""
@@ -121,10 +132,11 @@ class WorkingEntry:
 class ShortTermMemory:
     """The most recent cycles, at most ``max_entries`` of them (CRITICAL ones are never evicted)."""
 
-    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, *, redact: Callable[[str], str] | None = None) -> None:
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
             raise InvalidInput(f"max_entries: expected a positive integer, got {max_entries!r}")
         self.max_entries = max_entries
+        self._redact = redact
         self._entries: list[WorkingEntry] = []
         self._failed: set[str] = set()
 
@@ -164,8 +176,17 @@ class ShortTermMemory:
         """Whether an action with this signature failed in this run (evicted entries included)."""
         return signature in self._failed
 
+    def signature_of(self, action: Action | Mapping[str, Any] | str, url: str | None = None) -> str:
+        """The signature of an action as its entry would carry it: entries are stored with registered
+        secrets replaced (in the parameters and the url), so the action is signed that way too."""
+        if self._redact is None:
+            return action_signature(action, url)
+        call = Action.of(action)
+        return action_signature(Action(call.tool, redact_tree(dict(call.parameters), self._redact)),
+                                self._redact(url or ""))
+
     def get_action_frequency(self, action: Action | Mapping[str, Any] | str, url: str | None = None) -> int:
-        signature = action_signature(action, url)
+        signature = self.signature_of(action, url)
         return sum(1 for entry in self._entries if entry.signature == signature)
 
     def get_loop_warnings(self, threshold: int = LOOP_THRESHOLD, window: int = LOOP_WINDOW) -> list[str]:

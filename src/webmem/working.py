@@ -27,7 +27,7 @@ from .short_term import (
     MemoryPriority,
     ShortTermMemory,
     WorkingEntry,
-    action_signature,
+    redact_tree,
 )
 from .sitemap import SitemapGraph, SitemapLimits, normalize_url
 from .store.schema import working_entries, working_state
@@ -133,7 +133,7 @@ class AgentMemory:
         self.max_single_extraction_chars = max_single_extraction_chars
         self.compressor = compressor
         self._clock = clock
-        self.short_term = ShortTermMemory(max_entries)
+        self.short_term = ShortTermMemory(max_entries, redact=self._redact)
         self.working = WorkingMemory()
         self.context_store = ContextStore(redact=scope.secrets.redact, clock=clock)
         self.sitemap: SitemapGraph | None = None
@@ -256,7 +256,8 @@ class AgentMemory:
 
     def is_repeated_failure(self, action: Action | Mapping[str, Any] | str, url: str | None = None) -> bool:
         """Whether this very action (same tool, parameters and url) already failed in this run."""
-        return self.short_term.has_failed(action_signature(action, url if url is not None else self.current_url()))
+        page = url if url is not None else self.current_url()
+        return self.short_term.has_failed(self.short_term.signature_of(action, page))
 
     def mark_url_visited(self, url: str) -> None:
         self._visited.add(_page_key(url))
@@ -300,6 +301,7 @@ class AgentMemory:
         state = snapshot if isinstance(snapshot, StateSnapshot) else _snapshot(snapshot)
         state.url = self._redact(state.url)
         state.title = self._redact(state.title)
+        state.visible_elements_summary = self._redact(state.visible_elements_summary)
         state.form_state = {
             key: "{password}" if names_password_field(key) else self._redact_tree(value)
             for key, value in state.form_state.items()
@@ -349,7 +351,9 @@ class AgentMemory:
         return added
 
     def update_sitemap_visited(self, url: str, *, title: str, summary: str = "", section_count: int = 0) -> None:
-        self._require_sitemap().mark_visited(url, title=title, summary=summary, section_count=section_count)
+        self._require_sitemap().mark_visited(url, title=self._redact(title) if isinstance(title, str) else title,
+                                             summary=self._redact(summary) if isinstance(summary, str) else summary,
+                                             section_count=section_count)
         self._save()
 
     def get_next_page_to_visit(self) -> str | None:
@@ -462,13 +466,7 @@ class AgentMemory:
         return self._scope.secrets.redact(text) or ""
 
     def _redact_tree(self, value: Any) -> Any:
-        if isinstance(value, str):
-            return self._redact(value)
-        if isinstance(value, dict):
-            return {key: self._redact_tree(item) for key, item in value.items()}
-        if isinstance(value, list | tuple):
-            return [self._redact_tree(item) for item in value]
-        return value
+        return redact_tree(value, self._redact)
 
 
 def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable[[str, int], str] | None) -> str:
