@@ -171,32 +171,43 @@ class LessonStore:
 
         Lessons about one site are only recalled on that site (when ``domain`` is given).
         """
+        site = check_domain(domain) if domain is not None else None
+        now = utcnow()
+        with self._scope.store.write() as conn:
+            recalled = self._use(conn, self._matching_error(conn, command, error, site), site, run_id, now)
+        self._scope.emit(
+            "error_recall", run_id=run_id, command=command, error_snippet=error[:ERROR_SNIPPET],
+            matched=len(recalled), lessons=[item.lesson for item in recalled],
+        )
+        return recalled
+
+    def peek_error(self, command: str, error: str, *, domain: str | None = None) -> list[Lesson]:
+        """The lessons :meth:`recall_on_error` would recall, without counting a use (for inspection)."""
+        site = check_domain(domain) if domain is not None else None
+        with self._scope.store.read() as conn:
+            ids = self._matching_error(conn, command, error, site)
+            found = {item.id: item for item in self._load(conn, self._ids(ids))} if ids else {}
+        return [found[lesson_id] for lesson_id in ids]
+
+    def _matching_error(self, conn: Connection, command: str, error: str, site: str | None) -> list[str]:
         if not isinstance(command, str) or not isinstance(error, str):
             raise InvalidInput("command and error: expected strings")
         name = command_name(command) or ""
         # A pattern may name something inside markup (an element id) or be a first line stored without markup:
         # look for it in the error as it is and as patterns are stored.
         forms = (error.lower(), matchable_text(error))
-        site = check_domain(domain) if domain is not None else None
-        now = utcnow()
-        with self._scope.store.write() as conn:
-            pool = conn.execute(select(*_LESSON_COLUMNS).where(lessons.c.namespace == self._ns, _active)).all()
-            scored = []
-            for row in pool:
-                if row.domain is not None and (site is None or not domain_matches(row.domain, site)):
-                    continue
-                score = (COMMAND_SCORE if row.failed_command and row.failed_command == name else 0) + (
-                    PATTERN_SCORE if row.error_pattern and any(row.error_pattern in form for form in forms) else 0
-                )
-                if score > 0:
-                    scored.append((-score, -row.use_count, row.source != "seed", row.lesson_id))
-            scored.sort()
-            recalled = self._use(conn, [key[-1] for key in scored[:RECALL_LIMIT]], site, run_id, now)
-        self._scope.emit(
-            "error_recall", run_id=run_id, command=command, error_snippet=error[:ERROR_SNIPPET],
-            matched=len(recalled), lessons=[item.lesson for item in recalled],
-        )
-        return recalled
+        pool = conn.execute(select(*_LESSON_COLUMNS).where(lessons.c.namespace == self._ns, _active)).all()
+        scored = []
+        for row in pool:
+            if row.domain is not None and (site is None or not domain_matches(row.domain, site)):
+                continue
+            score = (COMMAND_SCORE if row.failed_command and row.failed_command == name else 0) + (
+                PATTERN_SCORE if row.error_pattern and any(row.error_pattern in form for form in forms) else 0
+            )
+            if score > 0:
+                scored.append((-score, -row.use_count, row.source != "seed", row.lesson_id))
+        scored.sort()
+        return [key[-1] for key in scored[:RECALL_LIMIT]]
 
     def recall_on_domain(self, domain: str, *, run_id: str | None = None) -> list[Lesson]:
         """Up to three lessons about this site or a parent domain, most used first."""

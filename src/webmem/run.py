@@ -41,8 +41,11 @@ class Run:
     without :meth:`finish`).
     """
 
-    def __init__(self, memory: Memory, manifest: RunManifest, *, episode: Episode | None = None) -> None:
+    def __init__(
+        self, memory: Memory, manifest: RunManifest, *, episode: Episode | None = None, preview: bool = False
+    ) -> None:
         self._memory = memory
+        self._preview = preview
         self._manifest = manifest
         self.episode = episode
         self._working: AgentMemory | None = None
@@ -236,7 +239,10 @@ class Run:
             return []
         if domain != self._site:
             self._site = domain
-            self._site_tips = self._memory.lessons.recall_on_domain(domain, run_id=self.id)
+            lessons = self._memory.lessons
+            self._site_tips = lessons.peek_domain(domain) if self._preview else lessons.recall_on_domain(
+                domain, run_id=self.id
+            )
         return list(self._site_tips)
 
     def system_prompt(self) -> str:

@@ -1,0 +1,78 @@
+"""The ``webmem`` command line: look inside, export, import and repair an agent's memory.
+
+Every command is a thin layer over the Python API. Known errors become one line on stderr and
+exit code 1; usage errors exit with 2. With ``--json`` only the data is written to stdout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+
+from .. import __version__
+from ..errors import WebmemError
+from ..memory import DEFAULT_DIR, ENV_DIR, Memory, resolve_directory
+from ..store import DB_FILE
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Settings:
+    """The global options, and how commands open the memory they name."""
+
+    def __init__(self, memory_dir: str | None, namespace: str) -> None:
+        self.memory_dir = memory_dir
+        self.namespace = namespace
+
+    @contextmanager
+    def memory(self, *, create: bool = False) -> Iterator[Memory]:
+        """Open the memory; a command that only reads never creates one."""
+        directory = resolve_directory(self.memory_dir)
+        if not create and not (directory / DB_FILE).is_file():
+            raise click.ClickException(f"no webmem memory at {directory} (give --memory-dir or set {ENV_DIR})")
+        with Memory.open(directory, namespace=self.namespace) as mem:
+            yield mem
+
+
+class WebmemGroup(click.Group):
+    """A command group that reports webmem errors as one line and exit code 1, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except WebmemError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+@click.group(cls=WebmemGroup, context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--memory-dir",
+    type=click.Path(file_okay=False, path_type=str),
+    envvar=ENV_DIR,
+    help=f"Memory directory (default: ${ENV_DIR}, else ./{DEFAULT_DIR}).",
+)
+@click.option("--namespace", default="default", show_default=True, help="Namespace to read and write.")
+@click.version_option(__version__, "--version", prog_name="webmem")
+@click.pass_context
+def cli(ctx: click.Context, memory_dir: str | None, namespace: str) -> None:
+    """Inspect the persistent memory of a browser agent."""
+    ctx.obj = Settings(memory_dir, namespace)
+
+
+def main() -> None:
+    """Entry point of the ``webmem`` command."""
+    cli(prog_name="webmem")
+
+
+def _register() -> None:
+    from . import demo, inspect, maintenance, runs, transfer
+
+    for module in (runs, inspect, transfer, maintenance, demo):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()

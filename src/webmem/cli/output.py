@@ -1,0 +1,73 @@
+"""How the command line writes: rich tables for people, plain JSON for machines, progress on stderr."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+PIPED_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
+PROGRESS_THRESHOLD = 300  # bars are shown for work on more records than this
+
+json_option = click.option("--json", "json_", is_flag=True, help="Print JSON (only data on stdout).")
+
+
+def console() -> Console:
+    screen = Console(soft_wrap=True)
+    return screen if screen.is_terminal else Console(soft_wrap=True, width=PIPED_WIDTH)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S") if moment else ""
+
+
+def short(text: str | None, limit: int) -> str:
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
+          no_wrap: Sequence[str] = ()) -> None:
+    grid = Table(title=title)
+    for column in columns:
+        grid.add_column(column, no_wrap=column in no_wrap)
+    for row in rows:
+        grid.add_row(*("" if cell is None else str(cell) for cell in row))
+    console().print(grid)
+
+
+def nothing(kind: str) -> None:
+    click.echo(f"No {kind}.")
+
+
+@contextmanager
+def progress_bar(label: str, *, enabled: bool = True) -> Iterator[Callable[[int, int], None]]:
+    """A callback ``(done, total)`` that draws a bar on stderr once the total passes the threshold."""
+    bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(stderr=True), transient=True)
+    task: list[Any] = []
+
+    def update(done: int, total: int) -> None:
+        if not enabled or total <= PROGRESS_THRESHOLD:
+            return
+        if not task:
+            bar.start()
+            task.append(bar.add_task(label, total=total))
+        bar.update(task[0], completed=done)
+
+    try:
+        yield update
+    finally:
+        if task:
+            bar.stop()

@@ -1,0 +1,151 @@
+"""``webmem runs``: list, show, resume, fork and trace the lineage of runs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.table import Table
+from rich.tree import Tree
+
+from ..models import RunManifest
+from .output import console, emit_json, json_option, nothing, short, table, when
+
+if TYPE_CHECKING:
+    from . import Settings
+
+
+@click.group("runs", invoke_without_command=True)
+@click.option("--domain", help="Only runs on this domain (host[:port]).")
+@click.option("--session-id", help="Only runs of this session.")
+@click.option("--status", type=click.Choice(["running", "completed", "failed"]), help="Only runs in this state.")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many runs.")
+@json_option
+@click.pass_context
+def runs_group(
+    ctx: click.Context, domain: str | None, session_id: str | None, status: str | None, limit: int, json_: bool
+) -> None:
+    """List runs, newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    settings: Settings = ctx.obj
+    with settings.memory() as mem:
+        manifests = mem.runs.list_runs(domain=domain, session_id=session_id, status=status, limit=limit)
+    if json_:
+        emit_json([manifest.model_dump(mode="json") for manifest in manifests])
+    elif not manifests:
+        nothing("runs")
+    else:
+        table(
+            ("run id", "status", "domain", "goal", "turns", "started (UTC)", "session"),
+            ((m.run_id, m.status, m.domain, short(m.goal, 60), m.turn_count, when(m.started_at), m.session_id)
+             for m in manifests),
+            no_wrap=("run id", "status", "domain", "started (UTC)", "session"),
+        )
+
+
+@runs_group.command("show")
+@click.argument("run_id")
+@json_option
+@click.pass_obj
+def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
+    """Show one run's manifest and steps."""
+    with settings.memory() as mem:
+        manifest = mem.runs.get_run(run_id)
+        steps = mem.runs.steps(run_id)
+    if json_:
+        emit_json({**manifest.model_dump(mode="json"), "steps": [step.model_dump(mode="json") for step in steps]})
+        return
+    details = Table.grid(padding=(0, 2))
+    details.add_column(style="bold")
+    details.add_column()
+    for key, value in manifest.model_dump().items():
+        if value not in (None, [], ""):
+            details.add_row(key, when(value) if isinstance(value, datetime) else str(value))
+    console().print(details)
+    if steps:
+        table(
+            ("#", "action", "target", "selector", "value", "ok", "verified", "url"),
+            ((n, s.action, s.target, s.selector, short(s.value, 30), "yes" if s.ok else "no",
+              {True: "yes", False: "no", None: ""}[s.verified], s.url) for n, s in enumerate(steps, start=1)),
+            title="Steps",
+        )
+
+
+@runs_group.command("resume")
+@click.argument("run_id")
+@click.option("--goal", help="A new goal (default: the run's own).")
+@json_option
+@click.pass_obj
+def runs_resume(settings: Settings, run_id: str, goal: str | None, json_: bool) -> None:
+    """Print the scenario that continues a run: same session, starting where it ended."""
+    with settings.memory() as mem:
+        scenario = mem.runs.build_resume_scenario(run_id, goal)
+    _show_scenario(scenario.model_dump(mode="json"), json_)
+
+
+@runs_group.command("fork")
+@click.argument("run_id")
+@click.option("--goal", required=True, help="The goal of the new branch.")
+@json_option
+@click.pass_obj
+def runs_fork(settings: Settings, run_id: str, goal: str, json_: bool) -> None:
+    """Print the scenario that branches off a run into a new session."""
+    with settings.memory() as mem:
+        scenario = mem.runs.build_fork_scenario(run_id, goal)
+    _show_scenario(scenario.model_dump(mode="json"), json_)
+
+
+@runs_group.command("tree")
+@click.argument("run_id")
+@json_option
+@click.pass_obj
+def runs_tree(settings: Settings, run_id: str, json_: bool) -> None:
+    """Show a run's lineage: its ancestors and every run resumed or forked from it."""
+    with settings.memory() as mem:
+        ancestors = mem.runs.lineage(run_id)
+        descendants = _descendants(mem, run_id)
+    if json_:
+        emit_json({"ancestors": [m.model_dump(mode="json") for m in ancestors[:-1]],
+                   "run": ancestors[-1].model_dump(mode="json"), "descendants": _lineage_json(descendants)})
+        return
+    root = Tree(_label(ancestors[0]))
+    node = root
+    for manifest in ancestors[1:]:
+        node = node.add(_label(manifest))
+    _grow(node, descendants)
+    console().print(root)
+
+
+Lineage = list[tuple[RunManifest, "Lineage"]]
+
+
+def _descendants(mem: Any, run_id: str) -> Lineage:
+    return [(child, _descendants(mem, child.run_id)) for child in mem.runs.children(run_id)]
+
+
+def _lineage_json(nodes: Lineage) -> list[dict[str, Any]]:
+    return [{"run": manifest.model_dump(mode="json"), "children": _lineage_json(children)}
+            for manifest, children in nodes]
+
+
+def _grow(node: Tree, nodes: Lineage) -> None:
+    for manifest, children in nodes:
+        _grow(node.add(_label(manifest)), children)
+
+
+def _label(manifest: RunManifest) -> str:
+    session = f" [session {manifest.session_id}]" if manifest.session_id else ""
+    return f"{manifest.run_id} ({manifest.status}) {short(manifest.goal, 70)}{session}"
+
+
+def _show_scenario(scenario: dict[str, Any], json_: bool) -> None:
+    if json_:
+        emit_json(scenario)
+        return
+    for key, value in scenario.items():
+        click.echo(f"{key}: {value if value is not None else ''}")
+
+
+COMMANDS = [runs_group]
