@@ -65,6 +65,9 @@ def environment_from_snapshot(url: str, title: str, snapshot: str) -> Environmen
 
 def element_iou(a: EnvironmentState, b: EnvironmentState) -> float:
     """Intersection over union of two pages' (role, name) element sets; 0.0 when both are empty."""
-    left, right = a.element_keys(), b.element_keys()
+    return keys_iou(a.element_keys(), b.element_keys())
+
+
+def keys_iou(left: frozenset[tuple[str, str]], right: frozenset[tuple[str, str]]) -> float:
     union = left | right
     return len(left & right) / len(union) if union else 0.0

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy import Connection, and_, func, select, update
 
-from .aria import element_iou
+from .aria import keys_iou
 from .clock import utcnow
 from .embeddings import Embedder, HashingEmbedder, check_embedder, cosine
 from .errors import InvalidInput
@@ -236,17 +236,23 @@ class EpisodeStore:
             raise InvalidInput(f"internal_state: expected a string, got {type(internal_state).__name__}")
         if current.rep == 1:
             return []
+        current_keys = page.element_keys()
         with self._scope.store.read() as conn:
-            earlier = self._entries(
-                conn,
-                self._session(current.session_id, table=episode_entries),
-                episode_entries.c.rep < current.rep,
-                episode_entries.c.outcome.in_(("success", "failure")),
-            )
-        near = [(element_iou(page, entry.env_pre), entry) for entry in earlier]
-        near = [pair for pair in near if pair[0] >= self.env_threshold]
-        near.sort(key=lambda pair: (-pair[0], -pair[1].id))
-        near = near[: self.env_top_k]
+            # Pages first, as stored JSON: only the entries close enough are loaded in full.
+            pages = conn.execute(
+                select(episode_entries.c.entry_id, episode_entries.c.env_pre).where(
+                    self._session(current.session_id, table=episode_entries),
+                    episode_entries.c.rep < current.rep,
+                    episode_entries.c.outcome.in_(("success", "failure")),
+                )
+            ).all()
+            similar = [(keys_iou(current_keys, _stored_keys(row.env_pre)), row.entry_id) for row in pages]
+            similar = sorted((pair for pair in similar if pair[0] >= self.env_threshold), key=lambda p: (-p[0], -p[1]))
+            similar = similar[: self.env_top_k]
+            loaded = {entry.id: entry for entry in self._entries(
+                conn, episode_entries.c.entry_id.in_([entry_id for _, entry_id in similar])
+            )} if similar else {}
+        near = [(similarity, loaded[entry_id]) for similarity, entry_id in similar]
         if not near:
             return self._retrieved(current, [])
         state_vector = self.embedder.embed([internal_state])[0]
@@ -361,6 +367,10 @@ class EpisodeStore:
             .order_by(episode_entries.c.rep, episode_entries.c.step_num)
         )
         return [_entry(row) for row in rows]
+
+
+def _stored_keys(env: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
+    return frozenset((element.get("role", ""), element.get("name", "")) for element in env.get("elements", []))
 
 
 def redact_environment(env: EnvironmentState, secrets: SecretRegistry) -> EnvironmentState:
