@@ -1,6 +1,6 @@
 # The two commands of the README: `make demo` and `make test`. Both set up .venv first.
 VENV ?= .venv
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 2
 
 .PHONY: setup demo test bench clean
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pg_cluster
 import pytest
 
 import webmem
@@ -29,11 +32,53 @@ def events() -> list[dict[str, Any]]:
     return []
 
 
+BACKENDS = [name.strip() for name in os.environ.get("WEBMEM_TEST_BACKENDS", "sqlite,postgres").split(",") if name.strip()]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[pg_cluster.Cluster]:
+    """A throwaway PostgreSQL cluster (or WEBMEM_TEST_POSTGRES_URL); failing to get one fails the tests."""
+    cluster = pg_cluster.start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def mem(memory_dir: Path, events: list[dict[str, Any]]) -> Iterator[webmem.Memory]:
-    memory = webmem.Memory.open(memory_dir, on_event=events.append)
-    yield memory
-    memory.close()
+def memory_location(backend: str, memory_dir: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """Where the test's memory lives: its SQLite directory, or a fresh PostgreSQL database."""
+    if backend == "sqlite":
+        yield str(memory_dir)
+        return
+    cluster = request.getfixturevalue("postgres")
+    name = f"webmem_test_{uuid.uuid4().hex[:16]}"
+    url = pg_cluster.create_database(cluster, name)
+    yield url
+    pg_cluster.drop_database(cluster, name)
+
+
+@pytest.fixture
+def open_memory(memory_location: str, memory_dir: Path) -> Iterator[Any]:
+    """Open more memories on the test's store (other namespaces, other options); all closed after."""
+    opened: list[webmem.Memory] = []
+
+    def open_one(**options: Any) -> webmem.Memory:
+        memory = webmem.Memory.open(memory_location, local_dir=memory_dir, **options)
+        opened.append(memory)
+        return memory
+
+    yield open_one
+    for memory in opened:
+        memory.close()
+
+
+@pytest.fixture
+def mem(open_memory: Any, events: list[dict[str, Any]]) -> webmem.Memory:
+    return open_memory(on_event=events.append)
 
 
 SHOP = "https://www.example-shop.com/"

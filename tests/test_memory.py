@@ -64,12 +64,17 @@ def test_the_default_is_agent_memory_in_the_working_directory(tmp_path: Path, mo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["work"]
 
 
-@pytest.mark.parametrize("location", [123, "", "   ", "postgresql://db/webmem"])
+@pytest.mark.parametrize("location", [123, "", "   ", "ftp://db/webmem"])
 def test_a_bad_location_is_refused(location: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(webmem.InvalidInput, match="location"):
         webmem.Memory.open(location)  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unreachable_database_is_a_one_line_store_error(tmp_path: Path) -> None:
+    with pytest.raises(webmem.StoreError, match="cannot open the database postgresql"):
+        webmem.Memory.open("postgresql://nobody@127.0.0.1:1/none", local_dir=tmp_path / "local")
 
 
 # --- namespaces -------------------------------------------------------------------------------

@@ -232,18 +232,29 @@ def _import_trajectory(mem: Memory, data: Any, refs: dict[str, dict[str, str]], 
 
 
 def _steps(raw: dict[str, Any], elements: dict[str, str], mem: Memory) -> list[Step]:
-    """One step of the layout as webmem steps (a multi-field fill becomes one fill per field)."""
+    """One step of the layout as webmem steps.
+
+    A fill becomes one ``fill`` per field, one ``select`` per dropdown and one ``check`` per box
+    (in that order), so that no part of it is lost.
+    """
     action = raw["action"]
     name = str(action["action"])
     common = {"url": raw.get("url") or None, "verified": raw.get("verified"), "expected_effect": raw.get("expectedEffect"),
               "snapshot_hash": str(raw["snapshotHash"]) if raw.get("snapshotHash") is not None else None}
     if name == "fill" and isinstance(action.get("fields"), dict):
-        return [_step(mem, name, selector, str(text), elements, common) for selector, text in action["fields"].items()]
+        steps = [_step(mem, name, selector, str(text), elements, common) for selector, text in action["fields"].items()]
+        selects = action.get("selects")
+        if isinstance(selects, dict):
+            steps += [_step(mem, "select", selector, str(choice), elements, common) for selector, choice in selects.items()]
+        checks = action.get("checks")
+        if isinstance(checks, list):
+            steps += [_step(mem, "check", str(selector), None, elements, common) for selector in checks]
+        return steps or [_step(mem, name, None, None, elements, common)]
     value = action.get(_VALUE_KEYS.get(name, ""))
     if name == "scroll":
-        value = " ".join(str(action[key]) for key in ("direction", "amount") if key in action) or None
-    elif name == "wait" and "ms" in action:
-        value = str(action["ms"])
+        value = " ".join(str(action[key]) for key in ("direction", "amount") if key in action) or action.get("value")
+    elif name == "wait":
+        value = action.get("ms", action.get("value"))
     return [_step(mem, name, action.get("selector"), None if value is None else str(value), elements, common)]
 
 
@@ -285,8 +296,15 @@ def export_agent_memory(mem: Memory, directory: str | Path, *, progress: Progres
     domains = sorted({t.domain for t in trajectories} | {m.domain for m in manifests} | set(_knowledge_domains(mem)))
     total = len(trajectories) + len(manifests) + len(domains)
     done = 0
+    taken: set[Path] = set()
+    folders: dict[str, str] = {}
     for domain in domains:
-        folder = _inside(root, "domains", _safe_dir(domain))
+        name = _safe_dir(domain)
+        if folders.setdefault(name, domain) != domain:  # e.g. 'a:1' and 'a_1': the layout cannot tell them apart
+            report.problems.append(f"domain {domain}: its folder domains/{name} holds {folders[name]} already; "
+                                   "its facts, sessions and selectors are not exported")
+            continue
+        folder = _inside(root, "domains", name)
         facts = mem.knowledge.facts(domain, min_confidence=0.0)
         sessions = sorted(mem.knowledge.sessions(domain), key=lambda s: s.timestamp)
         entries = mem.selectors.top(domain, limit=10_000)
@@ -312,13 +330,13 @@ def export_agent_memory(mem: Memory, directory: str | Path, *, progress: Progres
             progress(done, total)
     for trajectory in trajectories:
         folder = _inside(root, "domains", _safe_dir(trajectory.domain), "trajectories")
-        _write(folder / f"{_safe_file(trajectory.id)}.json", _trajectory_json(trajectory))
+        _write(_unique(folder, _trajectory_file(trajectory.id), taken), _trajectory_json(trajectory))
         report.added["trajectories"] += 1
         done += 1
         if progress is not None:
             progress(done, total)
     for manifest in manifests:
-        _write(_inside(root, "agent-runs") / f"{_safe_file(manifest.run_id)}.json", _manifest_json(manifest))
+        _write(_unique(_inside(root, "agent-runs"), _safe_file(manifest.run_id), taken), _manifest_json(manifest))
         report.added["runs"] += 1
         done += 1
         if progress is not None:
@@ -336,7 +354,16 @@ def _trajectory_json(t: Trajectory) -> dict[str, Any]:
         action: dict[str, Any] = {"action": step.action}
         if step.selector:
             action["selector"] = step.selector
-        if step.value is not None:
+        if step.action in ("fill", "check"):
+            action = _fill_json(step)
+        elif step.value is not None and step.action == "scroll":
+            direction, _, amount = step.value.partition(" ")
+            action["direction"] = direction
+            if amount:
+                action["amount"] = _number(amount)
+        elif step.value is not None and step.action == "wait":
+            action["ms"] = _number(step.value)
+        elif step.value is not None:
             action[_VALUE_KEYS.get(step.action, "value")] = step.value
         item: dict[str, Any] = {"url": step.url, "action": action}
         if step.snapshot_hash is not None:
@@ -348,6 +375,18 @@ def _trajectory_json(t: Trajectory) -> dict[str, Any]:
         steps.append(item)
     return {"id": t.id, "goal": t.goal, "origin": t.origin, "steps": steps, "success": t.success,
             "durationMs": t.duration_ms, "model": t.model or "unknown", "timestamp": _stamp(t.created_at)}
+
+
+def _fill_json(step: Step) -> dict[str, Any]:
+    """A fill or check step in the layout's shape: ``fill {fields: {selector: text}, checks: [selector]}``."""
+    if step.action == "check":
+        return {"action": "fill", "fields": {}, "checks": [step.selector] if step.selector else []}
+    return {"action": "fill", "fields": {step.selector: step.value or ""} if step.selector else {}}
+
+
+def _number(text: str) -> int | str:
+    """An integer written back as a number (``600``), anything else as it was."""
+    return int(text) if text.isdigit() and str(int(text)) == text else text
 
 
 def _manifest_json(m: RunManifest) -> dict[str, Any]:
@@ -378,6 +417,25 @@ def _safe_dir(domain: str) -> str:
 
 def _safe_file(name: str) -> str:
     return _UNSAFE_FILE.sub("_", name) or "_"
+
+
+def _trajectory_file(trajectory_id: str) -> str:
+    """The file name of a trajectory: ``traj_*``, the only trajectory files the layout reads back."""
+    name = _safe_file(trajectory_id)
+    return name if name.startswith("traj_") else f"traj_{name}"
+
+
+def _unique(folder: Path, stem: str, taken: set[Path]) -> Path:
+    """``folder/stem.json``, or ``stem_2.json`` ... when another record of this export got that name
+    (ids that differ only in characters the layout replaces, such as ``a.b`` and ``a_b``).
+    """
+    path = folder / f"{stem}.json"
+    number = 2
+    while path in taken:
+        path = folder / f"{stem}_{number}.json"
+        number += 1
+    taken.add(path)
+    return path
 
 
 def _inside(root: Path, *parts: str) -> Path:

@@ -30,6 +30,7 @@ from .models import Id as SessionId
 from .redaction import SecretRegistry
 from .scope import Scope
 from .store.schema import episode_entries, episode_sessions
+from .store.statements import serialize_on
 
 ENV_THRESHOLD = 0.7
 ENV_TOP_K = 10
@@ -96,6 +97,7 @@ class EpisodeStore:
             raise InvalidInput(f"rep: expected a positive integer, got {rep!r}")
         now = utcnow()
         with self._scope.store.write() as conn:
+            serialize_on(conn, f"webmem.episodes.{self._ns}.{session}")
             last = conn.execute(
                 select(episode_sessions.c.last_rep).where(self._session(session))
             ).scalar_one_or_none()

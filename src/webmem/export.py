@@ -24,6 +24,7 @@ from .episode_export import export_memories
 from .errors import InvalidInput
 from .models import Fact, Lesson, RunManifest, SelectorEntry, Session, Trajectory, describe_validation_error
 from .models import EpisodeEntry
+from .urls import check_domain
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -171,13 +172,26 @@ def _import_export(mem: Memory, grouped: dict[str, list[Any]], report: TransferR
         valid = []
         for number, raw in enumerate(grouped.get(kind, [])):
             try:
-                valid.append(_RECORD_TYPES[kind].model_validate_json(json.dumps(raw)))
+                valid.append(_checked_domain(_RECORD_TYPES[kind].model_validate_json(json.dumps(raw))))
             except ValidationError as exc:
                 report.problems.append(f"{kind}.{number}: {describe_validation_error(exc)}")
+            except InvalidInput as exc:
+                report.problems.append(f"{kind}.{number}: {exc}")
         _store(mem, kind, valid, report)
         done += len(grouped.get(kind, []))
         if progress is not None:
             progress(done, total)
+
+
+def _checked_domain(record: BaseModel) -> BaseModel:
+    """A record filed under a domain must name a real one (``www.example.com``, ``localhost:5173``):
+    the domain becomes a folder name on export and a key for every lookup.
+    """
+    if isinstance(record, RunManifest | Trajectory | Fact | Session | SelectorEntry):
+        key = check_domain(record.domain)
+        if key != record.domain:
+            raise InvalidInput(f"domain: {record.domain[:80]!r} is not a domain key (expected {key!r})")
+    return record
 
 
 def _store(mem: Memory, kind: str, records: list[Any], report: TransferReport) -> None:

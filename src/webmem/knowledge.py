@@ -13,6 +13,7 @@ from .errors import InvalidInput
 from .models import FACT_TYPES, Fact, Session, validated
 from .scope import Scope
 from .store.schema import facts, sessions
+from .store.statements import insert_or_change
 from .text import clean_for_prompt
 from .urls import check_domain, check_url
 
@@ -75,7 +76,13 @@ class AppKnowledge:
                     .where(same_key, facts.c.value != fact.value)
                     .values(confidence=facts.c.confidence * CONFLICT_FACTOR)
                 ).rowcount
-                conn.execute(facts.insert().values(namespace=self._ns, **fact.model_dump()))
+                # Another writer may have learned the same value meanwhile: then it is a confirmation.
+                insert_or_change(
+                    conn, facts, {"namespace": self._ns, **fact.model_dump()},
+                    keys=("namespace", "domain", "type", "key", "value"),
+                    changes={"confidence": facts.c.confidence + (1 - facts.c.confidence) * BOOST_RATE,
+                             "sources": facts.c.sources + 1, "last_seen": now},
+                )
             pruned = self._prune(conn, fact.domain)
             stored = _fact(
                 conn.execute(select(*_FACT_COLUMNS).where(same_key, facts.c.value == fact.value)).one()

@@ -21,7 +21,7 @@ from .lesson_learning import command_name, extract_lessons, matchable_text, plai
 from .models import LESSON_CATEGORIES, Lesson, Step, validated
 from .scope import Scope
 from .store.schema import lesson_domains, lesson_runs, lessons, namespace_state
-from .store.statements import insert_ignoring_duplicates
+from .store.statements import insert_ignoring_duplicates, serialize_on
 from .text import clean_for_prompt
 from .urls import check_domain, domain_matches
 
@@ -69,15 +69,16 @@ class LessonStore:
         self._scope = scope
         self._ns = scope.namespace
 
-    def open(self) -> None:
-        """Seed a namespace the first time it is opened, and prune stale lessons."""
+    def open(self, *, prune: bool = True) -> None:
+        """Seed a namespace the first time it is opened, and prune stale lessons (unless ``prune`` is False)."""
         with self._scope.store.read() as conn:
             seeded = conn.execute(
                 select(namespace_state.c.lessons_seeded_at).where(namespace_state.c.namespace == self._ns)
             ).scalar_one_or_none()
         if seeded is None:
             self._seed()
-        self.prune()
+        if prune:
+            self.prune()
 
     def record(
         self,
@@ -114,6 +115,7 @@ class LessonStore:
             raise InvalidInput("lesson: the advice text is empty once markup is removed")
         domains = [check_domain(name, field="triggered_domains") for name in triggered_domains]
         with self._scope.store.write() as conn:
+            serialize_on(conn, f"webmem.lessons.{self._ns}")
             existing = conn.execute(select(lessons.c.lesson_id).where(self._same_lesson(candidate))).scalars().first()
             if existing is None:
                 conn.execute(insert(lessons).values(namespace=self._ns, lesson_id=candidate.id, **_columns(candidate)))
@@ -393,6 +395,7 @@ class LessonStore:
 
     def _merge_imported(self, conn: Connection, entry: Lesson) -> bool:
         """Insert an imported lesson, or merge it into its equivalent (max counts, union of domains)."""
+        serialize_on(conn, f"webmem.lessons.{self._ns}")
         existing = conn.execute(select(lessons.c.lesson_id).where(self._same_lesson(entry))).scalars().first()
         if existing is None:
             conn.execute(insert(lessons).values(namespace=self._ns, lesson_id=entry.id, **_columns(entry)))

@@ -33,8 +33,22 @@ from .urls import check_url, domain_of
 
 DEFAULT_DIR = ".agent-memory"
 ENV_DIR = "WEBMEM_DIR"
+ENV_URL = "WEBMEM_URL"
+DATABASE_SCHEMES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 DEFAULT_NAMESPACE = "default"
 T = TypeVar("T")
+
+
+def database_url(location: str | os.PathLike[str] | None) -> str | None:
+    """The PostgreSQL URL to use: an explicit one, else ``$WEBMEM_URL`` when no location is given."""
+    if isinstance(location, str) and location.strip().startswith(DATABASE_SCHEMES):
+        return location.strip()
+    if location is None and os.environ.get(ENV_URL, "").strip():
+        url = os.environ[ENV_URL].strip()
+        if not url.startswith(DATABASE_SCHEMES):
+            raise InvalidInput(f"{ENV_URL}: expected a postgresql:// URL")
+        return url
+    return None
 
 
 def resolve_directory(location: str | os.PathLike[str] | None) -> Path:
@@ -60,7 +74,7 @@ class Memory:
     def __init__(
         self,
         *,
-        directory: Path,
+        directory: Path | None,
         namespace: str,
         enabled: bool,
         store: Store | None,
@@ -118,16 +132,27 @@ class Memory:
         secrets: Mapping[str, str] | Iterable[str] | None = None,
         embedder: Embedder | None = None,
         tokenizer: Callable[[str], int | Sequence[Any]] | None = None,
+        local_dir: str | os.PathLike[str] | None = None,
+        prune_lessons: bool = True,
     ) -> Memory:
         """Open (creating it if needed) the memory in ``location`` and bring its schema up to date.
 
-        With ``enabled=False`` nothing is read, written or created: runs get an empty context.
-        ``tokenizer`` (text -> token count or tokens) replaces the built-in token estimate.
+        ``location`` is a directory (SQLite, ``<dir>/memory.db``) or a ``postgresql://`` URL
+        (``$WEBMEM_URL``); with a URL, ``local_dir`` (default ``$WEBMEM_DIR``, if set) holds the
+        event log. With ``enabled=False`` nothing is read, written or created: runs get an empty
+        context. ``tokenizer`` (text -> token count or tokens) replaces the built-in token estimate.
+        Stale lessons are pruned on open (as the lesson agent does on load) unless ``prune_lessons``
+        is False: tools that only look, or that prune with a dry run, pass False.
         """
         counter = TokenCounter(tokenizer=tokenizer)
-        directory = resolve_directory(location)
+        url = database_url(location)
+        if url is not None:
+            chosen = local_dir if local_dir is not None else os.environ.get(ENV_DIR) or None
+            directory = resolve_directory(chosen) if chosen is not None else None
+        else:
+            directory = resolve_directory(location)
         validated_namespace = _check_namespace(namespace)
-        for name, flag in (("enabled", enabled), ("trace_scoring", trace_scoring)):
+        for name, flag in (("enabled", enabled), ("trace_scoring", trace_scoring), ("prune_lessons", prune_lessons)):
             if not isinstance(flag, bool):
                 raise InvalidInput(f"{name}: expected True or False, got {flag!r}")
         ttl = _check_number("trace_ttl_days", trace_ttl_days, low=0, low_inclusive=False)
@@ -140,16 +165,17 @@ class Memory:
         store = None
         log_path = None
         if enabled:
-            if directory.exists() and not directory.is_dir():
-                raise InvalidInput(f"location: {directory} exists and is not a directory")
-            directory.mkdir(parents=True, exist_ok=True)
-            store = Store.open_sqlite(directory)
+            if directory is not None:
+                if directory.exists() and not directory.is_dir():
+                    raise InvalidInput(f"location: {directory} exists and is not a directory")
+                directory.mkdir(parents=True, exist_ok=True)
+                log_path = directory / EVENTS_FILE
+            store = Store.open_postgres(url, namespace=validated_namespace) if url else Store.open_sqlite(directory)
             try:
                 apply_migrations(store)
             except BaseException:
                 store.close()  # a database we refuse to open is not left open
                 raise
-            log_path = directory / EVENTS_FILE
         events = EventLog(log_path, namespace=validated_namespace, secrets=registry, callback=on_event)
         memory = cls(
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
@@ -158,7 +184,7 @@ class Memory:
         )
         if memory._lessons is not None:
             try:
-                memory._lessons.open()
+                memory._lessons.open(prune=prune_lessons)
             except BaseException:
                 memory.close()
                 raise

@@ -12,7 +12,16 @@ from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
 from .errors import InvalidInput
 
@@ -36,6 +45,12 @@ FACT_TYPES: tuple[str, ...] = ("timing", "selector", "pattern", "quirk")
 
 class Record(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _without_nul(cls, value: Any) -> Any:
+        """NUL characters are dropped: PostgreSQL cannot store them, and no agent text needs them."""
+        return value.replace("\x00", "") if isinstance(value, str) else value
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

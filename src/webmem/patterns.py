@@ -20,6 +20,7 @@ from .errors import InvalidInput, NotFound
 from .models import Count, Id, Name, Record, Step, validated
 from .scope import Scope
 from .store.schema import patterns
+from .store.statements import serialize_on
 from .text import clean_for_prompt
 from .urls import check_domain, domain_matches
 
@@ -77,6 +78,7 @@ class PatternStore:
         )
         fingerprint = _fingerprint(pattern.steps)
         with self._scope.store.write() as conn:
+            serialize_on(conn, f"webmem.patterns.{self._ns}")
             existing = conn.execute(
                 select(*_COLUMNS).where(self._mine(), patterns.c.domain == pattern.domain,
                                         patterns.c.fingerprint == fingerprint)

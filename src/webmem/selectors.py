@@ -11,6 +11,7 @@ from .errors import InvalidInput
 from .models import SelectorEntry, validated
 from .scope import Scope
 from .store.schema import selectors
+from .store.statements import insert_or_change
 from .text import clean_for_prompt
 from .urls import check_domain
 
@@ -57,13 +58,11 @@ class SelectorCache:
             selectors.c.element == entry.element,
         )
         with self._scope.store.write() as conn:
-            counted = conn.execute(
-                update(selectors)
-                .where(key)
-                .values(success_count=selectors.c.success_count + 1, last_used=now, **{slot: selector})
-            ).rowcount
-            if not counted:
-                conn.execute(selectors.insert().values(namespace=self._ns, **entry.model_dump()))
+            insert_or_change(
+                conn, selectors, {"namespace": self._ns, **entry.model_dump()},
+                keys=("namespace", "domain", "element"),
+                changes={"success_count": selectors.c.success_count + 1, "last_used": now, slot: selector},
+            )
             stored = _entry(conn.execute(select(*_ENTRY_COLUMNS).where(key)).one())
         self._scope.emit(
             "selector_recorded", run_id=run_id, domain=stored.domain, element=stored.element,

@@ -251,9 +251,12 @@ def _trajectory(row: Any) -> Trajectory:
 
 
 def _redacted_step(step: Step, scope: Scope) -> Step:
-    """The step with every registered secret in its text replaced by its placeholder."""
-    fields = ("url", "target", "selector", "value", "error", "expected_effect")
-    return step.model_copy(update={name: scope.redact(getattr(step, name)) for name in fields})
+    """The step with every registered secret in its text replaced by its placeholder, and a value
+    typed into a password field (an imported trajectory may carry one) replaced by ``{password}``.
+    """
+    fields = ("url", "target", "selector", "error", "expected_effect")
+    value = scope.secrets.redact_typed_value(step.value, target=step.target, selector=step.selector, secret=False)
+    return step.model_copy(update={"value": value, **{name: scope.redact(getattr(step, name)) for name in fields}})
 
 
 def _describe_step(step: Step) -> str:

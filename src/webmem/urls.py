@@ -30,6 +30,8 @@ def parse_web_url(url: object, *, field: str = "url") -> SplitResult:
         raise InvalidInput(f"{field}: {text[:80]!r} is not an http(s) URL")
     if not parts.hostname:
         raise InvalidInput(f"{field}: {text[:80]!r} has no host")
+    if parts.hostname.startswith(".") or ".." in parts.hostname:  # '..', '.x', 'a..b': empty labels
+        raise InvalidInput(f"{field}: {text[:80]!r} has an empty label in its host")
     if port is not None and port == 0:
         raise InvalidInput(f"{field}: {text[:80]!r} has port 0")
     return parts

@@ -33,7 +33,8 @@ class Settings:
         directory = resolve_directory(self.memory_dir)
         if not create and not (directory / DB_FILE).is_file():
             raise click.ClickException(f"no webmem memory at {directory} (give --memory-dir or set {ENV_DIR})")
-        with Memory.open(directory, namespace=self.namespace) as mem:
+        # Stale lessons are pruned by `webmem prune` only: a command that looks (or a dry run) changes nothing.
+        with Memory.open(directory, namespace=self.namespace, prune_lessons=False) as mem:
             yield mem
 
 

@@ -34,6 +34,8 @@ def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path
             with progress_bar("Exporting") as progress:
                 report = export_agent_memory(mem, target, progress=progress)
             click.echo(f"Wrote {_summary(report.added)} to {target}", err=True)
+            for problem in report.problems:
+                click.echo(f"skipped: {problem}", err=True)
             return
         with progress_bar("Collecting"):
             text = render(mem, collect(mem, chosen), output)

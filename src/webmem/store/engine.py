@@ -9,14 +9,16 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 
 from ..errors import StoreCorrupt, StoreError, StoreLocked
 
 DB_FILE = "memory.db"
+RETRY_ATTEMPTS = 5
+T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 LOCK_WAIT_SECONDS = 60.0
 
@@ -64,8 +66,45 @@ class Store:
             raise
         return store
 
+    @classmethod
+    def open_postgres(cls, url: str, *, namespace: str) -> Store:
+        """A PostgreSQL store; each transaction carries the namespace for row-level security."""
+        try:
+            import psycopg  # noqa: F401
+        except ImportError:
+            raise ImportError("PostgreSQL support needs: pip install 'webmem[postgres]'") from None
+        try:
+            parsed = make_url(url).set(drivername="postgresql+psycopg")
+        except ArgumentError as exc:
+            raise StoreError(f"not a PostgreSQL URL: {exc}") from None
+        engine = create_engine(parsed, pool_size=5, max_overflow=10, pool_pre_ping=True)
+        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql(
+            "SELECT set_config('webmem.namespace', %(namespace)s, true)", {"namespace": namespace}
+        ))
+        store = cls(engine, location=parsed.render_as_string(hide_password=True))
+        try:
+            with store.read() as conn:
+                conn.exec_driver_sql("SELECT 1").scalar()
+        except BaseException:
+            engine.dispose()
+            raise
+        return store
+
     def close(self) -> None:
         self.engine.dispose()
+
+    def retrying(self, work: Callable[[], T]) -> T:
+        """Run ``work`` (which opens its own transactions) again when the database reports a
+        serialization failure or a deadlock: PostgreSQL asks clients to retry those.
+        """
+        for attempt in range(1, RETRY_ATTEMPTS + 1):
+            try:
+                return work()
+            except StoreError as exc:
+                if attempt == RETRY_ATTEMPTS or not isinstance(exc.__cause__, DBAPIError) or not _is_retryable(exc.__cause__):
+                    raise
+                time.sleep(0.01 * attempt)
+        raise AssertionError("unreachable")
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -149,6 +188,10 @@ def _begin_sqlite_transaction(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE" if writable else "BEGIN")
 
 
+def _is_retryable(exc: DBAPIError) -> bool:
+    return getattr(exc.orig, "sqlstate", None) in ("40001", "40P01")
+
+
 def _is_busy(exc: DBAPIError) -> bool:
     message = str(exc.orig).lower()
     return "locked" in message or "busy" in message
@@ -171,6 +214,6 @@ def _translate(exc: DBAPIError, location: str) -> StoreError:
         )
     if "not a database" in lowered or "malformed" in lowered or "file is encrypted" in lowered:
         return StoreCorrupt(f"{location} is not a webmem database or is damaged ({message})")
-    if "unable to open" in lowered:
-        return StoreError(f"cannot open the database {location} ({message})")
+    if "unable to open" in lowered or "connection" in lowered and "failed" in lowered:
+        return StoreError(f"cannot open the database {location} ({message.strip().splitlines()[0]})")
     return StoreError(f"database error on {location}: {message}")

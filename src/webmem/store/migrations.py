@@ -295,12 +295,36 @@ def _working_memory_tables(conn: Connection) -> None:
     md.create_all(conn)
 
 
+NAMESPACED_TABLES = (
+    "runs", "run_steps", "trajectories", "sessions", "facts", "selectors", "namespace_state", "lessons",
+    "lesson_domains", "lesson_runs", "episode_sessions", "episode_entries", "patterns", "working_entries",
+    "working_state",
+)
+
+
+def _row_level_security(conn: Connection) -> None:
+    """PostgreSQL only: every namespaced table shows and accepts only rows of the session's namespace
+    (``webmem.namespace``, set by the store at the start of each transaction). Owners are bound too.
+    """
+    if conn.dialect.name != "postgresql":
+        return
+    for table in NAMESPACED_TABLES:
+        conn.execute(text(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY"))
+        conn.execute(text(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY"))
+        conn.execute(text(
+            f"CREATE POLICY webmem_namespace ON {table} "
+            "USING (namespace = current_setting('webmem.namespace', true)) "
+            "WITH CHECK (namespace = current_setting('webmem.namespace', true))"
+        ))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
     Migration("0003_lessons", _lesson_tables),
     Migration("0004_episodes", _episode_tables),
     Migration("0005_working_memory", _working_memory_tables),
+    Migration("0006_row_level_security", _row_level_security),
 )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table
+from sqlalchemy import Connection, Table, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 
@@ -29,3 +29,24 @@ def upsert(conn: Connection, table: Table, row: dict[str, Any], *, update: Seque
     conn.execute(statement.on_conflict_do_update(
         index_elements=keys, set_={name: statement.excluded[name] for name in update}
     ))
+
+
+def insert_or_change(
+    conn: Connection, table: Table, row: dict[str, Any], *, keys: Sequence[str], changes: dict[str, Any]
+) -> None:
+    """Insert a row; if one with the same ``keys`` exists (a race lost), apply ``changes`` to it instead.
+
+    ``changes`` maps column names to SQL expressions over the existing row, so counters stay atomic.
+    """
+    statement = _insert(conn)(table).values(**row)
+    conn.execute(statement.on_conflict_do_update(index_elements=list(keys), set_=changes))
+
+
+def serialize_on(conn: Connection, key: str) -> None:
+    """Make concurrent transactions that check-then-insert under ``key`` take turns.
+
+    PostgreSQL: a transaction-scoped advisory lock. SQLite: nothing to do, since its write
+    transactions already hold the database's write lock from their first statement.
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
