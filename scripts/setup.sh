@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepare a fresh clone: a virtual environment with webmem and its test tools, and a Chromium.
-# Installs Debian packages (chromium, python3-venv) only when they are missing and we are root.
+# Installs Debian packages (chromium, postgresql, python3-venv) only when they are missing and we are root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +31,13 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip 2>/dev/null || true
 "$VENV/bin/python" -m pip install -q -e '.[test]'
+
+if [ -z "${WEBMEM_TEST_POSTGRES_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    apt_install postgresql || {
+        echo "No PostgreSQL server binaries: install Debian's postgresql package, or set WEBMEM_TEST_POSTGRES_URL" >&2
+        exit 1
+    }
+fi
 
 if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null && ! command -v google-chrome >/dev/null; then
     apt_install chromium || "$VENV/bin/python" -m playwright install chromium || {
