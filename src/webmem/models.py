@@ -46,10 +46,14 @@ FACT_TYPES: tuple[str, ...] = ("timing", "selector", "pattern", "quirk")
 class Record(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
-    @field_validator("*", mode="before")
+    @field_validator("*", mode="after")
     @classmethod
     def _without_nul(cls, value: Any) -> Any:
-        """NUL characters are dropped: PostgreSQL cannot store them, and no agent text needs them."""
+        """NUL characters are dropped: PostgreSQL cannot store them, and no agent text needs them.
+
+        An after-validator: a before-validator would hand strict mode a Python str instead of the
+        JSON value, and JSON records (webmem's own export) could no longer carry ISO timestamps.
+        """
         return value.replace("\x00", "") if isinstance(value, str) else value
 
 

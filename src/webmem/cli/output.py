@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 PIPED_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
 PROGRESS_THRESHOLD = 300  # bars are shown for work on more records than this
@@ -39,11 +40,11 @@ def short(text: str | None, limit: int) -> str:
 
 def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None,
           no_wrap: Sequence[str] = ()) -> None:
-    grid = Table(title=title)
+    grid = Table(title=None if title is None else Text(title))
     for column in columns:
         grid.add_column(column, no_wrap=column in no_wrap)
-    for row in rows:
-        grid.add_row(*("" if cell is None else str(cell) for cell in row))
+    for row in rows:  # cells hold data: plain Text, never rich markup ('[/b]' in a goal is not a tag)
+        grid.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
     console().print(grid)
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
 from ..models import RunManifest
@@ -62,7 +63,7 @@ def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
     details.add_column()
     for key, value in manifest.model_dump().items():
         if value not in (None, [], ""):
-            details.add_row(key, when(value) if isinstance(value, datetime) else str(value))
+            details.add_row(key, Text(when(value) if isinstance(value, datetime) else str(value)))
     console().print(details)
     if steps:
         table(
@@ -135,9 +136,9 @@ def _grow(node: Tree, nodes: Lineage) -> None:
         _grow(node.add(_label(manifest)), children)
 
 
-def _label(manifest: RunManifest) -> str:
+def _label(manifest: RunManifest) -> Text:
     session = f" [session {manifest.session_id}]" if manifest.session_id else ""
-    return f"{manifest.run_id} ({manifest.status}) {short(manifest.goal, 70)}{session}"
+    return Text(f"{manifest.run_id} ({manifest.status}) {short(manifest.goal, 70)}{session}")  # not markup
 
 
 def _show_scenario(scenario: dict[str, Any], json_: bool) -> None:
