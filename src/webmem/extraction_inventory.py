@@ -23,6 +23,7 @@ What counts as an item to keep:
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -101,10 +102,12 @@ def selectors_in(text: str) -> list[str]:
     return [match.group() for match in _SELECTOR.finditer(text)]
 
 
+@lru_cache(maxsize=4096)
 def _url_pattern(url: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w/.#?&=%~+@:-]){re.escape(url)}(?=$|[\s)\]>\"',;]|[.:!?](?:\s|$))")
 
 
+@lru_cache(maxsize=4096)
 def _selector_pattern(selector: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w-]){re.escape(selector)}(?![\w-])")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -473,6 +474,12 @@ def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     if len(text) <= max_chars:
         return text
+    return _fitted(text, max_chars, compressor)
+
+
+@lru_cache(maxsize=256)
+def _fitted(text: str, max_chars: int, compressor: Compressor | Callable[[str, int], str] | None) -> str:
+    """Compressed (or cut head-and-tail) extraction; cached, since turns rebuild the same ones."""
     result = compress_with(compressor, text, max_chars=max_chars)
     return result.text if result.within_budget else head_tail(text, max_chars)
 
