@@ -989,3 +989,14 @@ def test_other_bad_input_is_refused(mem: webmem.Memory, run: webmem.Run) -> None
         AgentMemory(mem.scope, run.id, patterns=working.patterns, max_entries=0)
     with pytest.raises(InvalidInput):
         AgentMemory(mem.scope, run.id, patterns=working.patterns, max_extraction_budget_percent=1.5)
+
+
+@pytest.mark.parametrize(
+    "details",
+    [{"error": 5}, {"duration_ms": "x"}, {"duration_ms": -1}, {"tags": "abc"}, {"retry_count": -1}, {"title": 3}],
+)
+def test_bad_cycle_details_are_refused_with_the_field_named(mem: webmem.Memory, details: dict) -> None:
+    run = mem.start_run(goal="Check the cycle details", start_url="https://a.example/")
+    with pytest.raises(webmem.InvalidInput, match=next(iter(details))):
+        run.working.record_cycle("think", "click", **details)
+    assert run.working.short_term.entries == []

@@ -240,6 +240,8 @@ class AgentMemory:
         for name, text in (("thought", thought), ("observation", observation)):
             if not isinstance(text, str):
                 raise InvalidInput(f"{name}: expected a string, got {type(text).__name__}")
+        _check_cycle_details(url=url, title=title, error=error, duration_ms=duration_ms, retry_count=retry_count,
+                             tags=tags)
         page = url if url is not None else self.current_url() or ""
         entry = WorkingEntry(
             entry_id=self._next_entry, tool=call.tool, parameters=self._redact_tree(dict(call.parameters)),
@@ -499,6 +501,19 @@ def _snapshot(data: Mapping[str, Any]) -> StateSnapshot:
         raise InvalidInput("snapshot.url: expected a URL string")
     snapshot.scroll_position = tuple(snapshot.scroll_position)  # type: ignore[assignment]
     return snapshot
+
+
+def _check_cycle_details(*, url: object, title: object, error: object, duration_ms: object, retry_count: object,
+                         tags: object) -> None:
+    for name, text in (("url", url), ("title", title), ("error", error)):
+        if text is not None and not isinstance(text, str):
+            raise InvalidInput(f"{name}: expected a string, got {type(text).__name__}")
+    if isinstance(duration_ms, bool) or not isinstance(duration_ms, int | float) or duration_ms < 0:
+        raise InvalidInput(f"duration_ms: expected a non-negative number, got {duration_ms!r}")
+    if isinstance(retry_count, bool) or not isinstance(retry_count, int) or retry_count < 0:
+        raise InvalidInput(f"retry_count: expected a non-negative integer, got {retry_count!r}")
+    if isinstance(tags, str | bytes) or not all(isinstance(tag, str) for tag in tags):  # type: ignore[union-attr]
+        raise InvalidInput("tags: expected a list of strings")
 
 
 def _check_json(key: object, value: Any) -> None:
