@@ -87,7 +87,7 @@ def test_unknown_run_is_one_line_error(memory_dir: Path, filled: dict[str, str])
     code, out, err = invoke("--memory-dir", str(memory_dir), "runs", "show", "run_0000000000000_nope00")
     assert code == 1
     assert out == ""
-    assert err.strip().splitlines() == [f"Error: run_id: no run 'run_0000000000000_nope00' in namespace 'default'"]
+    assert err.strip().splitlines() == ["Error: run_id: no run 'run_0000000000000_nope00' in namespace 'default'"]
 
 
 def test_missing_memory_is_an_error_and_creates_nothing(tmp_path: Path) -> None:

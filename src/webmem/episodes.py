@@ -23,7 +23,6 @@ from .models import (
     GradingResult,
     RetrievedMemory,
     describe_validation_error,
-    validated,
     validated_value,
 )
 from .models import Id as SessionId

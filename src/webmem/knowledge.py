@@ -13,7 +13,7 @@ from .errors import InvalidInput
 from .models import FACT_TYPES, Fact, Session, validated
 from .scope import Scope
 from .store.schema import facts, sessions
-from .store.statements import insert_or_change
+from .store.statements import insert_or_change, serialize_on
 from .text import clean_for_prompt
 from .urls import check_domain, check_url
 
@@ -60,6 +60,9 @@ class AppKnowledge:
             facts.c.key == fact.key,
         )
         with self._scope.store.write() as conn:
+            # Writers of the same key take turns, so that exactly one of them learns a new value (and
+            # decays the others) while the rest confirm it (PostgreSQL; SQLite writers already do).
+            serialize_on(conn, f"webmem.facts.{self._ns}.{fact.domain}.{fact.type}.{fact.key}")
             boosted = conn.execute(
                 update(facts)
                 .where(same_key, facts.c.value == fact.value)

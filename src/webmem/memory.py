@@ -9,7 +9,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .clock import utcnow
 from .errors import InvalidInput, MemoryDisabled
 from .events import EVENTS_FILE, EventCallback, EventLog
 from .embeddings import Embedder, check_embedder
@@ -17,10 +16,10 @@ from .episodes import EpisodeStore
 from .knowledge import AppKnowledge
 from .lessons import LessonStore
 from .patterns import PatternStore
-from .models import Namespace, RunManifest, validated, validated_value
+from .models import Namespace, validated_value
 from .redaction import SecretRegistry
 from .run import Run
-from .runs import RunRegistry
+from .runs import RunRegistry, new_manifest
 from .scope import Scope
 from .selectors import SelectorCache
 from .agent_memory_layout import DryRunRollback
@@ -29,7 +28,6 @@ from .store import MigrationState, Store, apply_migrations, migration_states
 from .store import inspect as inspect_store
 from .token_budget import TokenCounter
 from .trajectories import TrajectoryStore
-from .urls import check_url, domain_of
 
 DEFAULT_DIR = ".agent-memory"
 ENV_DIR = "WEBMEM_DIR"
@@ -242,7 +240,7 @@ class Memory:
         that episode session, and from rep 2 on its context carries REPEAT/AVOID advice.
         """
         if not self.enabled:
-            return Run(self, _unsaved_manifest(goal, start_url, session_id, parent_run_id, model))
+            return Run(self, new_manifest(goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, model=model))
         manifest = self.runs.start_run(
             goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, model=model
         )
@@ -264,7 +262,7 @@ class Memory:
 
     def preview_context(self, *, goal: str, url: str, budget_tokens: int = 2000) -> ContextPack:
         """The context a new run with this goal would get on this page, without recording anything."""
-        run = Run(self, _unsaved_manifest(goal, url, None, None, None), preview=self.enabled)
+        run = Run(self, new_manifest(goal=goal, start_url=url), preview=self.enabled)
         return run.context(url=url, budget_tokens=budget_tokens)
 
     def prune(self, *, dry_run: bool = False) -> dict[str, int]:
@@ -338,18 +336,6 @@ class Memory:
                 "open it with enabled=True to use its components"
             )
         return component
-
-
-def _unsaved_manifest(
-    goal: str, start_url: str, session_id: str | None, parent_run_id: str | None, model: str | None
-) -> RunManifest:
-    now = utcnow()
-    url = check_url(start_url, field="start_url")
-    return validated(
-        RunManifest, run_id=RunRegistry.generate_run_id(), session_id=session_id, parent_run_id=parent_run_id,
-        status="running", goal=goal, domain=domain_of(url, field="start_url"), start_url=url,
-        started_at=now, updated_at=now, artifact_paths=[], turn_count=0, model=model,
-    )
 
 
 def _check_namespace(namespace: object) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, select, update
@@ -40,22 +40,9 @@ class RunRegistry:
         run_id: str | None = None,
         model: str | None = None,
     ) -> RunManifest:
-        now = utcnow()
-        url = check_url(start_url, field="start_url")
-        manifest = validated(
-            RunManifest,
-            run_id=run_id if run_id is not None else self.generate_run_id(),
-            session_id=session_id,
-            parent_run_id=parent_run_id,
-            status="running",
-            goal=self._scope.redact(goal) if isinstance(goal, str) else goal,
-            domain=domain_of(url, field="start_url"),
-            start_url=self._scope.redact(url),
-            started_at=now,
-            updated_at=now,
-            artifact_paths=[],
-            turn_count=0,
-            model=model,
+        manifest = new_manifest(
+            goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, run_id=run_id,
+            model=model, redact=self._scope.redact,
         )
         with self._scope.store.write() as conn:
             if parent_run_id is not None:
@@ -268,6 +255,36 @@ class RunRegistry:
         if row is None:
             raise RunNotFound(f"{field}: no run {run_id!r} in namespace {self._ns!r}")
         return _manifest(row)
+
+
+def new_manifest(
+    *,
+    goal: str,
+    start_url: str,
+    session_id: str | None = None,
+    parent_run_id: str | None = None,
+    run_id: str | None = None,
+    model: str | None = None,
+    redact: Callable[[str | None], str | None] = lambda text: text,
+) -> RunManifest:
+    """The manifest of a run that starts now (status running), validated."""
+    now = utcnow()
+    url = check_url(start_url, field="start_url")
+    return validated(
+        RunManifest,
+        run_id=run_id if run_id is not None else RunRegistry.generate_run_id(),
+        session_id=session_id,
+        parent_run_id=parent_run_id,
+        status="running",
+        goal=redact(goal) if isinstance(goal, str) else goal,
+        domain=domain_of(url, field="start_url"),
+        start_url=redact(url),
+        started_at=now,
+        updated_at=now,
+        artifact_paths=[],
+        turn_count=0,
+        model=model,
+    )
 
 
 def _manifest(row: Any) -> RunManifest:

@@ -318,6 +318,16 @@ def _row_level_security(conn: Connection) -> None:
         ))
 
 
+def _wide_durations(conn: Connection) -> None:
+    """PostgreSQL only: durations in milliseconds as 64-bit integers. A 32-bit INTEGER ends at 24.8
+    days, which a resumed or long-lived run passes; SQLite's INTEGER is 64-bit already.
+    """
+    if conn.dialect.name != "postgresql":
+        return
+    for table in ("run_steps", "trajectories", "sessions"):
+        conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN duration_ms TYPE BIGINT"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
@@ -325,6 +335,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0004_episodes", _episode_tables),
     Migration("0005_working_memory", _working_memory_tables),
     Migration("0006_row_level_security", _row_level_security),
+    Migration("0007_wide_durations", _wide_durations),
 )
 
 

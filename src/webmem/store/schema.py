@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -75,7 +76,7 @@ run_steps = Table(
     Column("error", Text),
     Column("expected_effect", Text),
     Column("snapshot_hash", String(NAME)),
-    Column("duration_ms", Integer),
+    Column("duration_ms", BigInteger),
     Column("recorded_at", UTCDateTime, nullable=False),
     ForeignKeyConstraint(["namespace", "run_id"], ["runs.namespace", "runs.run_id"], ondelete="CASCADE"),
 )
@@ -90,7 +91,7 @@ trajectories = Table(
     Column("origin", String(NAME), nullable=False),
     Column("domain", String(NAME), nullable=False),
     Column("success", Boolean, nullable=False),
-    Column("duration_ms", Integer, nullable=False),
+    Column("duration_ms", BigInteger, nullable=False),
     Column("model", String(NAME)),
     Column("created_at", UTCDateTime, nullable=False),
     Column("steps", JSON, nullable=False),
@@ -110,7 +111,7 @@ sessions = Table(
     Column("final_url", Text),
     Column("recorded_at", UTCDateTime, nullable=False),
     Column("turns_used", Integer, nullable=False),
-    Column("duration_ms", Integer, nullable=False),
+    Column("duration_ms", BigInteger, nullable=False),
 )
 
 facts = Table(
