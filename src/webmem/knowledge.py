@@ -214,6 +214,8 @@ class AppKnowledge:
         )
         values = session.model_dump(exclude={"id", "timestamp"})
         with self._scope.store.write() as conn:
+            # Writers on one domain take turns, or each would keep five of what it sees, six together.
+            serialize_on(conn, f"webmem.sessions.{self._ns}.{session.domain}")
             conn.execute(
                 sessions.insert().values(
                     namespace=self._ns, session_id=session.id, recorded_at=session.timestamp, **values

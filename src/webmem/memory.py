@@ -287,14 +287,14 @@ class Memory:
         """Record counts per kind (and per domain), and the database's size."""
         with self.store.read() as conn:
             counted = inspect_store.counts(conn, self.namespace)
-            health = inspect_store.sqlite_health(conn, self.store.location)
+            health = inspect_store.health(conn, self.store.location)
         return {"namespace": self.namespace, "location": self.store.location, "counts": counted,
                 "database_bytes": health["database_bytes"], "wal_bytes": health["wal_bytes"]}
 
     def doctor(self) -> dict[str, Any]:
         """Integrity check, migrations, WAL state, orphaned records; ``ok`` says whether all is well."""
         with self.store.read() as conn:
-            health = inspect_store.sqlite_health(conn, self.store.location)
+            health = inspect_store.health(conn, self.store.location)
             orphaned = inspect_store.orphans(conn, self.namespace)
             states = migration_states(conn)
             names = inspect_store.namespaces(conn)

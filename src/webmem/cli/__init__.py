@@ -14,7 +14,7 @@ import click
 
 from .. import __version__
 from ..errors import WebmemError
-from ..memory import DEFAULT_DIR, ENV_DIR, Memory, resolve_directory
+from ..memory import DEFAULT_DIR, ENV_DIR, Memory, database_url, resolve_directory
 from ..store import DB_FILE
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -29,7 +29,16 @@ class Settings:
 
     @contextmanager
     def memory(self, *, create: bool = False) -> Iterator[Memory]:
-        """Open the memory; a command that only reads never creates one."""
+        """Open the memory; a command that only reads never creates one.
+
+        With ``$WEBMEM_URL`` the memory is that PostgreSQL database, and the memory directory only
+        holds local files such as the event log.
+        """
+        url = database_url(None)
+        if url is not None:
+            with Memory.open(url, local_dir=self.memory_dir, namespace=self.namespace, prune_lessons=False) as mem:
+                yield mem
+            return
         directory = resolve_directory(self.memory_dir)
         if not create and not (directory / DB_FILE).is_file():
             raise click.ClickException(f"no webmem memory at {directory} (give --memory-dir or set {ENV_DIR})")

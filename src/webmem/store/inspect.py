@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Table, func, select
+from sqlalchemy import Connection, Table, func, select, text
 
 from . import schema
 
@@ -68,6 +68,15 @@ def orphans(conn: Connection, namespace: str) -> dict[str, int]:
         )
     ).scalar_one()
     return found
+
+
+def health(conn: Connection, location: str) -> dict[str, Any]:
+    """Integrity, journal mode and sizes of the store's database, on either backend."""
+    if conn.dialect.name == "sqlite":
+        return sqlite_health(conn, location)
+    # PostgreSQL checks its pages itself and always writes ahead; its WAL belongs to the whole server.
+    size = conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one()
+    return {"integrity": "ok", "journal_mode": "wal", "database_bytes": int(size), "wal_bytes": 0}
 
 
 def sqlite_health(conn: Connection, path: str) -> dict[str, Any]:
