@@ -1043,3 +1043,12 @@ def test_data_that_looks_like_rich_markup_is_printed_as_it_is(tmp_path: Path) ->
         assert "[/" in result.stdout
     assert goal in on(directory, "runs", "tree", run.id).stdout
     assert "[session s1]" in on(directory, "runs", "tree", run.id).stdout
+
+
+def test_import_of_an_unusable_path_creates_no_memory(tmp_path: Path) -> None:
+    target = tmp_path / "fresh-memory"
+    junk = tmp_path / "notes.txt"
+    junk.write_text("just some notes\n")
+    result = CliRunner().invoke(cli, ["--memory-dir", str(target), "import", str(junk)], catch_exceptions=False)
+    assert result.exit_code == 1
+    assert not target.exists()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ..agent_memory_layout import TransferReport, export_agent_memory
-from ..export import FORMATS, KINDS, collect, import_path, render
+from ..export import FORMATS, KINDS, collect, detect, import_path, render
 from .output import emit_json, progress_bar, table
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path
 @click.pass_obj
 def import_command(settings: Settings, path: Path, dry_run: bool, json_: bool) -> None:
     """Import an .agent-memory directory, a lesson memory.json, or a webmem export (detected)."""
+    detect(path)  # an unusable path is refused before any memory is created
     with settings.memory(create=True) as mem, progress_bar("Importing", enabled=not json_) as progress:
         report = import_path(mem, path, dry_run=dry_run, progress=progress)
     if json_:
