@@ -10,22 +10,14 @@ import argparse
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import webmem
+from timing import median_ms
 
 SITE = "https://www.example-shop.com/"
 WORDS = "search smart watch reviews cart checkout promo code apply size shoe track order parcel".split()
 
-
-def median_ms(action: Callable[[], object], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - began) * 1000)
-    return statistics.median(samples)
 
 
 def fill(mem: webmem.Memory, trajectories: int) -> None:

@@ -14,13 +14,13 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import webmem
 from webmem import HashingEmbedder
 from webmem.aria import element_iou
+from timing import median_ms
 
 ORIGIN = "https://helpdesk.example.com"
 GOAL = "Set the priority of ticket {ticket} to High and assign it to the network team"
@@ -112,14 +112,6 @@ def fill(mem: webmem.Memory, session: str, reps: int, steps: int, rng: random.Ra
         episodes.add_grades_to_memories({"task_completed": rng.random() < 0.5, "step_grades": grades})
     return reps * steps
 
-
-def median_ms(action: Callable[[], object], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - began) * 1000)
-    return statistics.median(samples)
 
 
 def main() -> None:

@@ -17,10 +17,10 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import webmem
+from timing import median_ms
 
 SITE = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"
@@ -29,14 +29,6 @@ BRANDS = "Garmin Fitbit Amazfit Polar Suunto Withings Huawei Xiaomi Coros Fossil
 FEATURES = "GPS, heart rate, SpO2, sleep tracking, NFC payments, AMOLED display, 5 ATM, music storage".split(", ")
 EXTRACTION_BYTES = 20_000
 
-
-def median_ms(action: Callable[[], object], repeat: int) -> float:
-    samples = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        action()
-        samples.append((time.perf_counter() - began) * 1000)
-    return statistics.median(samples)
 
 
 def html_listing(rng: random.Random, page: int) -> str:
