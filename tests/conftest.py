@@ -62,6 +62,19 @@ def memory_location(backend: str, memory_dir: Path, request: pytest.FixtureReque
 
 
 @pytest.fixture
+def another_location(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A second, empty store on the test's backend (a fresh directory, or a fresh database)."""
+    if backend == "sqlite":
+        yield str(tmp_path / "another")
+        return
+    cluster = request.getfixturevalue("postgres")
+    name = f"webmem_test_{uuid.uuid4().hex[:16]}"
+    url = pg_cluster.create_database(cluster, name)
+    yield url
+    pg_cluster.drop_database(cluster, name)
+
+
+@pytest.fixture
 def open_memory(memory_location: str, memory_dir: Path) -> Iterator[Any]:
     """Open more memories on the test's store (other namespaces, other options); all closed after."""
     opened: list[webmem.Memory] = []
@@ -79,6 +92,14 @@ def open_memory(memory_location: str, memory_dir: Path) -> Iterator[Any]:
 @pytest.fixture
 def mem(open_memory: Any, events: list[dict[str, Any]]) -> webmem.Memory:
     return open_memory(on_event=events.append)
+
+
+@pytest.fixture
+def sqlite_mem(memory_dir: Path, events: list[dict[str, Any]]) -> Iterator[webmem.Memory]:
+    """A memory on SQLite only, for the tests about SQLite itself (its file, pragmas and locks)."""
+    memory = webmem.Memory.open(memory_dir, on_event=events.append)
+    yield memory
+    memory.close()
 
 
 SHOP = "https://www.example-shop.com/"

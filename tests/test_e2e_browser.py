@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import rows
+
 import webmem
 from webmem.browser import element_identity
 
@@ -33,8 +35,8 @@ def act(page: Any, run: webmem.Run, action: str, role: str, name: str, selector:
     )
 
 
-def test_second_run_gets_first_run_back(memory_dir: Path, site_url: str, page: Any) -> None:
-    mem = webmem.Memory.open(memory_dir)
+def test_second_run_gets_first_run_back(open_memory: Any, memory_dir: Path, site_url: str, page: Any) -> None:
+    mem = open_memory()
     run1 = mem.start_run(goal="Sign in and search for smart watch reviews", start_url=site_url,
                          session_id="shop-e2e")
     page.goto(site_url + "login.html")
@@ -49,8 +51,8 @@ def test_second_run_gets_first_run_back(memory_dir: Path, site_url: str, page: A
     run1.finish(success=True, outcome="Signed in and found the smart watch results", final_url=page.url)
     mem.close()
 
-    # A new process would open the same directory: reopen to read from disk only.
-    mem = webmem.Memory.open(memory_dir)
+    # A new process would open the same memory: reopen to read from the database only.
+    mem = open_memory()
     run2 = mem.start_run(goal="search smart watch reviews after signing in", start_url=site_url)
     context = run2.context(url=site_url)
     text = str(context)
@@ -67,10 +69,8 @@ def test_second_run_gets_first_run_back(memory_dir: Path, site_url: str, page: A
     assert "## APP KNOWLEDGE" in text
     assert PASSWORD not in text
 
-    for name in ("memory.db", "memory.db-wal", "events.jsonl"):
-        path = memory_dir / name
-        if path.exists():
-            assert PASSWORD.encode() not in path.read_bytes(), f"the password reached {name}"
+    assert PASSWORD.encode() not in rows.stored_bytes(mem), "the password reached the database"
+    assert PASSWORD.encode() not in (memory_dir / "events.jsonl").read_bytes(), "the password reached the event log"
     mem.close()
 
 

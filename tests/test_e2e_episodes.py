@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rows
 
 import webmem
 from webmem import EnvironmentState
@@ -29,12 +30,6 @@ def episode_site() -> Iterator[str]:
 
 def snapshot_env(page: Any) -> EnvironmentState:
     return environment_from_snapshot(page.url, page.title(), page.aria_snapshot(mode="ai"))
-
-
-def db_bytes(directory: Path) -> bytes:
-    return b"".join(
-        path.read_bytes() for path in (directory / "memory.db", directory / "memory.db-wal") if path.exists()
-    )
 
 
 def test_similar_pages_pass_the_iou_filter_and_bring_back_memories(
@@ -78,8 +73,8 @@ def test_similar_pages_pass_the_iou_filter_and_bring_back_memories(
     assert "AVOID: [/ticket.html " in text and "Do this instead: Choose High in the Priority dropdown" in text
 
 
-def test_a_dissimilar_page_fails_the_iou_filter(memory_dir: Path, page: Any, site_url: str) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_a_dissimilar_page_fails_the_iou_filter(open_memory: Any, page: Any, site_url: str) -> None:
+    with open_memory() as mem:
         episodes = mem.episodes
         page.goto(site_url + "login.html")
         login = snapshot_env(page)
@@ -105,8 +100,8 @@ def test_a_dissimilar_page_fails_the_iou_filter(memory_dir: Path, page: Any, sit
         assert len(lenient.retrieve_memories(product, "sign in first", episode=episodes.current)) == 1
 
 
-def test_a_filled_password_field_is_stored_as_a_placeholder(memory_dir: Path, page: Any, site_url: str) -> None:
-    with webmem.Memory.open(memory_dir, secrets={"email": EMAIL}) as mem:
+def test_a_filled_password_field_is_stored_as_a_placeholder(open_memory: Any, page: Any, site_url: str) -> None:
+    with open_memory(secrets={"email": EMAIL}) as mem:
         page.goto(site_url + "login.html")
         before = snapshot_env(page)
         page.get_by_role("textbox", name="Email").fill(EMAIL)
@@ -140,7 +135,7 @@ def test_a_filled_password_field_is_stored_as_a_placeholder(memory_dir: Path, pa
         assert {e.name: e.value for e in second.env_pre.elements if e.role == "textbox"} == stored_values
         assert third.action == "fill('textbox \"Password\"', '{password}')"
         assert third.env_pre.model_dump() == second.env_pre.model_dump()
-    data = db_bytes(memory_dir)
+        data = rows.stored_bytes(mem)
     assert b"{password}" in data and b"{email}" in data
     assert PASSWORD.encode() not in data and b"Sw0rdfish" not in data
     assert EMAIL.encode() not in data

@@ -30,8 +30,8 @@ def click_continue(page: Any, run: webmem.Run) -> str | None:
     return None
 
 
-def test_a_lesson_learned_on_one_origin_helps_on_another(memory_dir: Path, page: Any) -> None:
-    mem = webmem.Memory.open(memory_dir)
+def test_a_lesson_learned_on_one_origin_helps_on_another(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
     with serve_site(OVERLAY_SITE) as first_origin, serve_site(OVERLAY_SITE) as second_origin:
         assert domain_of(first_origin) != domain_of(second_origin)
 
@@ -73,8 +73,8 @@ def test_a_lesson_learned_on_one_origin_helps_on_another(memory_dir: Path, page:
     mem.close()
 
 
-def test_a_secret_in_an_error_never_reaches_the_context(memory_dir: Path) -> None:
-    mem = webmem.Memory.open(memory_dir, secrets={"api_token": "tok-123456"})
+def test_a_secret_in_an_error_never_reaches_the_context(open_memory: Any) -> None:
+    mem = open_memory(secrets={"api_token": "tok-123456"})
     run = mem.start_run(goal="Call the API", start_url="https://api.example/")
     run.on_error("goto", "net::ERR_FAILED at https://api.example/?key=tok-123456")
     text = str(run.context())

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rows
 from pydantic import ValidationError
 
 import webmem
@@ -84,12 +85,6 @@ def expected_score(page: dict[str, Any], entry: EpisodeEntry, query: str, weight
     return weight * env_sim + (1 - weight) * state_sim
 
 
-def db_bytes(directory: Path) -> bytes:
-    return b"".join(
-        path.read_bytes() for path in (directory / "memory.db", directory / "memory.db-wal") if path.exists()
-    )
-
-
 # --- init_episode -------------------------------------------------------------------------------
 
 
@@ -108,11 +103,11 @@ def test_reps_count_from_one_per_session_and_sessions_are_independent(mem: webme
     assert episodes.init_episode("t").rep == 2
 
 
-def test_rep_numbers_survive_reopening_the_memory(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_rep_numbers_survive_reopening_the_memory(open_memory: Any) -> None:
+    with open_memory() as mem:
         mem.episodes.init_episode("s")
         mem.episodes.init_episode("s")
-    with webmem.Memory.open(memory_dir) as mem:
+    with open_memory() as mem:
         assert mem.episodes.init_episode("s").rep == 3
 
 
@@ -179,8 +174,8 @@ def test_steps_need_a_current_episode(mem: webmem.Memory) -> None:
         mem.episodes.retrieve_memories(env(BASE), QUERY)
 
 
-def test_namespaces_are_isolated(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, namespace="team-a") as a, webmem.Memory.open(memory_dir, namespace="team-b") as b:
+def test_namespaces_are_isolated(open_memory: Any) -> None:
+    with open_memory(namespace="team-a") as a, open_memory(namespace="team-b") as b:
         play_rep(a.episodes, "s", [S(env(BASE), QUERY, "click('1')", "Action 1", ok=False, fix="do 2")])
         assert a.episodes.init_episode("s").rep == 2
         assert len(a.episodes.retrieve_memories(env(BASE), QUERY)) == 1
@@ -450,7 +445,7 @@ def test_a_failed_task_marks_every_entry_of_the_rep_incomplete(mem: webmem.Memor
     ],
 )
 def test_a_grade_for_an_unknown_step_names_it_and_applies_nothing(
-    mem: webmem.Memory, memory_dir: Path, bad: dict[str, Any], named: str
+    mem: webmem.Memory, open_memory: Any, bad: dict[str, Any], named: str
 ) -> None:
     play_rep(mem.episodes, "s", [S(env(BASE), QUERY, f"click('{n}')", "a") for n in range(4)])
     recorded_rep(mem)
@@ -464,7 +459,7 @@ def test_a_grade_for_an_unknown_step_names_it_and_applies_nothing(
     assert str(caught.value) == named
     # nothing half-applied: the valid grades before and after the bad one, and the task verdict
     assert mem.episodes.load_all_memories_for_session("s") == before
-    with webmem.Memory.open(memory_dir) as fresh:  # as another process sees the database
+    with open_memory() as fresh:  # as another process sees the database
         assert fresh.episodes.load_all_memories_for_session("s") == before
         assert all(e.outcome == "pending" and e.task_incomplete is None
                    for e in fresh.episodes.load_all_memories_for_session("s"))
@@ -862,8 +857,8 @@ def login_page(email: str | None = None, password: str | None = None, *, url: st
     ]}
 
 
-def test_password_values_in_page_states_never_reach_the_database(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, secrets={"password": SECRET}) as mem:
+def test_password_values_in_page_states_never_reach_the_database(open_memory: Any, memory_dir: Path) -> None:
+    with open_memory(secrets={"password": SECRET}) as mem:
         episodes = mem.episodes
         episodes.init_episode("login")
         # a registered secret anywhere, and an unregistered value in a password textbox
@@ -904,7 +899,7 @@ def test_password_values_in_page_states_never_reach_the_database(memory_dir: Pat
         # retrieval and its events stay redacted too
         mem.episodes.init_episode("login")
         mem.episodes.retrieve_memories(login_page(), "log in")
-    data = db_bytes(memory_dir)
+        data = rows.stored_bytes(mem)
     assert b"{password}" in data
     assert SECRET.encode() not in data
     assert b"9911" not in data
@@ -912,8 +907,8 @@ def test_password_values_in_page_states_never_reach_the_database(memory_dir: Pat
     assert SECRET.encode() not in events_file
 
 
-def test_typed_password_value_becomes_a_placeholder_without_registration(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_typed_password_value_becomes_a_placeholder_without_registration(open_memory: Any) -> None:
+    with open_memory() as mem:
         mem.episodes.init_episode("login")
         step = mem.episodes.record_step_start(login_page("me@example.com", None), "log in", "fill('e12')", "Password")
         mem.episodes.record_step_end(step, login_page("me@example.com", TYPED))
@@ -927,6 +922,6 @@ def test_typed_password_value_becomes_a_placeholder_without_registration(memory_
         run_entry = mem.episodes.load_all_memories_for_session("login")[-1]
         assert run_entry.action == "fill('textbox \"Password\"', '{password}')"
         assert run_entry.env_post is not None and run_entry.env_post.elements[1].value == "{password}"
-    data = db_bytes(memory_dir)
-    assert b"{password}" in data and (memory_dir / "memory.db").exists()
+        data = rows.stored_bytes(mem)
+    assert b"{password}" in data
     assert TYPED.encode() not in data

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+import rows
 
 import webmem
 
@@ -20,14 +21,6 @@ T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 def all_facts(mem: webmem.Memory, domain: str = DOMAIN, **kwargs: object) -> dict[str, webmem.Fact]:
     return {f.value: f for f in mem.knowledge.facts(domain, min_confidence=0.0, **kwargs)}
-
-
-def db_count(memory_dir: Path, table: str, where: str = "1=1", params: tuple = ()) -> int:
-    conn = sqlite3.connect(memory_dir / "memory.db")
-    try:
-        return conn.execute(f"SELECT count(*) FROM {table} WHERE {where}", params).fetchone()[0]
-    finally:
-        conn.close()
 
 
 # --- fact confidence ------------------------------------------------------------------------
@@ -96,7 +89,7 @@ def test_confirming_one_value_does_not_decay_the_others(mem: webmem.Memory) -> N
     assert facts["3s"].confidence == pytest.approx(0.68, abs=1e-12)
 
 
-def test_facts_below_0_1_are_pruned(mem: webmem.Memory, memory_dir: Path, events: list[dict]) -> None:
+def test_facts_below_0_1_are_pruned(mem: webmem.Memory, events: list[dict]) -> None:
     mem.knowledge.record_fact(DOMAIN, "timing", "page-load", "1s")  # 0.6
     mem.knowledge.record_fact(DOMAIN, "timing", "page-load", "2s")  # 1s 0.3
     mem.knowledge.record_fact(DOMAIN, "timing", "page-load", "3s")  # 1s 0.15
@@ -105,7 +98,7 @@ def test_facts_below_0_1_are_pruned(mem: webmem.Memory, memory_dir: Path, events
     facts = all_facts(mem)
     assert "1s" not in facts
     assert set(facts) == {"2s", "3s", "4s"}
-    assert db_count(memory_dir, "facts", "value = ?", ("1s",)) == 0
+    assert rows.count(mem, "facts", "value = :value", value="1s") == 0
     assert any(e["event"] == "facts_pruned" for e in events)
     # a pruned fact seen again starts over as new
     again = mem.knowledge.record_fact(DOMAIN, "timing", "page-load", "1s")
@@ -178,11 +171,11 @@ def test_format_for_brain_shows_confident_facts_grouped_by_type(mem: webmem.Memo
     ],
 )
 def test_invalid_facts_raise_invalid_input_and_store_nothing(
-    mem: webmem.Memory, memory_dir: Path, fact_type: object, key: object, value: object
+    mem: webmem.Memory, fact_type: object, key: object, value: object
 ) -> None:
     with pytest.raises(webmem.InvalidInput):
         mem.knowledge.record_fact(DOMAIN, fact_type, key, value)  # type: ignore[arg-type]
-    assert db_count(memory_dir, "facts") == 0
+    assert rows.count(mem, "facts") == 0
 
 
 def test_invalid_domain_and_min_confidence(mem: webmem.Memory) -> None:
@@ -210,23 +203,23 @@ def record_sessions(mem: webmem.Memory, count: int, *, outcome: str = "done") ->
     ]
 
 
-def test_only_the_newest_five_sessions_per_domain_are_kept(mem: webmem.Memory, memory_dir: Path) -> None:
+def test_only_the_newest_five_sessions_per_domain_are_kept(mem: webmem.Memory) -> None:
     mem.knowledge.record_session("other.example", goal="elsewhere", outcome="ok", success=True, session_id="x1")
     record_sessions(mem, 7)
     kept = mem.knowledge.sessions(DOMAIN)
     assert [s.id for s in kept] == ["s6", "s5", "s4", "s3", "s2"]
-    assert db_count(memory_dir, "sessions", "domain = ?", (DOMAIN,)) == 5
+    assert rows.count(mem, "sessions", "domain = :domain", domain=DOMAIN) == 5
     # another domain's history is untouched
     assert [s.id for s in mem.knowledge.sessions("other.example")] == ["x1"]
 
 
-def test_the_newest_five_are_chosen_by_time_not_by_insertion_order(mem: webmem.Memory, memory_dir: Path) -> None:
+def test_the_newest_five_are_chosen_by_time_not_by_insertion_order(mem: webmem.Memory) -> None:
     order = [3, 0, 6, 1, 5, 2, 4]
     for i in order:
         mem.knowledge.record_session(DOMAIN, goal=f"goal {i}", outcome="ok", success=True,
                                      session_id=f"s{i}", timestamp=T0 + timedelta(minutes=i))
     assert [s.id for s in mem.knowledge.sessions(DOMAIN)] == ["s6", "s5", "s4", "s3", "s2"]
-    assert db_count(memory_dir, "sessions", "domain = ?", (DOMAIN,)) == 5
+    assert rows.count(mem, "sessions", "domain = :domain", domain=DOMAIN) == 5
 
 
 def test_session_fields_round_trip(mem: webmem.Memory) -> None:
@@ -316,18 +309,11 @@ def test_a_finished_run_records_a_session(mem: webmem.Memory) -> None:
     assert (newest.success, newest.outcome, newest.turns_used) == (False, "blocked by captcha", 2)
 
 
-def test_the_session_duration_is_the_time_since_the_run_started(mem: webmem.Memory, memory_dir: Path) -> None:
+def test_the_session_duration_is_the_time_since_the_run_started(mem: webmem.Memory) -> None:
     run = mem.start_run(goal="search smart watch reviews", start_url=SHOP)
     # move the stored start one hour back, so the duration is known without measuring time
-    conn = sqlite3.connect(memory_dir / "memory.db")
-    try:
-        (started,) = conn.execute("SELECT started_at FROM runs WHERE run_id = ?", (run.id,)).fetchone()
-        earlier = datetime.fromisoformat(started) - timedelta(hours=1)
-        with conn:
-            conn.execute("UPDATE runs SET started_at = ? WHERE run_id = ?",
-                         (earlier.isoformat(sep=" ", timespec="microseconds"), run.id))
-    finally:
-        conn.close()
+    started = rows.value(mem, "runs", "started_at", run_id=run.id)
+    assert rows.change(mem, "runs", {"run_id": run.id}, started_at=started - timedelta(hours=1)) == 1
     manifest = run.finish(success=False, outcome="stopped")
     (session,) = mem.knowledge.sessions(DOMAIN)
     elapsed_ms = (manifest.completed_at - manifest.started_at).total_seconds() * 1000
@@ -371,7 +357,7 @@ def test_a_failed_finish_records_given_facts_but_derives_none(mem: webmem.Memory
     ],
 )
 def test_a_finish_with_an_invalid_fact_writes_nothing(
-    mem: webmem.Memory, memory_dir: Path, events: list[dict], bad: object
+    mem: webmem.Memory, events: list[dict], bad: object
 ) -> None:
     run = mem.start_run(goal="search smart watch reviews", start_url=SHOP)
     run.record_step(action="click", target='button "Search"', selector="#search", url=SHOP, verified=True)
@@ -383,9 +369,9 @@ def test_a_finish_with_an_invalid_fact_writes_nothing(
     assert mem.knowledge.sessions(DOMAIN) == []
     assert mem.trajectories.list() == []
     assert mem.knowledge.facts(DOMAIN, min_confidence=0.0) == []
-    assert db_count(memory_dir, "facts") == 0
-    assert db_count(memory_dir, "sessions") == 0
-    assert db_count(memory_dir, "trajectories") == 0
+    assert rows.count(mem, "facts") == 0
+    assert rows.count(mem, "sessions") == 0
+    assert rows.count(mem, "trajectories") == 0
     assert not [e for e in events if e["event"] in ("session_recorded", "trajectory_saved", "fact_recorded")]
 
     # the run can still be finished properly afterwards
@@ -409,23 +395,27 @@ def test_finishing_twice_records_one_session(mem: webmem.Memory) -> None:
 
 BOOSTER = """
 import sys, webmem
-with webmem.Memory.open(sys.argv[1]) as mem:
+with webmem.Memory.open(sys.argv[1], local_dir=sys.argv[3]) as mem:
     for _ in range(int(sys.argv[2])):
         mem.knowledge.record_fact("www.example-shop.com", "quirk", "modal", "shadow DOM")
 """
 
 
-def test_two_processes_confirming_the_same_fact_both_count(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_two_processes_confirming_the_same_fact_both_count(
+    open_memory: Any, memory_location: str, memory_dir: Path
+) -> None:
+    with open_memory() as mem:
         mem.knowledge.record_fact(DOMAIN, "quirk", "modal", "shadow DOM")
     workers = [
-        subprocess.Popen([sys.executable, "-c", BOOSTER, str(memory_dir), "25"], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", BOOSTER, memory_location, "25", str(memory_dir)], stderr=subprocess.PIPE
+        )
         for _ in range(2)
     ]
     for worker in workers:
         _, err = worker.communicate(timeout=120)
         assert worker.returncode == 0, err.decode()
-    with webmem.Memory.open(memory_dir) as mem:
+    with open_memory() as mem:
         (fact,) = mem.knowledge.facts(DOMAIN)
     assert fact.sources == 51
     assert fact.confidence == pytest.approx(1 - 0.4 * 0.8**50, abs=1e-9)

@@ -6,14 +6,12 @@ walkthroughs 1, 2 and 4 of the document."""
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+import rows
 
 import webmem
 from webmem.clock import utcnow
@@ -57,24 +55,9 @@ def snapshot(mem: webmem.Memory) -> list[tuple[Any, ...]]:
     )
 
 
-@contextmanager
-def database(directory: Path) -> Iterator[sqlite3.Connection]:
-    """The memory's SQLite file, opened directly to play the user (deleting lessons) or the clock (ageing them)."""
-    with closing(sqlite3.connect(directory / "memory.db")) as conn:
-        conn.execute("PRAGMA foreign_keys = ON")
-        with conn:
-            yield conn
-
-
-def stored_time(moment: datetime) -> str:
-    """A timestamp as webmem stores it in SQLite (naive UTC)."""
-    return moment.astimezone(UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
-
-
-def age(directory: Path, lesson_id: str, moment: datetime) -> None:
-    # Time travel: last_used is written directly in memory.db, as if the lesson was last used then.
-    with database(directory) as conn:
-        conn.execute("UPDATE lessons SET last_used = ? WHERE lesson_id = ?", (stored_time(moment), lesson_id))
+def age(mem: webmem.Memory, lesson_id: str, moment: datetime) -> None:
+    # Time travel: last_used is written directly in the database, as if the lesson was last used then.
+    assert rows.change(mem, "lessons", {"lesson_id": lesson_id}, last_used=moment) == 1
 
 
 def seed(mem: webmem.Memory, text: str) -> webmem.Lesson:
@@ -101,37 +84,35 @@ def test_a_new_namespace_gets_three_seed_lessons(mem: webmem.Memory) -> None:
     assert "click" in fill.lesson and "type" in fill.lesson
 
 
-def test_seeds_are_not_added_again_on_reopen(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as first:
+def test_seeds_are_not_added_again_on_reopen(open_memory: Any) -> None:
+    with open_memory() as first:
         seeded = ids(first.lessons.list())
-    with webmem.Memory.open(memory_dir) as again:
+    with open_memory() as again:
         assert ids(again.lessons.list()) == seeded
 
 
-def test_a_deleted_seed_stays_deleted(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_a_deleted_seed_stays_deleted(open_memory: Any) -> None:
+    with open_memory() as mem:
         escape = seed(mem, ESCAPE_SEED)
-    with database(memory_dir) as conn:  # the user removes a seed they do not want
-        conn.execute("DELETE FROM lessons WHERE lesson_id = ?", (escape.id,))
-    with webmem.Memory.open(memory_dir) as mem:
+        rows.execute(mem, "DELETE FROM lessons WHERE lesson_id = :id", id=escape.id)  # the user removes a seed
+    with open_memory() as mem:
         assert sorted(texts(mem.lessons.list())) == sorted([FILL_SEED, ENTER_SEED])
 
 
-def test_each_namespace_gets_its_own_seeds(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, namespace="alpha") as alpha, \
-            webmem.Memory.open(memory_dir, namespace="beta") as beta:
+def test_each_namespace_gets_its_own_seeds(open_memory: Any) -> None:
+    with open_memory(namespace="alpha") as alpha, open_memory(namespace="beta") as beta:
         assert sorted(texts(alpha.lessons.list())) == sorted(texts(beta.lessons.list()))
         assert len(beta.lessons.list()) == 3
         assert not set(ids(alpha.lessons.list())) & set(ids(beta.lessons.list()))
 
 
-def test_seeds_are_never_pruned(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_seeds_are_never_pruned(open_memory: Any) -> None:
+    with open_memory() as mem:
         seeds = ids(mem.lessons.list())
         assert mem.lessons.prune(now=utcnow() + timedelta(days=3650)) == 0
-    for lesson_id in seeds:
-        age(memory_dir, lesson_id, datetime(2000, 1, 1, tzinfo=UTC))
-    with webmem.Memory.open(memory_dir) as mem:  # open prunes too
+        for lesson_id in seeds:
+            age(mem, lesson_id, datetime(2000, 1, 1, tzinfo=UTC))
+    with open_memory() as mem:  # open prunes too
         assert ids(mem.lessons.list()) == seeds
         assert mem.lessons.prune() == 0
 
@@ -187,13 +168,11 @@ def test_the_system_prompt_section(mem: webmem.Memory) -> None:
     assert len(lines) == 6
 
 
-def test_the_system_prompt_section_is_empty_without_tier1_lessons(memory_dir: Path,
+def test_the_system_prompt_section_is_empty_without_tier1_lessons(open_memory: Any,
                                                                   events: list[dict[str, Any]]) -> None:
-    with webmem.Memory.open(memory_dir, namespace="bare"):
-        pass
-    with database(memory_dir) as conn:  # the user deletes every lesson of the namespace
-        conn.execute("DELETE FROM lessons WHERE namespace = 'bare'")
-    with webmem.Memory.open(memory_dir, namespace="bare", on_event=events.append) as mem:
+    with open_memory(namespace="bare") as bare:  # the user deletes every lesson of the namespace
+        rows.execute(bare, "DELETE FROM lessons WHERE namespace = 'bare'")
+    with open_memory(namespace="bare", on_event=events.append) as mem:
         mem.lessons.record("Accept the cookies first.", "site_specific", domain="shop.example.com")
         assert mem.lessons.tier1() == []
         assert mem.lessons.system_prompt_section() == ""
@@ -370,10 +349,10 @@ def test_on_domain_returns_the_tips(mem: webmem.Memory) -> None:
 # --- what a recall records --------------------------------------------------------------------------------------
 
 
-def test_a_recall_counts_use_time_domain_and_run(mem: webmem.Memory, memory_dir: Path) -> None:
+def test_a_recall_counts_use_time_domain_and_run(mem: webmem.Memory) -> None:
     lesson = mem.lessons.record("Take a new snapshot: the frame reloaded.", "error_recovery", "click", "detached")
     long_ago = datetime(2020, 1, 1, tzinfo=UTC)
-    age(memory_dir, lesson.id, long_ago)
+    age(mem, lesson.id, long_ago)
     assert lesson.triggered_domains == [] and lesson.recalled_in == []
     run = mem.start_run(goal="Book a room", start_url="https://a.example.com/")
     assert lesson.id in ids(run.on_error("click", "Error: locator.click: Frame was detached"))
@@ -579,9 +558,9 @@ def test_a_long_error_recorded_after_the_recall_is_still_the_trigger(mem: webmem
     assert counts(mem, lesson.id) == (1, 0)
 
 
-def test_an_error_with_a_secret_recorded_after_the_recall_is_still_the_trigger(memory_dir: Path) -> None:
+def test_an_error_with_a_secret_recorded_after_the_recall_is_still_the_trigger(open_memory: Any) -> None:
     # record_step stores the error with registered secrets replaced by placeholders.
-    with webmem.Memory.open(memory_dir, secrets={"api_key": "sk-live-123456"}) as mem:
+    with open_memory(secrets={"api_key": "sk-live-123456"}) as mem:
         lesson = scroll_lesson(mem)
         error = VIEWPORT_ERROR + " while posting sk-live-123456"
         run = mem.start_run(goal="Press the buy button", start_url="https://a.example.com/")
@@ -693,18 +672,18 @@ def test_prune_keeps_lessons_used_five_times(mem: webmem.Memory) -> None:
     assert often.id in ids(mem.lessons.list()) and rarely.id not in ids(mem.lessons.list())
 
 
-def test_opening_a_memory_prunes(memory_dir: Path, events: list[dict[str, Any]]) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_opening_a_memory_prunes(open_memory: Any, events: list[dict[str, Any]]) -> None:
+    with open_memory() as mem:
         stale = scroll_lesson(mem)
         recent = mem.lessons.record("Take a new snapshot.", "error_recovery", "click", "detached")
         old_but_used = mem.lessons.record("Reload the page.", "error_recovery", "goto", "net::err")
         for _ in range(4):
             mem.lessons.record("Reload the page.", "error_recovery", "goto", "net::err")
-    now = utcnow()
-    age(memory_dir, stale.id, now - timedelta(days=91))
-    age(memory_dir, recent.id, now - timedelta(days=89))
-    age(memory_dir, old_but_used.id, now - timedelta(days=400))
-    with webmem.Memory.open(memory_dir, on_event=events.append) as mem:
+        now = utcnow()
+        age(mem, stale.id, now - timedelta(days=91))
+        age(mem, recent.id, now - timedelta(days=89))
+        age(mem, old_but_used.id, now - timedelta(days=400))
+    with open_memory(on_event=events.append) as mem:
         assert sorted(ids(mem.lessons.list())) == sorted(
             [recent.id, old_but_used.id, *(seed(mem, text).id for text in (FILL_SEED, ENTER_SEED, ESCAPE_SEED))]
         )
@@ -723,13 +702,11 @@ def by_text(mem: webmem.Memory) -> dict[str, webmem.Lesson]:
     return {item.lesson: item for item in mem.lessons.list()}
 
 
-def test_import_into_a_namespace_without_seeds_brings_all_nine_lessons(memory_dir: Path,
+def test_import_into_a_namespace_without_seeds_brings_all_nine_lessons(open_memory: Any,
                                                                      events: list[dict[str, Any]]) -> None:
-    with webmem.Memory.open(memory_dir, namespace="imported"):
-        pass
-    with database(memory_dir) as conn:  # the user deleted the seeds: the file's lessons arrive as they are
-        conn.execute("DELETE FROM lessons WHERE namespace = 'imported'")
-    with webmem.Memory.open(memory_dir, namespace="imported", on_event=events.append) as mem:
+    with open_memory(namespace="imported") as imported:  # the user deleted the seeds: the file's lessons
+        rows.execute(imported, "DELETE FROM lessons WHERE namespace = 'imported'")  # arrive as they are
+    with open_memory(namespace="imported", on_event=events.append) as mem:
         report = mem.lessons.import_file(FIXTURE_FILE)
         assert (report.added, report.merged) == (9, 0)
         lessons = by_text(mem)
@@ -843,9 +820,8 @@ def test_a_missing_file_or_a_directory_is_refused(mem: webmem.Memory, tmp_path: 
 # --- namespaces and a disabled memory --------------------------------------------------------------------------------
 
 
-def test_lessons_belong_to_their_namespace(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, namespace="alpha") as alpha, \
-            webmem.Memory.open(memory_dir, namespace="beta") as beta:
+def test_lessons_belong_to_their_namespace(open_memory: Any) -> None:
+    with open_memory(namespace="alpha") as alpha, open_memory(namespace="beta") as beta:
         tip = alpha.lessons.record("Use the list view.", "site_specific", domain="example.com")
         learned = alpha.lessons.record(SCROLL_TIP, "error_recovery", "click", "outside of the viewport")
         alpha.lessons.import_file(FIXTURE_FILE)

@@ -80,9 +80,9 @@ def test_an_unreachable_database_is_a_one_line_store_error(tmp_path: Path) -> No
 # --- namespaces -------------------------------------------------------------------------------
 
 
-def test_nothing_written_in_one_namespace_is_visible_from_another(memory_dir: Path) -> None:
-    a = webmem.Memory.open(memory_dir, namespace="bench-a")
-    b = webmem.Memory.open(memory_dir, namespace="bench-b")
+def test_nothing_written_in_one_namespace_is_visible_from_another(open_memory: Any) -> None:
+    a = open_memory(namespace="bench-a")
+    b = open_memory(namespace="bench-b")
     try:
         done = successful_run(a)
         open_run = a.start_run(goal="Still going", start_url=SHOP, session_id="sess-a")
@@ -148,9 +148,9 @@ def test_nothing_written_in_one_namespace_is_visible_from_another(memory_dir: Pa
         b.close()
 
 
-def test_events_carry_their_namespace(memory_dir: Path) -> None:
+def test_events_carry_their_namespace(open_memory: Any) -> None:
     seen: list[dict[str, Any]] = []
-    with webmem.Memory.open(memory_dir, namespace="ns-1", on_event=seen.append) as mem:
+    with open_memory(namespace="ns-1", on_event=seen.append) as mem:
         successful_run(mem)
     assert seen and {event["namespace"] for event in seen} == {"ns-1"}
 
@@ -163,8 +163,8 @@ def test_an_invalid_namespace_is_refused(namespace: object, memory_dir: Path) ->
 
 
 @pytest.mark.parametrize("namespace", ["default", "per-run_0001", "bench.shared:v2", "x" * 100])
-def test_valid_namespaces_are_accepted(namespace: str, memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, namespace=namespace) as mem:
+def test_valid_namespaces_are_accepted(namespace: str, open_memory: Any) -> None:
+    with open_memory(namespace=namespace) as mem:
         assert mem.namespace == namespace
         assert mem.start_run(goal=GOAL, start_url=SHOP).manifest.status == "running"
 
@@ -279,13 +279,13 @@ def test_bad_options_raise_invalid_input_naming_the_option(option: str, value: o
     [("similarity_threshold", 0), ("similarity_threshold", 1), ("similarity_threshold", 0.5),
      ("trace_ttl_days", 0.5), ("trace_ttl_days", 365), ("trace_scoring", True)],
 )
-def test_options_at_their_bounds_are_accepted(option: str, value: object, memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, **{option: value}) as mem:
+def test_options_at_their_bounds_are_accepted(option: str, value: object, open_memory: Any) -> None:
+    with open_memory(**{option: value}) as mem:
         assert getattr(mem, option) == value
 
 
-def test_the_options_reach_the_trajectory_store(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, trace_scoring=True, trace_ttl_days=7, similarity_threshold=0.25) as mem:
+def test_the_options_reach_the_trajectory_store(open_memory: Any) -> None:
+    with open_memory(trace_scoring=True, trace_ttl_days=7, similarity_threshold=0.25) as mem:
         assert (mem.trajectories.trace_scoring, mem.trajectories.ttl_days) == (True, 7)
         assert mem.trajectories.similarity_threshold == 0.25
         assert mem.trajectories.match(GOAL, origin=SHOP).threshold == 0.25
@@ -366,9 +366,9 @@ def test_context_built_reports_its_parts(mem: webmem.Memory, events: list[dict[s
     assert parts["reference_trajectory"]["detail"]["trajectory_id"] == mem.trajectories.list()[0].id
 
 
-def test_the_library_never_prints(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_the_library_never_prints(open_memory: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     seen: list[dict[str, Any]] = []
-    with webmem.Memory.open(tmp_path / "m", on_event=seen.append) as mem:
+    with open_memory(on_event=seen.append) as mem:
         full_cycle(mem)
         str(mem.start_run(goal=GOAL, start_url=SHOP).context(budget_tokens=40))
         with pytest.raises(webmem.InvalidInput):

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rows
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -29,9 +30,29 @@ def bytes_on_disk(directory: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in directory.iterdir() if path.is_file()}
 
 
+def assert_nowhere_stored(mem: webmem.Memory, *needles: str) -> None:
+    """Not in any file of the memory directory (with SQLite, the database's own files, byte for byte)
+    and, with PostgreSQL, not in any text or JSON column of any stored row. The memory must be open.
+    """
+    assert mem.directory is not None
+    files = bytes_on_disk(mem.directory)
+    assert "events.jsonl" in files
+    if mem.store.dialect == "sqlite":
+        assert "memory.db" in files
+    else:
+        assert "memory.db" not in files
+        files["the database's rows"] = rows.dump(mem).encode()
+    assert_absent(files, needles)
+
+
 def assert_nowhere_on_disk(directory: Path, *needles: str) -> None:
+    """Not in any file of the memory directory (the database included, when it is SQLite's)."""
     files = bytes_on_disk(directory)
-    assert "memory.db" in files and "events.jsonl" in files
+    assert "events.jsonl" in files
+    assert_absent(files, needles)
+
+
+def assert_absent(files: dict[str, bytes], needles: tuple[str, ...]) -> None:
     for name, data in files.items():
         for needle in needles:
             for encoded in (needle.encode("utf-8"), needle.encode("utf-16-le"), needle.encode("utf-16-be")):
@@ -82,7 +103,7 @@ def test_a_value_typed_into_a_password_field_is_stored_as_a_placeholder(
     assert "{password}" in mem.trajectories.format_reference(trajectory)
     assert PASSWORD not in every_stored_value(mem)
     assert PASSWORD not in json.dumps(events)
-    assert_nowhere_on_disk(mem.directory, PASSWORD)
+    assert_nowhere_stored(mem, PASSWORD)
 
 
 def test_an_ordinary_field_keeps_its_value(mem: webmem.Memory) -> None:
@@ -157,7 +178,7 @@ def check_the_secret_is_replaced(mem: webmem.Memory, run: webmem.Run, events: li
     assert events and TOKEN not in callback and "{api_token}" in callback
     log = (mem.directory / "events.jsonl").read_text(encoding="utf-8")
     assert TOKEN not in log and "{api_token}" in log
-    assert_nowhere_on_disk(mem.directory, TOKEN)
+    assert_nowhere_stored(mem, TOKEN)
 
 
 def test_a_secret_added_to_the_registry_is_replaced_everywhere(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
@@ -165,17 +186,15 @@ def test_a_secret_added_to_the_registry_is_replaced_everywhere(mem: webmem.Memor
     run = use_the_secret_everywhere(mem)
     check_the_secret_is_replaced(mem, run, events)  # while the database is open: WAL not checkpointed
     mem.close()
-    assert_nowhere_on_disk(mem.directory, TOKEN)
+    assert mem.directory is not None
+    assert_nowhere_on_disk(mem.directory, TOKEN)  # SQLite: the checkpointed file too
 
 
-def test_a_secret_given_to_open_is_replaced_everywhere(memory_dir: Path) -> None:
+def test_a_secret_given_to_open_is_replaced_everywhere(open_memory: Any, memory_dir: Path) -> None:
     events: list[dict[str, Any]] = []
-    mem = webmem.Memory.open(memory_dir, secrets={"api_token": TOKEN}, on_event=events.append)
-    try:
+    with open_memory(secrets={"api_token": TOKEN}, on_event=events.append) as mem:
         run = use_the_secret_everywhere(mem)
         check_the_secret_is_replaced(mem, run, events)
-    finally:
-        mem.close()
     assert_nowhere_on_disk(memory_dir, TOKEN)
 
 
@@ -201,15 +220,16 @@ def test_components_called_directly_redact_too(mem: webmem.Memory, events: list[
     assert mem.knowledge.sessions(DOMAIN)[0] == session
     assert any(e["event"] == "trajectory_missed" and "{api_token}" in e["goal"] for e in events)
     assert TOKEN not in json.dumps(events) and TOKEN not in every_stored_value(mem)
-    assert_nowhere_on_disk(mem.directory, TOKEN)
+    assert_nowhere_stored(mem, TOKEN)
 
 
-def test_secrets_given_as_a_list_get_the_generic_placeholder(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, secrets=[TOKEN, PASSWORD]) as mem:
+def test_secrets_given_as_a_list_get_the_generic_placeholder(open_memory: Any, memory_dir: Path) -> None:
+    with open_memory(secrets=[TOKEN, PASSWORD]) as mem:
         run = mem.start_run(goal=f"Use {TOKEN}", start_url=SHOP)
         run.record_step(action="type", target='textbox "Token"', value=f"{TOKEN} {PASSWORD}")
         assert step_values(mem, run) == ["{secret} {secret}"]
         assert run.manifest.goal == "Use {secret}"
+        assert_nowhere_stored(mem, TOKEN, PASSWORD)
     assert_nowhere_on_disk(memory_dir, TOKEN, PASSWORD)
 
 
@@ -231,7 +251,7 @@ free_text = st.text(
 
 @given(secret=secret_text, before=free_text, after=free_text)
 @PROPERTY
-def test_redaction_round_trip_property(memory_dir: Path, secret: str, before: str, after: str) -> None:
+def test_redaction_round_trip_property(open_memory: Any, secret: str, before: str, after: str) -> None:
     """Whatever surrounds a registered secret, the stored text hides it and keeps everything else."""
     registry = webmem.SecretRegistry({"api_token": secret})
     placeholder = "{api_token}"
@@ -240,7 +260,7 @@ def test_redaction_round_trip_property(memory_dir: Path, secret: str, before: st
     assert redacted is not None and secret not in redacted
     assert redacted.replace(placeholder, secret) == original
 
-    with webmem.Memory.open(memory_dir, secrets={"api_token": secret}) as mem:
+    with open_memory(secrets={"api_token": secret}) as mem:
         run = mem.start_run(goal=f"goal {original}", start_url=SHOP)
         run.record_step(action="type", target='textbox "Note"', value=original, error=original)
         (step,) = mem.runs.steps(run.id)
@@ -253,13 +273,13 @@ def test_redaction_round_trip_property(memory_dir: Path, secret: str, before: st
 
 
 @pytest.mark.parametrize("value", ["", "ab", 12345, None, b"bytes-secret", ["s3cr3t"]])
-def test_a_too_short_or_non_string_secret_is_refused(mem: webmem.Memory, memory_dir: Path, value: object) -> None:
+def test_a_too_short_or_non_string_secret_is_refused(mem: webmem.Memory, open_memory: Any, value: object) -> None:
     with pytest.raises(webmem.InvalidInput, match="secret"):
         mem.secrets.add(value)  # type: ignore[arg-type]
     with pytest.raises(webmem.InvalidInput, match="secret"):
-        webmem.Memory.open(memory_dir, secrets={"api_token": value})  # type: ignore[dict-item]
+        open_memory(secrets={"api_token": value})
     with pytest.raises(webmem.InvalidInput, match="secret"):
-        webmem.Memory.open(memory_dir, secrets=[value])  # type: ignore[list-item]
+        open_memory(secrets=[value])
     assert len(mem.secrets) == 0
 
 
@@ -269,6 +289,6 @@ def test_a_bad_placeholder_name_is_refused(mem: webmem.Memory, name: object) -> 
         mem.secrets.add(TOKEN, name=name)  # type: ignore[arg-type]
 
 
-def test_secrets_as_a_plain_string_are_refused(memory_dir: Path) -> None:
+def test_secrets_as_a_plain_string_are_refused(open_memory: Any) -> None:
     with pytest.raises(webmem.InvalidInput, match="secrets"):
-        webmem.Memory.open(memory_dir, secrets=TOKEN)  # type: ignore[arg-type]
+        open_memory(secrets=TOKEN)

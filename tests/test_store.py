@@ -7,18 +7,20 @@ import multiprocessing
 import random
 import sqlite3
 import threading
-from datetime import timedelta
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, inspect, select, text
+import rows
+from sqlalchemy import select, text
 
 import webmem
 from webmem.clock import utcnow
-from webmem.store import DB_FILE, MIGRATIONS, Store, apply_migrations
+from webmem.store import DB_FILE, MIGRATIONS, apply_migrations
 from webmem.store.engine import BUSY_TIMEOUT_MS
-from webmem.store.schema import metadata, run_steps, runs
+from webmem.store.schema import lessons, metadata, migrations_table, run_steps, runs
 
 SHOP = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"
@@ -34,47 +36,32 @@ def files_in(directory: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in sorted(directory.iterdir())}
 
 
-def schema_of(path: Path) -> dict[str, Any]:
-    """Tables, columns, keys and indexes of a database, as SQLAlchemy reflects them."""
-    engine = create_engine(f"sqlite:///{path / DB_FILE}")
-    try:
-        with engine.connect() as conn:
-            insp = inspect(conn)
-            shape: dict[str, Any] = {}
-            for table in sorted(insp.get_table_names()):
-                shape[table] = {
-                    "columns": {c["name"]: bool(c["nullable"]) for c in insp.get_columns(table)},
-                    "pk": sorted(insp.get_pk_constraint(table)["constrained_columns"]),
-                    "fks": sorted(
-                        (tuple(fk["constrained_columns"]), fk["referred_table"], tuple(fk["referred_columns"]))
-                        for fk in insp.get_foreign_keys(table)
-                    ),
-                    "unique": sorted(tuple(u["column_names"]) for u in insp.get_unique_constraints(table)),
-                    "indexes": sorted(i["name"] for i in insp.get_indexes(table)),
-                }
-            return shape
-    finally:
-        engine.dispose()
-
-
-def build_old_database(directory: Path) -> None:
+def build_old_database(location: str) -> None:
     """A memory written by a webmem that only knew the first migration, holding one run and a step."""
-    directory.mkdir(parents=True, exist_ok=True)
-    store = Store.open_sqlite(directory)
+    store = rows.open_store(location)
     try:
         assert apply_migrations(store, target=MIGRATION_NAMES[0]) == [MIGRATION_NAMES[0]]
         with store.write() as conn:
-            conn.execute(text(
-                "INSERT INTO runs (namespace, run_id, session_id, status, goal, domain, start_url, started_at,"
-                " updated_at, artifact_paths, turn_count) VALUES ('default', 'run_0001700000000_oldrun', 'sess-old',"
-                " 'running', 'Find the old shop', 'www.example-shop.com', 'https://www.example-shop.com/',"
-                " '2024-01-02 03:04:05.000000', '2024-01-02 03:04:05.000000', '[]', 1)"
+            conn.execute(runs.insert().values(
+                namespace="default", run_id="run_0001700000000_oldrun", session_id="sess-old", status="running",
+                goal="Find the old shop", domain="www.example-shop.com", start_url="https://www.example-shop.com/",
+                started_at=datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC), updated_at=datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC),
+                artifact_paths=[], turn_count=1,
             ))
-            conn.execute(text(
-                "INSERT INTO run_steps (namespace, run_id, seq, url, action, target, selector, ok, recorded_at)"
-                " VALUES ('default', 'run_0001700000000_oldrun', 1, 'https://www.example-shop.com/', 'click',"
-                " 'button \"Search\"', '#search', 1, '2024-01-02 03:04:06.000000')"
+            conn.execute(run_steps.insert().values(
+                namespace="default", run_id="run_0001700000000_oldrun", seq=1, url="https://www.example-shop.com/",
+                action="click", target='button "Search"', selector="#search", ok=True,
+                recorded_at=datetime(2024, 1, 2, 3, 4, 6, tzinfo=UTC),
             ))
+    finally:
+        store.close()
+
+
+def applied_migrations(location: str) -> dict[str, datetime]:
+    store = rows.open_store(location)
+    try:
+        with store.read() as conn:
+            return dict(conn.execute(select(migrations_table.c.name, migrations_table.c.applied_at)).all())
     finally:
         store.close()
 
@@ -93,8 +80,8 @@ def test_memory_db_is_created_in_the_directory_in_wal_mode(memory_dir: Path) -> 
         conn.close()
 
 
-def test_store_connections_have_foreign_keys_on_and_a_busy_timeout(mem: webmem.Memory) -> None:
-    with mem.store.read() as conn:
+def test_store_connections_have_foreign_keys_on_and_a_busy_timeout(sqlite_mem: webmem.Memory) -> None:
+    with sqlite_mem.store.read() as conn:
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == BUSY_TIMEOUT_MS > 0
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
@@ -111,7 +98,8 @@ def test_foreign_keys_are_enforced(mem: webmem.Memory) -> None:
         assert conn.execute(select(run_steps.c.seq)).all() == []
 
 
-def test_a_writer_waits_for_another_connection_holding_the_lock(mem: webmem.Memory, memory_dir: Path) -> None:
+def test_a_writer_waits_for_another_connection_holding_the_lock(sqlite_mem: webmem.Memory, memory_dir: Path) -> None:
+    mem = sqlite_mem
     blocker = sqlite3.connect(memory_dir / DB_FILE, check_same_thread=False, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     blocker.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('x_probe', '2024-01-01 00:00:00')")
@@ -128,45 +116,36 @@ def test_a_writer_waits_for_another_connection_holding_the_lock(mem: webmem.Memo
 # --- migrations -------------------------------------------------------------------------------
 
 
-def test_migrations_are_recorded_and_listed_with_utc_times(mem: webmem.Memory, memory_dir: Path) -> None:
+def test_migrations_are_recorded_and_listed_with_utc_times(mem: webmem.Memory) -> None:
     states = mem.migrations()
     assert [state.name for state in states] == MIGRATION_NAMES
     assert len(MIGRATION_NAMES) >= 2
     for state in states:
         assert state.applied
         assert state.applied_at is not None and state.applied_at.utcoffset() == timedelta(0)
-    conn = raw(memory_dir)
-    try:
-        recorded = [row[0] for row in conn.execute("SELECT name FROM webmem_migrations ORDER BY name")]
-    finally:
-        conn.close()
+    with mem.store.read() as conn:
+        recorded = [row[0] for row in conn.execute(text("SELECT name FROM webmem_migrations ORDER BY name"))]
     assert recorded == MIGRATION_NAMES
 
 
-def test_opening_twice_applies_nothing_new(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as first:
+def test_opening_twice_applies_nothing_new(open_memory: Any) -> None:
+    with open_memory() as first:
         before = first.migrations()
-    with webmem.Memory.open(memory_dir) as second:
+    with open_memory() as second:
         assert apply_migrations(second.store) == []
         assert second.migrations() == before
-    conn = raw(memory_dir)
-    try:
-        assert conn.execute("SELECT count(*) FROM webmem_migrations").fetchone()[0] == len(MIGRATION_NAMES)
-    finally:
-        conn.close()
+        assert rows.count(second, "webmem_migrations") == len(MIGRATION_NAMES)
 
 
-def test_an_older_database_is_upgraded_on_open_and_keeps_its_data(memory_dir: Path, tmp_path: Path) -> None:
-    build_old_database(memory_dir)
-    conn = raw(memory_dir)
-    try:
-        old_applied = dict(conn.execute("SELECT name, applied_at FROM webmem_migrations").fetchall())
-    finally:
-        conn.close()
+def test_an_older_database_is_upgraded_on_open_and_keeps_its_data(
+    open_memory: Any, memory_location: str, another_location: str
+) -> None:
+    build_old_database(memory_location)
+    old_applied = applied_migrations(memory_location)
     assert list(old_applied) == [MIGRATION_NAMES[0]]
-    assert "ix_runs_domain" not in schema_of(memory_dir)["runs"]["indexes"]
+    assert "ix_runs_domain" not in rows.schema_of(memory_location)["runs"]["indexes"]
 
-    with webmem.Memory.open(memory_dir) as mem:
+    with open_memory() as mem:
         states = {state.name: state for state in mem.migrations()}
         assert all(state.applied for state in states.values())
         old = mem.runs.get_run("run_0001700000000_oldrun")
@@ -179,17 +158,12 @@ def test_an_older_database_is_upgraded_on_open_and_keeps_its_data(memory_dir: Pa
         handle.record_step(action="type", target='textbox "Search"', value="shop", url=SHOP)
         assert handle.finish(success=True, outcome="done").status == "completed"
 
-    conn = raw(memory_dir)
-    try:
-        now_applied = dict(conn.execute("SELECT name, applied_at FROM webmem_migrations").fetchall())
-    finally:
-        conn.close()
+    now_applied = applied_migrations(memory_location)
     assert sorted(now_applied) == MIGRATION_NAMES
     assert now_applied[MIGRATION_NAMES[0]] == old_applied[MIGRATION_NAMES[0]]  # not re-applied
 
-    fresh = tmp_path / "fresh"
-    webmem.Memory.open(fresh).close()
-    upgraded_shape, fresh_shape = schema_of(memory_dir), schema_of(fresh)
+    webmem.Memory.open(another_location).close()
+    upgraded_shape, fresh_shape = rows.schema_of(memory_location), rows.schema_of(another_location)
     assert upgraded_shape == fresh_shape
     assert {"ix_runs_domain", "ix_runs_recent", "ix_runs_session", "ix_runs_parent"} <= set(
         upgraded_shape["runs"]["indexes"]
@@ -197,8 +171,8 @@ def test_an_older_database_is_upgraded_on_open_and_keeps_its_data(memory_dir: Pa
     assert "ix_facts_domain" in upgraded_shape["facts"]["indexes"]
 
 
-def test_the_migrated_schema_matches_the_schema_module(mem: webmem.Memory, memory_dir: Path) -> None:
-    shape = schema_of(memory_dir)
+def test_the_migrated_schema_matches_the_schema_module(mem: webmem.Memory, memory_location: str) -> None:
+    shape = rows.schema_of(memory_location)
     assert set(shape) == set(metadata.tables)
     for name, table in metadata.tables.items():
         reflected = shape[name]
@@ -212,41 +186,45 @@ def test_the_migrated_schema_matches_the_schema_module(mem: webmem.Memory, memor
     assert shape["facts"]["unique"] == [("namespace", "domain", "type", "key", "value")]
 
 
-def test_a_failing_migration_leaves_no_trace_and_is_retried_on_the_next_open(memory_dir: Path) -> None:
-    memory_dir.mkdir()
-    store = Store.open_sqlite(memory_dir)
+def test_a_failing_migration_leaves_no_trace_and_is_retried_on_the_next_open(
+    open_memory: Any, memory_location: str
+) -> None:
+    def alter(statement: str) -> None:
+        store = rows.open_store(memory_location)
+        try:
+            with store.write() as conn:
+                conn.execute(text(statement))
+        finally:
+            store.close()
+
+    store = rows.open_store(memory_location)
     try:
         apply_migrations(store, target=MIGRATION_NAMES[0])
-        # A table with the name of an index the second migration creates makes it fail halfway.
-        with store.write() as conn:
-            conn.execute(text("CREATE TABLE ix_runs_domain (x INTEGER)"))
     finally:
         store.close()
-    with pytest.raises(webmem.StoreError, match="ix_runs_domain"):
-        webmem.Memory.open(memory_dir)
-    conn = raw(memory_dir)
-    try:
-        assert [r[0] for r in conn.execute("SELECT name FROM webmem_migrations")] == [MIGRATION_NAMES[0]]
-        # indexes created before the failure inside the same migration were rolled back with it
-        assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_%'").fetchall() == []
-        conn.execute("DROP TABLE ix_runs_domain")
-        conn.commit()
-    finally:
-        conn.close()
-    with webmem.Memory.open(memory_dir) as mem:
+    # Without facts.key, the last index of the second migration fails, after it created the others.
+    alter("ALTER TABLE facts RENAME COLUMN key TO misplaced_key")
+    with pytest.raises(webmem.StoreError, match=r'column:? "?key'):
+        open_memory()
+    assert list(applied_migrations(memory_location)) == [MIGRATION_NAMES[0]]
+    # indexes created before the failure inside the same migration were rolled back with it
+    shape = rows.schema_of(memory_location)
+    assert [name for table in shape.values() for name in table["indexes"] if name.startswith("ix_")] == []
+    alter("ALTER TABLE facts RENAME COLUMN misplaced_key TO key")
+    with open_memory() as mem:
         assert all(state.applied for state in mem.migrations())
-    assert "ix_runs_domain" in schema_of(memory_dir)["runs"]["indexes"]
+    shape = rows.schema_of(memory_location)
+    assert "ix_runs_domain" in shape["runs"]["indexes"] and "ix_facts_domain" in shape["facts"]["indexes"]
 
 
-def test_a_database_stopped_between_migrations_reopens(memory_dir: Path) -> None:
-    memory_dir.mkdir()
-    store = Store.open_sqlite(memory_dir)
+def test_a_database_stopped_between_migrations_reopens(open_memory: Any, memory_location: str) -> None:
+    store = rows.open_store(memory_location)
     try:
         assert apply_migrations(store, target=MIGRATION_NAMES[0]) == [MIGRATION_NAMES[0]]
         assert apply_migrations(store, target=MIGRATION_NAMES[0]) == []
     finally:
         store.close()
-    with webmem.Memory.open(memory_dir) as mem:
+    with open_memory() as mem:
         pending = {state.name for state in mem.migrations() if not state.applied}
         assert pending == set()
 
@@ -256,21 +234,26 @@ def test_apply_migrations_rejects_an_unknown_target(mem: webmem.Memory) -> None:
         apply_migrations(mem.store, target="9999_nope")
 
 
-def test_a_database_from_a_newer_webmem_is_refused_and_left_untouched(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir) as mem:
+def test_a_database_from_a_newer_webmem_is_refused_and_left_untouched(
+    open_memory: Any, memory_location: str, memory_dir: Path, backend: str
+) -> None:
+    with open_memory() as mem:
         mem.start_run(goal="Leave me alone", start_url=SHOP)
-    conn = raw(memory_dir)
-    try:
-        conn.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('9999_future', '2030-01-01 00:00:00')")
-        conn.commit()
-    finally:
-        conn.close()
-    before = files_in(memory_dir)
+        with mem.store.write() as conn:
+            conn.execute(migrations_table.insert().values(name="9999_future", applied_at=datetime(2030, 1, 1, tzinfo=UTC)))
+
+    def state() -> Any:
+        if backend == "sqlite":  # not modified, and nothing left open (no -wal/-shm)
+            return files_in(memory_dir)
+        with closing(rows.open_store(memory_location)) as store, store.read() as conn:
+            return [conn.execute(select(table)).all() for table in (migrations_table, runs, lessons)]
+
+    before = state()
     with pytest.raises(webmem.SchemaTooNew, match="9999_future"):
-        webmem.Memory.open(memory_dir)
-    assert files_in(memory_dir) == before  # not modified, and nothing left open (no -wal/-shm)
+        open_memory()
+    assert state() == before
     with pytest.raises(webmem.StoreError):  # SchemaTooNew is a StoreError
-        webmem.Memory.open(memory_dir)
+        open_memory()
 
 
 def test_a_corrupt_database_raises_store_corrupt_naming_the_path(memory_dir: Path) -> None:
@@ -300,8 +283,8 @@ STEPS_PER_WORKER = 50
 FACT = ("quirk", "cookie-banner", "appears on the first visit")
 
 
-def _worker(directory: str, number: int, barrier: Any) -> None:
-    mem = webmem.Memory.open(directory)
+def _worker(location: str, local_dir: str, number: int, barrier: Any) -> None:
+    mem = webmem.Memory.open(location, local_dir=local_dir)
     try:
         run = mem.start_run(goal=f"Worker {number} adds items", start_url=SHOP, session_id=f"worker-{number}")
         barrier.wait(timeout=60)
@@ -313,11 +296,13 @@ def _worker(directory: str, number: int, barrier: Any) -> None:
         mem.close()
 
 
-def test_concurrent_processes_lose_no_writes(memory_dir: Path) -> None:
-    webmem.Memory.open(memory_dir).close()
+def test_concurrent_processes_lose_no_writes(open_memory: Any, memory_location: str, memory_dir: Path) -> None:
+    open_memory().close()
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(WORKERS)
-    processes = [ctx.Process(target=_worker, args=(str(memory_dir), n, barrier)) for n in range(WORKERS)]
+    processes = [
+        ctx.Process(target=_worker, args=(memory_location, str(memory_dir), n, barrier)) for n in range(WORKERS)
+    ]
     for process in processes:
         process.start()
     for process in processes:
@@ -325,7 +310,7 @@ def test_concurrent_processes_lose_no_writes(memory_dir: Path) -> None:
     assert [process.exitcode for process in processes] == [0] * WORKERS
 
     total = WORKERS * STEPS_PER_WORKER
-    with webmem.Memory.open(memory_dir) as mem:
+    with open_memory() as mem:
         finished = mem.runs.list_runs()
         assert len(finished) == WORKERS
         assert {run.session_id for run in finished} == {f"worker-{n}" for n in range(WORKERS)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -106,8 +106,8 @@ def test_only_the_same_origin_matches(mem: webmem.Memory) -> None:
         assert report.best is not None and report.best.id == saved.id, same
 
 
-def test_a_trajectory_older_than_the_ttl_is_not_matched_one_just_inside_is(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, trace_ttl_days=30) as mem:
+def test_a_trajectory_older_than_the_ttl_is_not_matched_one_just_inside_is(open_memory: Any) -> None:
+    with open_memory(trace_ttl_days=30) as mem:
         old = save(mem, "search smart watch reviews", age_days=30.01)
         report = mem.trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW)
         assert report.best is None
@@ -121,8 +121,8 @@ def test_a_trajectory_older_than_the_ttl_is_not_matched_one_just_inside_is(memor
         assert report.best is not None and report.best.id == inside.id
 
 
-def test_the_ttl_comes_from_memory_open(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, trace_ttl_days=2) as mem:
+def test_the_ttl_comes_from_memory_open(open_memory: Any) -> None:
+    with open_memory(trace_ttl_days=2) as mem:
         save(mem, "search smart watch reviews", age_days=2.5)
         assert mem.trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW).best is None
         fresh = save(mem, "search smart watch reviews", age_days=1.5)
@@ -163,8 +163,8 @@ def test_similarity_just_below_the_threshold_does_not_match(mem: webmem.Memory) 
     assert report.best is None
 
 
-def test_the_threshold_comes_from_memory_open(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, similarity_threshold=0.8) as mem:
+def test_the_threshold_comes_from_memory_open(open_memory: Any) -> None:
+    with open_memory(similarity_threshold=0.8) as mem:
         save(mem, "alpha beta gamma delta")
         assert mem.trajectories.match("alpha beta gamma", origin=ORIGIN, now=NOW).best is None  # 0.75
         assert mem.trajectories.match("alpha beta gamma delta", origin=ORIGIN, now=NOW).best is not None
@@ -190,8 +190,8 @@ def expected_score(similarity: float, age_days: float, duration_ms: int, verific
     )
 
 
-def test_trace_scoring_score_follows_the_formula(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, trace_scoring=True) as mem:
+def test_trace_scoring_score_follows_the_formula(open_memory: Any) -> None:
+    with open_memory(trace_scoring=True) as mem:
         steps = [step(url=SHOP, verified=True), step(url=SHOP, verified=False), step(url=SHOP), step(url=SHOP, verified=True)]
         saved = save(mem, "alpha beta gamma", age_days=7, duration_ms=30_000, steps=steps)
         report = mem.trajectories.match("alpha beta gamma delta", origin=ORIGIN, now=NOW)
@@ -206,7 +206,7 @@ def test_trace_scoring_score_follows_the_formula(memory_dir: Path) -> None:
 
 
 def test_trace_scoring_prefers_a_recent_fast_verified_run_over_a_slightly_more_similar_one(
-    memory_dir: Path,
+    open_memory: Any,
 ) -> None:
     def fill(mem: webmem.Memory) -> tuple[webmem.Trajectory, webmem.Trajectory]:
         exact = save(mem, "alpha beta gamma delta", age_days=28, duration_ms=600_000,
@@ -215,11 +215,11 @@ def test_trace_scoring_prefers_a_recent_fast_verified_run_over_a_slightly_more_s
                      steps=[step(url=SHOP, verified=True), step(url=SHOP, verified=True)])
         return exact, fresh
 
-    with webmem.Memory.open(memory_dir / "plain") as mem:
+    with open_memory(namespace="plain") as mem:
         exact, _ = fill(mem)
         assert mem.trajectories.match("alpha beta gamma delta", origin=ORIGIN, now=NOW).best == exact
 
-    with webmem.Memory.open(memory_dir / "scored", trace_scoring=True) as mem:
+    with open_memory(namespace="scored", trace_scoring=True) as mem:
         exact, fresh = fill(mem)
         report = mem.trajectories.match("alpha beta gamma delta", origin=ORIGIN, now=NOW)
         scores = {c.trajectory.id: c.score for c in report.candidates}
@@ -231,8 +231,8 @@ def test_trace_scoring_prefers_a_recent_fast_verified_run_over_a_slightly_more_s
                                       trace_scoring=False).best == exact
 
 
-def test_the_best_eligible_candidate_wins_not_the_top_ranked_one(memory_dir: Path) -> None:
-    with webmem.Memory.open(memory_dir, trace_scoring=True) as mem:
+def test_the_best_eligible_candidate_wins_not_the_top_ranked_one(open_memory: Any) -> None:
+    with open_memory(trace_scoring=True) as mem:
         # similarity 0.4 (below the threshold) but fresh, fast and verified: highest blended score
         tempting = save(mem, "alpha beta zz01 zz02 zz03", age_days=0, duration_ms=0,
                         steps=[step(url=SHOP, verified=True)])

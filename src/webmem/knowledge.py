@@ -12,6 +12,7 @@ from .clock import as_utc, new_id, utcnow
 from .errors import InvalidInput
 from .models import FACT_TYPES, Fact, Session, validated
 from .scope import Scope
+from .store.engine import retried
 from .store.schema import facts, sessions
 from .store.statements import insert_or_change, serialize_on
 from .text import clean_for_prompt
@@ -36,6 +37,7 @@ class AppKnowledge:
         self._scope = scope
         self._ns = scope.namespace
 
+    @retried
     def record_fact(self, domain: str, type: str, key: str, value: str, *, run_id: str | None = None) -> Fact:  # noqa: A002
         """Confirm a fact (confidence rises towards 1) or learn it; contradicted values lose half.
 
@@ -102,6 +104,7 @@ class AppKnowledge:
             self._scope.emit("facts_pruned", run_id=run_id, domain=stored.domain, count=pruned)
         return stored
 
+    @retried
     def record_facts(
         self, domain: str, items: Iterable[Mapping[str, str]], *, run_id: str | None = None
     ) -> list[Fact]:
@@ -184,6 +187,7 @@ class AppKnowledge:
                 blocks.append("\n".join(lines))
         return "\n".join(blocks)
 
+    @retried
     def record_session(
         self,
         domain: str,

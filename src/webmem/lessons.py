@@ -20,8 +20,9 @@ from .errors import InvalidInput
 from .lesson_learning import command_name, extract_lessons, matchable_text, plain_text
 from .models import LESSON_CATEGORIES, Lesson, Step, validated
 from .scope import Scope
+from .store.engine import retried
 from .store.schema import lesson_domains, lesson_runs, lessons, namespace_state
-from .store.statements import insert_ignoring_duplicates, serialize_on
+from .store.statements import insert_ignoring_duplicates, lock_rows, serialize_on
 from .text import clean_for_prompt
 from .urls import check_domain, domain_matches
 
@@ -80,6 +81,7 @@ class LessonStore:
         if prune:
             self.prune()
 
+    @retried
     def record(
         self,
         lesson: str,
@@ -166,6 +168,7 @@ class LessonStore:
         lines += [f"- {clean_for_prompt(item.lesson, 500)}" for item in chosen]
         return "\n".join(lines)
 
+    @retried
     def recall_on_error(
         self, command: str, error: str, *, domain: str | None = None, run_id: str | None = None
     ) -> list[Lesson]:
@@ -211,6 +214,7 @@ class LessonStore:
         scored.sort()
         return [key[-1] for key in scored[:RECALL_LIMIT]]
 
+    @retried
     def recall_on_domain(self, domain: str, *, run_id: str | None = None) -> list[Lesson]:
         """Up to three lessons about this site or a parent domain, most used first."""
         site = check_domain(domain)
@@ -239,6 +243,7 @@ class LessonStore:
         ).all()
         return [row.lesson_id for row in pool if domain_matches(row.domain, site)][:RECALL_LIMIT]
 
+    @retried
     def extract_from_steps(self, steps: Sequence[Step], *, run_id: str | None = None) -> list[Lesson]:
         """Learn from every failed step directly followed by a different step that worked."""
         if isinstance(steps, str | bytes) or not all(isinstance(step, Step) for step in steps):
@@ -252,12 +257,14 @@ class LessonStore:
                 for found in extract_lessons(steps)
             ]
 
+    @retried
     def rate(self, lesson_ids: Sequence[str], *, helpful: bool, run_id: str | None = None) -> None:
         """Count whether recalled advice helped; learned advice that keeps failing is demoted."""
         if not lesson_ids:
             return
         column = lessons.c.helpful_count if helpful else lessons.c.unhelpful_count
         with self._scope.store.write() as conn:
+            lock_rows(conn, lessons, self._ids(lesson_ids))
             before = {item.id: item.demoted for item in self._load(conn, self._ids(lesson_ids))}
             conn.execute(update(lessons).where(self._ids(lesson_ids)).values({column: column + 1}))
             after = self._load(conn, self._ids(lesson_ids))
@@ -355,6 +362,7 @@ class LessonStore:
         """Count a recall atomically: use_count, last_used, triggered domain, provenance."""
         if not ids:
             return []
+        lock_rows(conn, lessons, self._ids(ids))
         conn.execute(update(lessons).where(self._ids(ids)).values(use_count=lessons.c.use_count + 1, last_used=now))
         self._link(conn, ids, [site] if site else [], run_id, role="recalled", now=now)
         self._promote(conn, ids)

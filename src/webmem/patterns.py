@@ -19,6 +19,7 @@ from .clock import new_id, utcnow
 from .errors import InvalidInput, NotFound
 from .models import Count, Id, Name, Record, Step, validated
 from .scope import Scope
+from .store.engine import retried
 from .store.schema import patterns
 from .store.statements import serialize_on
 from .text import clean_for_prompt
@@ -65,6 +66,7 @@ class PatternStore:
         self._ns = scope.namespace
         self.max_patterns = max_patterns
 
+    @retried
     def learn_pattern(
         self, domain: str, description: str, pattern_type: str, steps: Sequence[Mapping[str, Any]],
         *, run_id: str | None = None,
@@ -104,6 +106,7 @@ class PatternStore:
         found = [_pattern(row) for row in rows if domain_matches(row.domain, site)]
         return sorted(found, key=lambda p: (-p.success_rate, -p.last_used.timestamp(), p.id))
 
+    @retried
     def record_usage(self, pattern_id: str, success: bool) -> Pattern:
         """Count one use of a pattern, atomically in the database."""
         if not isinstance(success, bool):

@@ -199,13 +199,19 @@ class Run:
         if not self._memory.enabled:
             return step
         mem = self._memory
-        with mem.store.write():
-            seq = mem.runs.add_step(self.id, step)
-            if step.ok and step.target and step.selector and is_cacheable(step.target):
-                step_domain = domain_of(step.url) if step.url else self.domain
-                mem.selectors.record(step_domain, step.target, step.selector, run_id=self.id)
-            if self.episode is not None:
-                self._record_episode_step(step, seq, env_pre, env_post, internal_state, think)
+
+        def store_step() -> int:
+            with mem.store.write():
+                seq = mem.runs.add_step(self.id, step)
+                if step.ok and step.target and step.selector and is_cacheable(step.target):
+                    step_domain = domain_of(step.url) if step.url else self.domain
+                    mem.selectors.record(step_domain, step.target, step.selector, run_id=self.id)
+                if self.episode is not None:
+                    self._record_episode_step(step, seq, env_pre, env_post, internal_state, think)
+            return seq
+
+        # An episode step is also staged in memory: run that once, and let a conflict go up.
+        seq = mem.store.retrying(store_step) if self.episode is None else store_step()
         mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
         helpful, unhelpful = self._feedback.judge(step)
         mem.lessons.rate(helpful, helpful=True, run_id=self.id)
@@ -311,7 +317,9 @@ class Run:
                 "updated_at": now, "result": summary if success else None, "reason": None if success else summary,
             })
             return self._manifest
-        self._manifest = self._learn(success=success, summary=summary, final_url=final, facts=fact_items, model=model)
+        self._manifest = self._memory.store.retrying(
+            lambda: self._learn(success=success, summary=summary, final_url=final, facts=fact_items, model=model)
+        )
         self._closed = True
         return self._manifest
 
@@ -321,7 +329,7 @@ class Run:
     ) -> RunManifest:
         mem = self._memory
         with mem.store.write():
-            current = mem.runs.get_run(self.id)
+            current = mem.runs.claim(self.id)  # a concurrent finish of this run waits, then returns here
             if current.status != "running":
                 return current
             steps = mem.runs.steps(self.id)

@@ -11,7 +11,9 @@ from .clock import new_id, utcnow
 from .errors import InvalidInput, RunClosed, RunNotFound
 from .models import RunManifest, Scenario, Step, validated
 from .scope import Scope
+from .store.engine import retried
 from .store.schema import run_steps, runs
+from .store.statements import lock_rows
 from .urls import check_domain, check_url, domain_of
 
 RUN_STATUSES = ("running", "completed", "failed")
@@ -30,6 +32,7 @@ class RunRegistry:
     def generate_run_id() -> str:
         return new_id("run")
 
+    @retried
     def start_run(
         self,
         *,
@@ -99,6 +102,7 @@ class RunRegistry:
         with self._scope.store.read() as conn:
             return [_manifest(row) for row in conn.execute(query)]
 
+    @retried
     def update_run(
         self,
         run_id: str,
@@ -115,13 +119,14 @@ class RunRegistry:
                 raise InvalidInput(f"turn_count: expected a non-negative integer, got {turn_count!r}")
             values["turn_count"] = turn_count
         with self._scope.store.write() as conn:
-            manifest = self._fetch(conn, run_id)
+            manifest = self._fetch(conn, run_id, lock=True)
             if artifact_paths is not None:
                 added = [self._scope.redact(path) for path in _check_paths(artifact_paths)]
                 values["artifact_paths"] = [*manifest.artifact_paths, *added]
             conn.execute(update(runs).where(self._key(run_id)).values(**values))
             return self._fetch(conn, run_id)
 
+    @retried
     def complete_run(
         self,
         run_id: str,
@@ -150,7 +155,7 @@ class RunRegistry:
         if turn_count is not None:
             values["turn_count"] = turn_count
         with self._scope.store.write() as conn:
-            current = self._fetch(conn, run_id)
+            current = self._fetch(conn, run_id, lock=True)
             if current.status != "running":
                 return current
             validated(RunManifest, **{**current.model_dump(), **values})
@@ -162,10 +167,11 @@ class RunRegistry:
         )
         return finished
 
+    @retried
     def add_step(self, run_id: str, step: Step) -> int:
         """Append a step to a running run; returns its 1-based position."""
         with self._scope.store.write() as conn:
-            if self._fetch(conn, run_id).status != "running":
+            if self._fetch(conn, run_id, lock=True).status != "running":
                 raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
             seq = conn.execute(
                 select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(
@@ -248,9 +254,18 @@ class RunRegistry:
     def _row(self, conn: Connection, run_id: str) -> Any:
         return conn.execute(select(*_MANIFEST_COLUMNS).where(self._key(run_id))).first()
 
-    def _fetch(self, conn: Connection, run_id: str, *, field: str = "run_id") -> RunManifest:
+    def claim(self, run_id: str) -> RunManifest:
+        """The run as stored, its row locked until the current write transaction ends: another
+        transaction that claims it (to add a step, or finish it) waits, then sees what this one did.
+        """
+        with self._scope.store.write() as conn:
+            return self._fetch(conn, run_id, lock=True)
+
+    def _fetch(self, conn: Connection, run_id: str, *, field: str = "run_id", lock: bool = False) -> RunManifest:
         if not isinstance(run_id, str) or not run_id.strip():
             raise InvalidInput(f"{field}: expected a run id string, got {run_id!r}")
+        if lock:
+            lock_rows(conn, runs, self._key(run_id))
         row = self._row(conn, run_id)
         if row is None:
             raise RunNotFound(f"{field}: no run {run_id!r} in namespace {self._ns!r}")

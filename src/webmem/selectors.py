@@ -10,6 +10,7 @@ from .clock import utcnow
 from .errors import InvalidInput
 from .models import SelectorEntry, validated
 from .scope import Scope
+from .store.engine import retried
 from .store.schema import selectors
 from .store.statements import insert_or_change
 from .text import clean_for_prompt
@@ -36,6 +37,7 @@ class SelectorCache:
         self._scope = scope
         self._ns = scope.namespace
 
+    @retried
     def record(self, domain: str, element: str, selector: str, *, run_id: str | None = None) -> SelectorEntry:
         """Count one success of ``selector`` for ``element``; a ref is kept apart from stable selectors."""
         if not isinstance(selector, str) or not selector.strip():

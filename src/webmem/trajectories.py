@@ -13,6 +13,7 @@ from .clock import as_utc, new_id, utcnow
 from .errors import InvalidInput, TrajectoryNotFound
 from .models import MatchCandidate, MatchReport, Step, Trajectory, validated
 from .scope import Scope
+from .store.engine import retried
 from .store.schema import trajectories
 from .text import clean_for_prompt, jaccard, word_tokens
 from .urls import check_domain, domain_of, origin_of
@@ -36,6 +37,7 @@ class TrajectoryStore:
         self.similarity_threshold = similarity_threshold
         self.trace_scoring = trace_scoring
 
+    @retried
     def save(
         self,
         *,

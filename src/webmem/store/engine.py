@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -96,7 +97,12 @@ class Store:
     def retrying(self, work: Callable[[], T]) -> T:
         """Run ``work`` (which opens its own transactions) again when the database reports a
         serialization failure or a deadlock: PostgreSQL asks clients to retry those.
+
+        Inside an open transaction the failure goes up as it is: only the outermost transaction,
+        which the server rolled back whole, can be run again.
         """
+        if self._active.get() is not None:
+            return work()
         for attempt in range(1, RETRY_ATTEMPTS + 1):
             try:
                 return work()
@@ -169,6 +175,18 @@ class Store:
                 pause = min(pause * 2, 0.5)
 
 
+def retried(method: Callable[..., T]) -> Callable[..., T]:
+    """A component's method that writes in a transaction of its own, run again after a deadlock or
+    a serialization failure (see ``Store.retrying``); the component reaches its store as
+    ``self._scope.store``.
+    """
+    @functools.wraps(method)
+    def run_again_on_conflict(self: Any, *args: Any, **kwargs: Any) -> T:
+        return self._scope.store.retrying(lambda: method(self, *args, **kwargs))
+
+    return run_again_on_conflict
+
+
 def _configure_sqlite_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
     dbapi_conn.isolation_level = None  # transactions are begun by _begin_sqlite_transaction
     cursor = dbapi_conn.cursor()
@@ -193,6 +211,9 @@ def _is_retryable(exc: DBAPIError) -> bool:
 
 
 def _is_busy(exc: DBAPIError) -> bool:
+    """SQLite's "database is locked" (PostgreSQL waits for locks itself; its deadlocks are not this)."""
+    if not isinstance(exc.orig, sqlite3.Error):
+        return False
     message = str(exc.orig).lower()
     return "locked" in message or "busy" in message
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, text
+from sqlalchemy import Connection, Table, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 
@@ -50,3 +50,16 @@ def serialize_on(conn: Connection, key: str) -> None:
     """
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": key})
+
+
+def lock_rows(conn: Connection, table: Table, condition: Any) -> None:
+    """Lock the rows matching ``condition`` one after the other in primary-key order, before a
+    statement that updates several of them.
+
+    PostgreSQL: an UPDATE locks rows in the order it finds them, which differs between
+    transactions, so two of them updating the same rows can deadlock; locking in one order makes
+    the second wait instead. SQLite: nothing to do (one writer at a time).
+    """
+    if conn.dialect.name == "postgresql":
+        keys = list(table.primary_key.columns)
+        conn.execute(select(*keys).where(condition).order_by(*keys).with_for_update())
