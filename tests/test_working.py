@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import text
 
 import webmem
+import rows
 import webmem.run as run_module
 from webmem import ContextPack, InvalidInput, MemoryDisabled
 from webmem.compression import DEFAULT_MARKER
@@ -1000,3 +1001,20 @@ def test_bad_cycle_details_are_refused_with_the_field_named(mem: webmem.Memory, 
     with pytest.raises(webmem.InvalidInput, match=next(iter(details))):
         run.working.record_cycle("think", "click", **details)
     assert run.working.short_term.entries == []
+
+
+def test_secrets_in_urls_and_tags_never_reach_the_store(open_memory: Any) -> None:
+    mem = open_memory(secrets={"api_token": "tok-998877"})
+    run = mem.start_run(goal="Read the report", start_url="https://reports.example/")
+    working = run.working
+    secret_url = "https://reports.example/r?key=tok-998877"
+    working.mark_url_visited(secret_url)
+    working.store_page_map(secret_url, {"links": 3}, summary="report")
+    working.init_sitemap_graph("https://reports.example/")
+    working.add_sitemap_links("https://reports.example/", [{"url": secret_url, "text": "tok-998877"}], link_type="content")
+    working.record_cycle("think", "click", tags=["tok-998877"], url=secret_url)
+    assert working.has_visited_url(secret_url)
+    assert working.working.has_page_map(secret_url)
+    again = mem.get_run(run.id).working
+    assert again.has_visited_url(secret_url) and again.working.get_page_summary(secret_url) == "report"
+    assert "tok-998877" not in rows.dump(mem)

@@ -82,6 +82,7 @@ class WorkingMemory:
     navigation: list[StateSnapshot] = field(default_factory=list)
     scratch: dict[str, Any] = field(default_factory=dict)
     page_maps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    page_key: Callable[[str], str] = field(default=lambda url: _page_key(url), repr=False, compare=False)
 
     def get_navigation_history(self) -> list[StateSnapshot]:
         return list(self.navigation)
@@ -90,14 +91,14 @@ class WorkingMemory:
         return self.scratch.get(key, default)
 
     def has_page_map(self, url: str) -> bool:
-        return _page_key(url) in self.page_maps
+        return self.page_key(url) in self.page_maps
 
     def get_page_map(self, url: str) -> Any:
-        item = self.page_maps.get(_page_key(url))
+        item = self.page_maps.get(self.page_key(url))
         return item["map"] if item else None
 
     def get_page_summary(self, url: str) -> str | None:
-        item = self.page_maps.get(_page_key(url))
+        item = self.page_maps.get(self.page_key(url))
         return item["summary"] if item else None
 
     def get_all_page_maps(self) -> dict[str, Any]:
@@ -135,7 +136,7 @@ class AgentMemory:
         self.compressor = compressor
         self._clock = clock
         self.short_term = ShortTermMemory(max_entries, redact=self._redact)
-        self.working = WorkingMemory()
+        self.working = WorkingMemory(page_key=self._page_key)
         self.context_store = ContextStore(redact=scope.secrets.redact, clock=clock)
         self.sitemap: SitemapGraph | None = None
         self.operation_mode = "auto"
@@ -166,6 +167,7 @@ class AgentMemory:
 
     def _restore(self, state: Mapping[str, Any], entries: list[WorkingEntry]) -> None:
         self.working = WorkingMemory(
+            page_key=self._page_key,
             goal=state.get("goal"), cycle_count=state.get("cycle_count", 0),
             navigation=[StateSnapshot(**{**item, "scroll_position": tuple(item.get("scroll_position", (0, 0)))})
                         for item in state.get("navigation", [])],
@@ -248,7 +250,7 @@ class AgentMemory:
             thought=self._redact(thought[:5000]), observation=self._redact(observation[:20_000]),
             outcome=outcome_value, priority=priority_value, url=self._redact(page), title=self._redact(title or ""),
             duration_ms=float(duration_ms), retry_count=int(retry_count),
-            error=self._redact(error[:4000]) if error else None, tags=sorted(set(tags)), timestamp=self._clock(),
+            error=self._redact(error[:4000]) if error else None, tags=sorted({self._redact(tag) for tag in tags}), timestamp=self._clock(),
         )
         entry.estimated_tokens = self.counter.count(entry.format_for_prompt())
         self._next_entry += 1
@@ -263,11 +265,11 @@ class AgentMemory:
         return self.short_term.has_failed(self.short_term.signature_of(action, page))
 
     def mark_url_visited(self, url: str) -> None:
-        self._visited.add(_page_key(url))
+        self._visited.add(self._page_key(url))
         self._save()
 
     def has_visited_url(self, url: str) -> bool:
-        return _page_key(url) in self._visited
+        return self._page_key(url) in self._visited
 
     def set_operation_mode(self, mode: str) -> None:
         if mode not in OPERATION_MODES:
@@ -292,7 +294,7 @@ class AgentMemory:
         """Forget the task's in-run state (the stored history stays inspectable)."""
         evicted = self.short_term.entries
         self.short_term.clear()
-        self.working = WorkingMemory()
+        self.working = WorkingMemory(page_key=self._page_key)
         self.context_store = ContextStore(redact=self._scope.secrets.redact, clock=self._clock)
         self._visited.clear()
         self.sitemap = None
@@ -320,7 +322,7 @@ class AgentMemory:
 
     def store_page_map(self, url: str, page_map: Any, summary: str | None = None) -> None:
         _check_json(url, page_map)
-        self.working.page_maps[_page_key(url)] = {"map": self._redact_tree(page_map),
+        self.working.page_maps[self._page_key(url)] = {"map": self._redact_tree(page_map),
                                                   "summary": self._redact(summary or "")}
         self._save()
 
@@ -344,17 +346,18 @@ class AgentMemory:
     # -- sitemap -----------------------------------------------------------------------------
 
     def init_sitemap_graph(self, homepage_url: str, limits: SitemapLimits | None = None) -> SitemapGraph:
-        self.sitemap = SitemapGraph(homepage_url, limits=limits or SitemapLimits())
+        self.sitemap = SitemapGraph(self._redact_url(homepage_url), limits=limits or SitemapLimits())
         self._save()
         return self.sitemap
 
     def add_sitemap_links(self, parent_url: str, links: list[Mapping[str, str]], link_type: str) -> list[str]:
-        added = self._require_sitemap().add_links(parent_url, links, link_type=link_type)
+        safe = [self._redact_tree(dict(link)) if isinstance(link, Mapping) else link for link in links]
+        added = self._require_sitemap().add_links(self._redact_url(parent_url), safe, link_type=link_type)
         self._save()
         return added
 
     def update_sitemap_visited(self, url: str, *, title: str, summary: str = "", section_count: int = 0) -> None:
-        self._require_sitemap().mark_visited(url, title=self._redact(title) if isinstance(title, str) else title,
+        self._require_sitemap().mark_visited(self._redact_url(url), title=self._redact(title) if isinstance(title, str) else title,
                                              summary=self._redact(summary) if isinstance(summary, str) else summary,
                                              section_count=section_count)
         self._save()
@@ -467,6 +470,13 @@ class AgentMemory:
 
     def _redact(self, text: str) -> str:
         return self._scope.secrets.redact(text) or ""
+
+    def _redact_url(self, url: object) -> Any:
+        return self._redact(url) if isinstance(url, str) else url
+
+    def _page_key(self, url: str) -> str:
+        """The key a page is kept under: normalised, with registered secrets replaced."""
+        return _page_key(self._redact_url(url))
 
     def _redact_tree(self, value: Any) -> Any:
         return redact_tree(value, self._redact)
