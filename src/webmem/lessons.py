@@ -18,7 +18,7 @@ from sqlalchemy import Connection, and_, case, delete, func, insert, not_, selec
 from .clock import as_utc, new_id, utcnow
 from .errors import InvalidInput
 from .lesson_learning import command_name, extract_lessons, matchable_text, plain_text
-from .models import LESSON_CATEGORIES, Lesson, Step, validated
+from .models import LESSON_CATEGORIES, Lesson, Step, positive_int, validated
 from .scope import Scope
 from .store.engine import retried
 from .store.schema import lesson_domains, lesson_runs, lessons, namespace_state
@@ -146,8 +146,7 @@ class LessonStore:
 
     def tier1(self, max_items: int = TIER1_LIMIT, *, run_id: str | None = None) -> list[Lesson]:
         """Tool fallbacks and best practices, most used first, seeds first at equal use."""
-        if isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1:
-            raise InvalidInput(f"max_items: expected a positive integer, got {max_items!r}")
+        positive_int(max_items, field="max_items")
         seeds_first = case((lessons.c.source == "seed", 0), else_=1)
         with self._scope.store.read() as conn:
             chosen = self._load(

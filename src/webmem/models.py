@@ -77,6 +77,13 @@ def validated_value(annotation: Any, value: object, *, field: str) -> Any:
         raise InvalidInput(f"{field}: {reasons}") from None
 
 
+def positive_int(value: object, *, field: str) -> int:
+    """``value`` when it is a positive integer (not a bool), else InvalidInput naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"{field}: expected a positive integer, got {value!r}")
+    return value
+
+
 def describe_validation_error(exc: ValidationError) -> str:
     problems = []
     for error in exc.errors(include_url=False):

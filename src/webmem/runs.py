@@ -9,7 +9,7 @@ from sqlalchemy import Connection, and_, func, select, update
 
 from .clock import new_id, utcnow
 from .errors import InvalidInput, RunClosed, RunNotFound
-from .models import RunManifest, Scenario, Step, validated
+from .models import RunManifest, Scenario, Step, positive_int, validated
 from .scope import Scope
 from .store.engine import retried
 from .store.schema import run_steps, runs
@@ -98,7 +98,7 @@ class RunRegistry:
             query = query.where(runs.c.status == status)
         query = query.order_by(runs.c.started_at.desc(), runs.c.run_id.desc())
         if limit is not None:
-            query = query.limit(_check_limit(limit))
+            query = query.limit(positive_int(limit, field="limit"))
         with self._scope.store.read() as conn:
             return [_manifest(row) for row in conn.execute(query)]
 
@@ -310,12 +310,6 @@ def _text_filter(value: object, field: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidInput(f"{field}: expected a non-empty string, got {value!r}")
     return value
-
-
-def _check_limit(limit: object) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInput(f"limit: expected a positive integer, got {limit!r}")
-    return limit
 
 
 def _check_paths(paths: Sequence[str]) -> list[str]:

@@ -8,7 +8,7 @@ from sqlalchemy import and_, case, func, select, update
 
 from .clock import utcnow
 from .errors import InvalidInput
-from .models import SelectorEntry, validated
+from .models import SelectorEntry, positive_int, validated
 from .scope import Scope
 from .store.engine import retried
 from .store.schema import selectors
@@ -95,8 +95,7 @@ class SelectorCache:
 
     def top(self, domain: str, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:
         """The most successful entries of a domain, most successes first."""
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise InvalidInput(f"limit: expected a positive integer, got {limit!r}")
+        positive_int(limit, field="limit")
         query = (
             select(*_ENTRY_COLUMNS)
             .where(selectors.c.namespace == self._ns, selectors.c.domain == check_domain(domain))

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any
 
 from .errors import InvalidInput
+from .models import positive_int
 from .text import clean_for_prompt
 
 DEFAULT_MAX_ENTRIES = 50
@@ -133,9 +134,7 @@ class ShortTermMemory:
     """The most recent cycles, at most ``max_entries`` of them (CRITICAL ones are never evicted)."""
 
     def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, *, redact: Callable[[str], str] | None = None) -> None:
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
-            raise InvalidInput(f"max_entries: expected a positive integer, got {max_entries!r}")
-        self.max_entries = max_entries
+        self.max_entries = positive_int(max_entries, field="max_entries")
         self._redact = redact
         self._entries: list[WorkingEntry] = []
         self._failed: set[str] = set()

@@ -11,7 +11,7 @@ from sqlalchemy import delete, select
 
 from .clock import as_utc, new_id, utcnow
 from .errors import InvalidInput, TrajectoryNotFound
-from .models import MatchCandidate, MatchReport, Step, Trajectory, validated
+from .models import MatchCandidate, MatchReport, Step, Trajectory, positive_int, validated
 from .scope import Scope
 from .store.engine import retried
 from .store.schema import trajectories
@@ -238,9 +238,7 @@ class TrajectoryStore:
             query = query.where(trajectories.c.domain == check_domain(domain))
         query = query.order_by(trajectories.c.created_at.desc())
         if limit is not None:
-            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-                raise InvalidInput(f"limit: expected a positive integer, got {limit!r}")
-            query = query.limit(limit)
+            query = query.limit(positive_int(limit, field="limit"))
         with self._scope.store.read() as conn:
             return [_trajectory(row) for row in conn.execute(query)]
 
