@@ -23,7 +23,7 @@ def test_all_is_sorted_and_complete() -> None:
 def test_every_error_is_a_webmem_error() -> None:
     errors = [getattr(webmem, name) for name in webmem.__all__ if name.endswith(("Error", "Input", "Found",
               "Closed", "Disabled", "Unavailable", "Locked", "Corrupt", "New"))]
-    assert len(errors) == 12
+    assert len(errors) == 13
     for error in errors:
         assert issubclass(error, webmem.WebmemError)
     assert issubclass(webmem.InvalidInput, ValueError)

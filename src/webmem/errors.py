@@ -10,6 +10,7 @@ Every error is a :class:`WebmemError`; catch that to handle them all::
     ├── RunClosed                           a finished run was asked to record more
     ├── MemoryDisabled                      a component was used on a memory opened with enabled=False
     ├── BrowserUnavailable                  no Chromium to drive (demo, agent)
+    ├── PolicyError                         a policy could not decide (an LLM endpoint failed or answered nonsense)
     └── StoreError                          the database cannot be used
         ├── StoreLocked                     another process held the database for too long
         ├── StoreCorrupt                    the file is not a webmem database or is damaged
@@ -52,6 +53,10 @@ class MemoryDisabled(WebmemError):
 
 class BrowserUnavailable(WebmemError):
     """No browser could be launched."""
+
+
+class PolicyError(WebmemError):
+    """A policy could not choose an action: its LLM endpoint failed, or answered with no usable action."""
 
 
 class StoreError(WebmemError):

@@ -145,6 +145,8 @@ class Trajectory(Record):
     model: Name | None = None
     created_at: datetime
     run_id: Id | None = None
+    goal_template: Goal | None = None
+    replay_steps: list[Step] | None = None
 
     @property
     def verification_rate(self) -> float:

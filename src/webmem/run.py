@@ -16,6 +16,7 @@ from .patterns import derive_pattern
 from .selectors import is_cacheable
 from .text import clean_for_prompt
 from .tip_feedback import TipFeedback
+from .trajectory_slots import goal_value_reference
 from .urls import check_url, domain_of, origin_of
 from .working import AgentMemory
 
@@ -192,8 +193,12 @@ class Run:
             expected_effect=expected_effect, snapshot_hash=snapshot_hash, duration_ms=duration_ms,
         )
         secrets = self._memory.secrets
+        value = secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret)
+        if value != raw.value and raw.value is not None and raw.value not in secrets:
+            # a secret typed from the goal's own words: keep which of the goal's values it was, for replay
+            value = goal_value_reference(self.goal, raw.value) or value
         step = raw.model_copy(update={
-            "value": secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret),
+            "value": value,
             **{name: secrets.redact(getattr(raw, name)) for name in ("url", "target", "selector", "error", "expected_effect")},
         })
         if not self._memory.enabled:

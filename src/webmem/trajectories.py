@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,6 +18,7 @@ from .scope import Scope
 from .store.engine import retried
 from .store.schema import trajectories
 from .text import clean_for_prompt, jaccard, word_tokens
+from .trajectory_slots import GOAL_VALUE, bind, fill, parameterise
 from .urls import check_domain, domain_of, origin_of
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
@@ -23,6 +26,22 @@ SPEED_SCALE_MS = 60_000.0
 MAX_CANDIDATES = 500
 _STEP_TEXT_LIMIT = 160
 _TRAJECTORY_COLUMNS = [column for column in trajectories.c if column.name != "namespace"]
+_NOT_REPLAYED = frozenset({"finish", "wait"})
+_PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """A stored trajectory bound to a new goal: the steps to execute, with the goal's values in them."""
+
+    trajectory: Trajectory
+    steps: list[Step]
+    slots: dict[int, str]
+    template: str | None
+
+    @property
+    def trajectory_id(self) -> str:
+        return self.trajectory.id
 
 
 class TrajectoryStore:
@@ -54,13 +73,18 @@ class TrajectoryStore:
         """Store a run's steps; only successful ones are ever offered as references."""
         if isinstance(steps, str | bytes) or not all(isinstance(step, Step) for step in steps):
             raise InvalidInput("steps: expected a list of webmem.Step records")
+        stored_goal = self._scope.redact(goal) if isinstance(goal, str) else goal
+        stored_steps = [_redacted_step(step, self._scope) for step in steps]
+        template = parameterise(stored_goal, stored_steps) if isinstance(stored_goal, str) else None
         trajectory = validated(
             Trajectory,
             id=trajectory_id or new_id("traj"),
-            goal=self._scope.redact(goal) if isinstance(goal, str) else goal,
+            goal=stored_goal,
             origin=origin_of(start_url, field="start_url"),
             domain=domain_of(start_url, field="start_url"),
-            steps=[_redacted_step(step, self._scope) for step in steps],
+            steps=stored_steps,
+            goal_template=template[0] if template else None,
+            replay_steps=template[1] if template else None,
             success=success,
             duration_ms=duration_ms,
             model=model,
@@ -79,8 +103,13 @@ class TrajectoryStore:
         """Store a trajectory as it is (id and timestamp kept); False when its id is already here."""
         if not isinstance(trajectory, Trajectory):
             raise InvalidInput("trajectory: expected a webmem.Trajectory")
+        goal = self._scope.redact(trajectory.goal)
+        steps = [_redacted_step(s, self._scope) for s in trajectory.steps]
+        template = (trajectory.goal_template, trajectory.replay_steps) if trajectory.goal_template else (
+            parameterise(goal, steps) or (None, None)
+        )
         trajectory = trajectory.model_copy(update={
-            "goal": self._scope.redact(trajectory.goal), "steps": [_redacted_step(s, self._scope) for s in trajectory.steps],
+            "goal": goal, "steps": steps, "goal_template": template[0], "replay_steps": template[1],
         })
         with self._scope.store.write() as conn:
             if conn.execute(select(trajectories.c.trajectory_id).where(
@@ -169,6 +198,37 @@ class TrajectoryStore:
             )
         return report
 
+    def find_replay(self, goal: str, origin: str, *, now: datetime | None = None) -> ReplayPlan | None:
+        """The newest successful trajectory on ``origin`` that can be replayed for ``goal``, bound to it.
+
+        Stricter than :meth:`match`: the goal must fit the trajectory's goal template (its values
+        become the slots' values), or be the stored goal itself when the trajectory has no template.
+        """
+        if not isinstance(goal, str) or not goal.strip():
+            raise InvalidInput("goal: expected a non-empty string")
+        origin_key = origin_of(origin, field="origin")
+        wanted = " ".join(self._scope.redact(goal).split())
+        cutoff = (as_utc(now) if now else utcnow()) - timedelta(days=self.ttl_days)
+        with self._scope.store.read() as conn:
+            rows = conn.execute(
+                select(*_TRAJECTORY_COLUMNS)
+                .where(
+                    trajectories.c.namespace == self._ns,
+                    trajectories.c.origin == origin_key,
+                    trajectories.c.success.is_(True),
+                    trajectories.c.created_at >= cutoff,
+                )
+                .order_by(trajectories.c.created_at.desc(), trajectories.c.trajectory_id.desc())
+                .limit(MAX_CANDIDATES)
+            ).all()
+        for row in rows:
+            plan = _replay_plan(_trajectory(row), wanted)
+            if plan is not None:
+                self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
+                                 slots=len(plan.slots), steps=len(plan.steps))
+                return plan
+        return None
+
     def find_best_match(
         self, goal: str, *, origin: str, exclude_run_id: str | None = None, trace_scoring: bool | None = None
     ) -> Trajectory | None:
@@ -247,7 +307,28 @@ def _trajectory(row: Any) -> Trajectory:
     data = dict(row._mapping)
     data["id"] = data.pop("trajectory_id")
     data["steps"] = [Step.model_validate(step) for step in data["steps"]]
+    if data.get("replay_steps") is not None:
+        data["replay_steps"] = [Step.model_validate(step) for step in data["replay_steps"]]
     return Trajectory.model_validate(data)
+
+
+def _replay_plan(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
+    if trajectory.goal_template and trajectory.replay_steps is not None:
+        values = bind(trajectory.goal_template, goal)
+        if values is None:
+            return None
+        steps = fill(_replayable(trajectory.replay_steps), values)
+        return ReplayPlan(trajectory, steps, values, trajectory.goal_template)
+    if " ".join(trajectory.goal.split()) != goal:
+        return None
+    steps = _replayable(trajectory.steps)
+    if any(step.value and (GOAL_VALUE.match(step.value) or _PLACEHOLDER.match(step.value)) for step in steps):
+        return None  # a secret was typed: its value is not stored, so the step cannot be replayed
+    return ReplayPlan(trajectory, steps, {}, None)
+
+
+def _replayable(steps: list[Step]) -> list[Step]:
+    return [step for step in steps if step.ok and step.action not in _NOT_REPLAYED]
 
 
 def _redacted_step(step: Step, scope: Scope) -> Step:

@@ -328,6 +328,12 @@ def _wide_durations(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE {table} ALTER COLUMN duration_ms TYPE BIGINT"))
 
 
+def _replay_templates(conn: Connection) -> None:
+    """A trajectory's goal template and slotted steps, for replaying it on a new goal of the same shape."""
+    conn.execute(text("ALTER TABLE trajectories ADD COLUMN goal_template TEXT"))
+    conn.execute(text("ALTER TABLE trajectories ADD COLUMN replay_steps JSON"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
@@ -336,6 +342,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0005_working_memory", _working_memory_tables),
     Migration("0006_row_level_security", _row_level_security),
     Migration("0007_wide_durations", _wide_durations),
+    Migration("0008_replay_templates", _replay_templates),
 )
 
 

@@ -95,6 +95,8 @@ trajectories = Table(
     Column("model", String(NAME)),
     Column("created_at", UTCDateTime, nullable=False),
     Column("steps", JSON, nullable=False),
+    Column("goal_template", Text),
+    Column("replay_steps", JSON),
 )
 
 sessions = Table(

@@ -1,0 +1,274 @@
+"""The agent loop: observe -> decide -> execute -> verify -> record, with the memory's triggers wired in."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import InvalidInput, PolicyError
+from ..models import positive_int
+from ..text import clean_for_prompt
+from ..urls import check_url, domain_of, origin_of
+from .actions import Action
+from .execute import Execution, perform
+from .observation import Observation, observe
+from .policy import Policy, PolicyStats, StepOutcome, Turn
+from .replay import ReplayPolicy
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..run import Run
+
+DEFAULT_MAX_TURNS = 20
+DEFAULT_MAX_ERRORS = 3
+DEFAULT_MAX_REPEATS = 3
+DEFAULT_ACTION_TIMEOUT_MS = 3000
+
+
+@dataclass(frozen=True)
+class EnvironmentOutcome:
+    """The environment's own verdict on the run (a task's reward, a success check)."""
+
+    success: bool
+    reward: float | None = None
+    detail: str = ""
+
+
+class Environment(Protocol):
+    """Something that can tell from the page whether the task is over: ``None`` while it is not."""
+
+    def outcome(self, page: Any) -> EnvironmentOutcome | None: ...
+
+
+@dataclass
+class AgentResult:
+    """How a run of the agent went."""
+
+    goal: str
+    success: bool
+    reason: str
+    run_id: str | None = None
+    answer: str | None = None
+    turns: int = 0
+    steps: int = 0
+    decisions: int = 0
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    replayed: bool = False
+    replay_fallback: bool = False
+    replay_trajectory_id: str | None = None
+    handover_reason: str | None = None
+    context_tokens: int = 0
+    memory_hits: int = 0
+    duration_ms: int = 0
+    final_url: str | None = None
+    reward: float | None = None
+    history: list[StepOutcome] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {key: value for key, value in self.__dict__.items() if key != "history"}
+        data["actions"] = [outcome.action.describe() for outcome in self.history]
+        return data
+
+
+class Agent:
+    """A browser agent on a Playwright page, with webmem as its memory.
+
+    Each turn it looks at the page, asks ``policy`` (or the memory's replay of a matching earlier run)
+    for one action, executes and verifies it, and records it in the run. ``memory=None`` runs without
+    memory (no context, no replay, nothing recorded). The run ends on the policy's ``finish``, on the
+    environment's verdict, or on a guardrail: ``max_turns`` turns, the same action on the same target
+    ``max_repeats`` times, or ``max_errors`` failed actions.
+    """
+
+    def __init__(
+        self,
+        page: Any,
+        *,
+        policy: Policy,
+        memory: Memory | None = None,
+        environment: Environment | None = None,
+        replay: bool = True,
+        max_turns: int = DEFAULT_MAX_TURNS,
+        max_errors: int = DEFAULT_MAX_ERRORS,
+        max_repeats: int = DEFAULT_MAX_REPEATS,
+        budget_tokens: int = 2000,
+        action_timeout_ms: int = DEFAULT_ACTION_TIMEOUT_MS,
+        model: str | None = None,
+    ) -> None:
+        if not callable(getattr(policy, "decide", None)):
+            raise InvalidInput(f"policy: expected an object with decide(turn), got {type(policy).__name__}")
+        self.page = page
+        self.policy = policy
+        self.memory = memory if memory is not None and memory.enabled else None
+        self.environment = environment
+        self.replay = replay
+        self.max_turns = positive_int(max_turns, field="max_turns")
+        self.max_errors = positive_int(max_errors, field="max_errors")
+        self.max_repeats = positive_int(max_repeats, field="max_repeats")
+        self.budget_tokens = positive_int(budget_tokens, field="budget_tokens")
+        self.action_timeout_ms = positive_int(action_timeout_ms, field="action_timeout_ms")
+        self.model = model
+
+    def run(
+        self,
+        goal: str,
+        url: str | None = None,
+        *,
+        session_id: str | None = None,
+        run: Run | None = None,
+        extra_context: str = "",
+    ) -> AgentResult:
+        """Pursue ``goal``, starting at ``url`` (or on the page as it is). ``run`` continues a run
+        started elsewhere (a resumed or forked one); otherwise the agent starts its own."""
+        if not isinstance(goal, str) or not goal.strip():
+            raise InvalidInput("goal: expected a non-empty string")
+        started = time.perf_counter()
+        if url is not None:
+            self.page.goto(check_url(url, field="url"))
+        if run is None and self.memory is not None:
+            run = self.memory.start_run(goal=goal, start_url=self.page.url, session_id=session_id, model=self.model)
+        session = _Session(self, goal, run, extra_context)
+        result = session.drive()
+        result.duration_ms = round((time.perf_counter() - started) * 1000)
+        return result
+
+
+class _Session:
+    """One pass of the loop (kept apart from Agent so that an Agent can run many goals)."""
+
+    def __init__(self, agent: Agent, goal: str, run: Run | None, extra_context: str) -> None:
+        self.agent = agent
+        self.goal = goal
+        self.run = run
+        self.extra_context = extra_context
+        self.history: list[StepOutcome] = []
+        self.repeats: Counter[tuple[str, str, str]] = Counter()
+        self.errors = 0
+        self.context_tokens = 0
+        self.memory_hits = 0
+        self.domain: str | None = None
+        self.last_error: str | None = None
+        self.before = agent.policy.stats.snapshot()
+        self.policy: Policy = agent.policy
+        self.replay: ReplayPolicy | None = None
+
+    def drive(self) -> AgentResult:
+        agent = self.agent
+        agent.policy.start(self.goal)
+        page = agent.page
+        memory = agent.memory
+        if memory is not None and agent.replay and self.run is not None:
+            plan = memory.trajectories.find_replay(self.goal, origin_of(page.url))
+            if plan is not None:
+                self.replay = ReplayPolicy(plan, agent.policy)
+                self.policy = self.replay
+                self.memory_hits += 1
+        for number in range(1, agent.max_turns + 1):
+            observation = observe(page)
+            turn = self._turn(number, observation)
+            try:
+                action = self.policy.decide(turn)
+            except PolicyError as exc:
+                return self._end(False, f"the policy failed: {exc}", number, observation)
+            if action.kind == "finish":
+                outcome = self._environment_outcome()
+                success = outcome.success if outcome is not None else bool(action.success)
+                why = action.reason or ("the policy finished" if self.policy is agent.policy else "replay finished")
+                return self._end(success, why, number, observation, answer=action.answer, outcome=outcome)
+            self.repeats[action.signature] += 1
+            if self.repeats[action.signature] >= agent.max_repeats:
+                return self._end(False, f"stopped: the same action ({clean_for_prompt(action.describe(), 200)}) "
+                                        f"was chosen {agent.max_repeats} times", number, observation)
+            execution = perform(page, action, observation, timeout_ms=agent.action_timeout_ms)
+            outcome = self._environment_outcome()
+            if outcome is not None and outcome.success and execution.ok:
+                execution = replace(execution, verified=True, expected_effect="task completed")
+            self._record(action, execution, observation)
+            after = execution.observation or observation
+            if outcome is not None:
+                return self._end(outcome.success, outcome.detail or "the environment ended the task", number, after,
+                                 outcome=outcome)
+            if not execution.ok:
+                self.errors += 1
+                if self.errors >= agent.max_errors:
+                    return self._end(False, f"stopped: {self.errors} actions failed (error budget "
+                                            f"{agent.max_errors})", number, after)
+        return self._end(False, f"stopped: turn budget of {agent.max_turns} turns used up", agent.max_turns,
+                         observe(page))
+
+    def _turn(self, number: int, observation: Observation) -> Turn:
+        context = system_prompt = ""
+        known: tuple = ()
+        run = self.run
+        domain = domain_of(observation.url) if observation.url.startswith(("http://", "https://")) else None
+        if run is not None and domain is not None:
+            if domain != self.domain:
+                tips = run.on_domain(observation.url)
+                self.memory_hits += 1 if tips else 0
+                self.domain = domain
+            episode_env = observation.environment() if run.episode is not None else None
+            pack = run.context(url=observation.url, budget_tokens=self.agent.budget_tokens, env=episode_env)
+            context = pack.text
+            self.context_tokens += pack.tokens
+            system_prompt = run.system_prompt()
+            known = tuple(self.agent.memory.selectors.top(domain)) if self.agent.memory else ()
+            if number == 1 and "reference_trajectory" in pack.included:
+                self.memory_hits += 1
+        if self.extra_context:
+            context = f"{context}\n\n{self.extra_context}".strip()
+        return Turn(goal=self.goal, observation=observation, number=number, context=context,
+                    system_prompt=system_prompt, history=tuple(self.history), known_selectors=known,
+                    last_error=self.last_error)
+
+    def _record(self, action: Action, execution: Execution, observation: Observation) -> None:
+        element = execution.element
+        target = element.identity if element is not None else (action.target.identity if action.target else None)
+        self.history.append(StepOutcome(action=action, ok=execution.ok, verified=execution.verified,
+                                        error=execution.error, effect=execution.expected_effect, url=observation.url))
+        self.last_error = execution.error
+        run = self.run
+        if run is None:
+            return
+        url = observation.url if observation.url.startswith(("http://", "https://")) else None
+        after = execution.observation
+        run.record_step(
+            action=action.kind, target=target, selector=execution.selector, value=action.value, url=url,
+            ok=execution.ok, verified=execution.verified, error=execution.error,
+            expected_effect=execution.expected_effect, snapshot_hash=observation.fingerprint,
+            duration_ms=execution.duration_ms, secret=action.secret,
+            env_pre=observation.environment() if run.episode is not None else None,
+            env_post=after.environment() if run.episode is not None and after is not None else None,
+        )
+        if not execution.ok:
+            run.on_error(action.describe(), execution.error or "failed")
+
+    def _environment_outcome(self) -> EnvironmentOutcome | None:
+        environment = self.agent.environment
+        return environment.outcome(self.agent.page) if environment is not None else None
+
+    def _end(
+        self, success: bool, reason: str, turns: int, observation: Observation, *, answer: str | None = None,
+        outcome: EnvironmentOutcome | None = None,
+    ) -> AgentResult:
+        spent: PolicyStats = self.agent.policy.stats.since(self.before)
+        replay = self.replay
+        final_url = observation.url if observation.url.startswith(("http://", "https://")) else None
+        if self.run is not None:
+            self.run.update(turn_count=turns, **({"current_url": final_url} if final_url else {}))
+            summary = clean_for_prompt(answer if success and answer else reason, 1000)
+            self.run.finish(success=success, outcome=summary, final_url=final_url)
+        return AgentResult(
+            goal=self.goal, success=success, reason=reason, run_id=self.run.id if self.run else None, answer=answer,
+            turns=turns, steps=len(self.history), decisions=spent.decisions, llm_calls=spent.llm_calls,
+            prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
+            replayed=bool(replay and not replay.handed_over and success and spent.decisions == 0),
+            replay_fallback=bool(replay and replay.handed_over),
+            replay_trajectory_id=replay.plan.trajectory_id if replay else None,
+            handover_reason=replay.handover_reason if replay else None,
+            context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
+            reward=outcome.reward if outcome is not None else None, history=list(self.history),
+        )

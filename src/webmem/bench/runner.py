@@ -1,0 +1,220 @@
+"""run_benchmark: webmem's agent on MiniWoB++ tasks in headless Chromium, without memory and with it."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from .miniwob import DEFAULT_TASKS, TaskPage, available_tasks, close_matches, episode_seed, read_state, serve_miniwob
+from .results import BenchReport, EpisodeRecord
+
+__all__ = [
+    "MEMORY_CHOICES", "POLICIES", "BenchProgress", "MiniWobEnvironment", "check_tasks", "policy_factory", "run_benchmark",
+]
+
+POLICIES = ("heuristic", "llm")
+#: off: cold only; on: warm only; both: cold, then warm on the same seeds.
+MEMORY_CHOICES = {"off": ("cold",), "on": ("warm",), "both": ("cold", "warm")}
+PAGE_TIMEOUT_MS = 10_000
+
+
+class MiniWobEnvironment:
+    """The agent's environment signal: the task's own verdict once its episode has ended."""
+
+    def outcome(self, page: Any) -> Any:
+        from ..agent import EnvironmentOutcome
+
+        state = read_state(page)
+        if state is None:
+            return EnvironmentOutcome(success=False, reward=None, detail="left the task page")
+        if not state.done:
+            return None
+        detail = f"reward {state.reward}" + (f" ({state.reason})" if state.reason else "")
+        return EnvironmentOutcome(success=state.success, reward=state.reward, detail=detail)
+
+
+@dataclass(frozen=True)
+class BenchProgress:
+    """Sent before the first episode (``record`` None) and after each one."""
+
+    done: int
+    total: int
+    mode: str
+    task: str
+    record: EpisodeRecord | None = None
+
+
+def run_benchmark(
+    tasks: Sequence[str] | None = None,
+    *,
+    episodes: int = 10,
+    policy: str | Callable[[], Any] = "heuristic",
+    memory: str = "both",
+    memory_dir: str | Path | None = None,
+    seed: int = 0,
+    max_turns: int = 12,
+    port: int = 0,
+    headless: bool = True,
+    on_progress: Callable[[BenchProgress], None] | None = None,
+) -> BenchReport:
+    """Run ``episodes`` seeded episodes of each task, cold and/or warm, and return what they measured.
+
+    ``policy`` is ``"heuristic"``, ``"llm"`` (configured from ``WEBMEM_LLM_*``), or a callable that
+    returns a new policy; each mode gets its own. Warm episodes share one memory, kept in
+    ``memory_dir`` (default: a temporary directory removed afterwards). Episode ``i`` of every task
+    and mode uses the same seed, derived from ``seed`` and ``i``. Raises :class:`ImportError` when
+    ``miniwob`` is missing, :class:`InvalidInput` for unknown tasks or options.
+    """
+    chosen = check_tasks(DEFAULT_TASKS if tasks is None else tasks)
+    if memory not in MEMORY_CHOICES:
+        raise InvalidInput(f"memory: {memory!r} is not one of {', '.join(MEMORY_CHOICES)}")
+    if episodes < 1:
+        raise InvalidInput(f"episodes: expected at least 1, got {episodes}")
+    if max_turns < 1:
+        raise InvalidInput(f"max_turns: expected at least 1, got {max_turns}")
+    make_policy = policy_factory(policy)
+    modes = MEMORY_CHOICES[memory]
+    report = BenchReport(
+        tasks=chosen, modes=modes, episodes_per_task=episodes,
+        policy=policy if isinstance(policy, str) else getattr(policy, "__name__", "custom"),
+        seed=seed, max_turns=max_turns, memory_dir=None if memory_dir is None else str(memory_dir),
+    )
+    plan = _Plan(report, make_policy, memory_dir=memory_dir, port=port, headless=headless,
+                 on_progress=on_progress or (lambda progress: None))
+    return _in_own_thread(plan.run)
+
+
+def check_tasks(names: Sequence[str]) -> tuple[str, ...]:
+    """The task names, in order and without repeats; ``all`` stands for every task."""
+    known = available_tasks()
+    if list(names) == ["all"]:
+        return known
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        hints = [f"{name!r} (did you mean {', '.join(close_matches(name, known))}?)"
+                 if close_matches(name, known) else repr(name) for name in unknown]
+        raise InvalidInput(f"tasks: no MiniWoB++ task {', '.join(hints)}")
+    if not names:
+        raise InvalidInput("tasks: no task given")
+    return tuple(dict.fromkeys(names))
+
+
+def policy_factory(policy: str | Callable[[], Any]) -> Callable[[], Any]:
+    if callable(policy):
+        return policy
+    if policy == "heuristic":
+        from ..agent import HeuristicPolicy
+
+        return HeuristicPolicy
+    if policy == "llm":
+        from ..agent.llm import LLMPolicy
+
+        return LLMPolicy
+    raise InvalidInput(f"policy: {policy!r} is not one of {', '.join(POLICIES)}")
+
+
+class _Plan:
+    def __init__(self, report: BenchReport, make_policy: Callable[[], Any], *, memory_dir: str | Path | None,
+                 port: int, headless: bool, on_progress: Callable[[BenchProgress], None]) -> None:
+        self.report = report
+        self.make_policy = make_policy
+        self.memory_dir = memory_dir
+        self.port = port
+        self.headless = headless
+        self.on_progress = on_progress
+        self.records: list[EpisodeRecord] = []
+        self.total = len(report.tasks) * len(report.modes) * report.episodes_per_task
+
+    def run(self) -> BenchReport:
+        from playwright.sync_api import sync_playwright
+
+        from ..browser import launch_chromium
+
+        started = time.perf_counter()
+        self.on_progress(BenchProgress(0, self.total, self.report.modes[0], self.report.tasks[0]))
+        with serve_miniwob(port=self.port) as base_url, sync_playwright() as playwright:
+            browser = launch_chromium(playwright, headless=self.headless)
+            try:
+                for mode in self.report.modes:
+                    with self._memory(mode) as memory:
+                        self._mode(browser, base_url, mode, memory)
+            finally:
+                browser.close()
+        return replace(self.report, records=tuple(self.records), duration_ms=(time.perf_counter() - started) * 1000)
+
+    @contextmanager
+    def _memory(self, mode: str) -> Iterator[Any]:
+        if mode == "cold":
+            yield None
+            return
+        from ..memory import Memory
+
+        if self.memory_dir is not None:
+            with Memory.open(Path(self.memory_dir)) as memory:
+                yield memory
+            return
+        with tempfile.TemporaryDirectory(prefix="webmem-bench-") as directory, \
+                Memory.open(Path(directory)) as memory:
+            yield memory
+
+    def _mode(self, browser: Any, base_url: str, mode: str, memory: Any) -> None:
+        policy = self.make_policy()
+        for task in self.report.tasks:
+            context = browser.new_context()
+            try:
+                page = context.new_page()
+                page.set_default_timeout(PAGE_TIMEOUT_MS)
+                task_page = TaskPage(page, base_url, task)
+                task_page.load()
+                for index in range(self.report.episodes_per_task):
+                    record = self._episode(task_page, mode, index, memory, policy)
+                    self.records.append(record)
+                    self.on_progress(BenchProgress(len(self.records), self.total, mode, task, record))
+            finally:
+                context.close()
+
+    def _episode(self, task_page: TaskPage, mode: str, index: int, memory: Any, policy: Any) -> EpisodeRecord:
+        from ..agent import Agent
+
+        seed = episode_seed(self.report.seed, index)
+        utterance = task_page.start(seed)
+        agent = Agent(task_page.page, memory=memory, policy=policy, environment=MiniWobEnvironment(),
+                      max_turns=self.report.max_turns)
+        began = time.perf_counter()
+        result = agent.run(utterance, url=None)
+        wall_ms = (time.perf_counter() - began) * 1000
+        state = task_page.finish()
+        return EpisodeRecord(
+            task=task_page.task, episode=index, seed=seed, mode=mode, success=state.success,
+            reward=state.reward, utterance=utterance, decisions=result.decisions, llm_calls=result.llm_calls,
+            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+            steps=result.steps, turns=result.turns, wall_ms=round(wall_ms, 1), replayed=result.replayed,
+            replay_fallback=result.replay_fallback, context_tokens=result.context_tokens,
+            reason=result.reason or state.reason or "", run_id=result.run_id,
+        )
+
+
+def _in_own_thread(work: Callable[[], BenchReport]) -> BenchReport:
+    """Run ``work`` in a new thread: Playwright's sync API refuses to start inside another one's loop,
+    and the caller's thread may already be driving a browser."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["report"] = work()
+        except BaseException as exc:  # handed to the caller's thread, re-raised there
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="webmem-bench", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["report"]

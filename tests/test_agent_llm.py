@@ -1,0 +1,320 @@
+"""LLMPolicy against a local HTTP server that speaks the chat-completions protocol.
+
+The server answers from a script; these tests check the protocol (what is sent, how replies are
+read), never the quality of a model's decisions.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from webmem import Memory
+from webmem.agent.actions import ACTION_KINDS, Action, Target
+from webmem.agent.llm import LLMPolicy
+from webmem.agent.observation import Observation, parse_snapshot
+from webmem.agent.policy import Policy, StepOutcome, Turn
+from webmem.errors import InvalidInput, PolicyError
+
+SNAPSHOT = '- text: Your email\n- textbox "Email" [ref=e2]\n- button "Submit" [ref=e3]\n- text: Total 42 EUR'
+GOAL = "Sign in with the test account"
+
+
+class Endpoint:
+    """A chat-completions server on 127.0.0.1: records each request, answers from ``replies``."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.replies: list[tuple[int, dict[str, Any]]] = []
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+                headers = {key.lower(): value for key, value in self.headers.items()}
+                endpoint.requests.append({"path": self.path, "headers": headers, "raw": raw, "body": json.loads(raw)})
+                status, payload = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "no reply"})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def reply(self, *replies: tuple[int, dict[str, Any]]) -> None:
+        self.replies.extend(replies)
+
+    def messages(self, index: int = -1) -> list[dict[str, Any]]:
+        return list(self.requests[index]["body"]["messages"])
+
+
+def _completion(message: dict[str, Any], usage: dict[str, int] | None) -> tuple[int, dict[str, Any]]:
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "fake-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", **message},
+                     "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}],
+    }
+    if usage is not None:
+        body["usage"] = {**usage, "total_tokens": sum(usage.values())}
+    return 200, body
+
+
+def tool_reply(name: str, arguments: dict[str, Any] | str, *, prompt: int = 100, completion: int = 10,
+               usage: bool = True) -> tuple[int, dict[str, Any]]:
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": raw}}
+    return _completion({"content": None, "tool_calls": [call]},
+                       {"prompt_tokens": prompt, "completion_tokens": completion} if usage else None)
+
+
+def text_reply(text: str) -> tuple[int, dict[str, Any]]:
+    return _completion({"content": text}, {"prompt_tokens": 50, "completion_tokens": 5})
+
+
+def http_error(status: int) -> tuple[int, dict[str, Any]]:
+    return status, {"error": {"message": "the model server broke", "type": "server_error"}}
+
+
+@pytest.fixture(autouse=True)
+def _no_llm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("WEBMEM_LLM_BASE_URL", "WEBMEM_LLM_API_KEY", "WEBMEM_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def endpoint() -> Iterator[Endpoint]:
+    server = Endpoint()
+    server.thread.start()
+    yield server
+    server.server.shutdown()
+    server.server.server_close()
+
+
+@pytest.fixture
+def policy(endpoint: Endpoint) -> LLMPolicy:
+    return LLMPolicy(base_url=endpoint.url, api_key="test-key", model="fake-model", max_retries=0)
+
+
+def make_turn(snapshot: str = SNAPSHOT, **fields: Any) -> Turn:
+    elements, texts = parse_snapshot(snapshot)
+    page = Observation(url="http://127.0.0.1/login", title="Sign in", snapshot=snapshot, elements=elements, texts=texts)
+    return Turn(goal=GOAL, observation=page, number=fields.pop("number", 1), **fields)
+
+
+def test_is_a_policy(policy: LLMPolicy) -> None:
+    assert isinstance(policy, Policy)
+    assert policy.name == "llm"
+
+
+def test_memory_lessons_and_context_reach_the_messages(tmp_path: Path, endpoint: Endpoint, policy: LLMPolicy) -> None:
+    mem = Memory.open(tmp_path / "m")
+    try:
+        run = mem.start_run(goal=GOAL, start_url="http://127.0.0.1/")
+        run.on_error('click button "Pay"', "Timeout 5000ms exceeded waiting for the Pay button")
+        lessons, context = run.system_prompt(), str(run.context())
+    finally:
+        mem.close()
+    assert lessons.strip() and context.strip()
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn(system_prompt=lessons, context=context))
+
+    system, user = endpoint.messages()
+    assert system["role"] == "system" and lessons in system["content"]
+    assert user["role"] == "user"
+    assert context in user["content"]
+    assert "MEMORY" in user["content"]
+    for text in (GOAL, "http://127.0.0.1/login", "Sign in", '[e3] button "Submit"', '[e2] textbox "Email"'):
+        assert text in user["content"]
+
+
+def test_empty_memory_sections_are_left_out(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn())
+    system, user = endpoint.messages()
+    assert system["content"].strip()
+    assert "MEMORY" not in user["content"] and "LAST ERROR" not in user["content"]
+
+
+def test_request_carries_model_tools_and_key(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn())
+    request = endpoint.requests[0]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["headers"]["authorization"] == "Bearer test-key"
+    body = request["body"]
+    assert body["model"] == "fake-model"
+    assert body["tool_choice"] == "required"
+    assert body["temperature"] == 0
+    tools = {tool["function"]["name"]: tool["function"] for tool in body["tools"]}
+    assert set(tools) == set(ACTION_KINDS)
+    assert all(tool["parameters"]["type"] == "object" for tool in tools.values())
+    assert {"ref", "role", "name", "value"} <= set(tools["fill"]["parameters"]["properties"])
+    assert tools["finish"]["parameters"]["required"] == ["success"]
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), [
+    ("click", {"ref": "e3"}, Action(kind="click", target=Target(ref="e3"))),
+    ("click", {"role": "button", "name": "Submit"}, Action(kind="click", target=Target(role="button", name="Submit"))),
+    ("fill", {"ref": "e2", "value": "a@b.c"}, Action(kind="fill", target=Target(ref="e2"), value="a@b.c")),
+    ("finish", {"success": True, "answer": "42 EUR"}, Action(kind="finish", success=True, answer="42 EUR")),
+    ("finish", {"success": False}, Action(kind="finish", success=False)),
+    ("press", {"key": "Enter"}, Action(kind="press", value="Enter")),
+    ("goto", {"url": "http://127.0.0.1/cart"}, Action(kind="goto", value="http://127.0.0.1/cart")),
+    ("scroll", {"direction": "down"}, Action(kind="scroll", value="down")),
+    ("wait", {"ms": 500}, Action(kind="wait", wait_ms=500)),
+    ("check", {"ref": "e4", "reason": "accept the terms"},
+     Action(kind="check", target=Target(ref="e4"), reason="accept the terms")),
+])
+def test_tool_call_becomes_action(
+    endpoint: Endpoint, policy: LLMPolicy, name: str, arguments: dict[str, Any], expected: Action
+) -> None:
+    endpoint.reply(tool_reply(name, arguments))
+    assert policy.decide(make_turn()) == expected
+    assert len(endpoint.requests) == 1
+
+
+def test_calls_and_tokens_counted_from_usage(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(
+        tool_reply("click", {"ref": "e3"}, prompt=120, completion=12),
+        tool_reply("fill", {"ref": "e2", "value": "x"}, prompt=80, completion=8),
+        tool_reply("finish", {"success": True}, usage=False),
+    )
+    for number in (1, 2, 3):
+        policy.decide(make_turn(number=number))
+    stats = policy.stats
+    assert (stats.decisions, stats.llm_calls, stats.prompt_tokens, stats.completion_tokens) == (3, 3, 200, 20)
+    policy.start("another goal")
+    assert policy.stats.decisions == 3
+
+
+def test_configuration_from_environment(monkeypatch: pytest.MonkeyPatch, endpoint: Endpoint) -> None:
+    monkeypatch.setenv("WEBMEM_LLM_BASE_URL", endpoint.url)
+    monkeypatch.setenv("WEBMEM_LLM_API_KEY", "env-key")
+    monkeypatch.setenv("OPENAI_API_KEY", "openai-key")
+    monkeypatch.setenv("WEBMEM_LLM_MODEL", "env-model")
+    endpoint.reply(tool_reply("click", {"ref": "e3"}), tool_reply("click", {"ref": "e3"}))
+    LLMPolicy(max_retries=0).decide(make_turn())
+    monkeypatch.delenv("WEBMEM_LLM_API_KEY")
+    LLMPolicy(max_retries=0).decide(make_turn())
+    first, second = endpoint.requests
+    assert first["body"]["model"] == "env-model"
+    assert first["headers"]["authorization"] == "Bearer env-key"
+    assert second["headers"]["authorization"] == "Bearer openai-key"
+
+
+def test_missing_configuration_names_the_variable(endpoint: Endpoint) -> None:
+    with pytest.raises(InvalidInput, match="WEBMEM_LLM_MODEL"):
+        LLMPolicy(base_url=endpoint.url, api_key="k")
+    with pytest.raises(InvalidInput, match="WEBMEM_LLM_API_KEY"):
+        LLMPolicy(base_url=endpoint.url, model="m")
+    with pytest.raises(InvalidInput, match="temperature"):
+        LLMPolicy(base_url=endpoint.url, api_key="k", model="m", temperature=5)
+
+
+def test_a_client_can_be_given(endpoint: Endpoint) -> None:
+    client = openai.OpenAI(base_url=endpoint.url, api_key="client-key", max_retries=0)
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    assert LLMPolicy(client=client, model="fake-model").decide(make_turn()).kind == "click"
+    assert endpoint.requests[0]["headers"]["authorization"] == "Bearer client-key"
+    with pytest.raises(InvalidInput, match="client"):
+        LLMPolicy(client=client, model="fake-model", api_key="other")
+
+
+def test_no_tool_call_is_retried_once(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(text_reply("I would click Submit."), tool_reply("click", {"ref": "e3"}))
+    assert policy.decide(make_turn()) == Action(kind="click", target=Target(ref="e3"))
+    retry = endpoint.messages(1)
+    assert retry[:2] == endpoint.messages(0)
+    assert retry[-2] == {"role": "assistant", "content": "I would click Submit."}
+    assert retry[-1]["role"] == "user" and "no tool" in retry[-1]["content"]
+
+
+def test_no_tool_call_twice_is_a_policy_error(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(text_reply("Hello there"), text_reply("Still no tool"))
+    with pytest.raises(PolicyError, match="without a tool call.*Still no tool"):
+        policy.decide(make_turn())
+    assert len(endpoint.requests) == 2
+    assert (policy.stats.decisions, policy.stats.llm_calls) == (1, 2)
+
+
+def test_invalid_json_arguments_are_retried_with_the_error(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(tool_reply("fill", '{"ref": "e2", "value": '), tool_reply("fill", {"ref": "e2", "value": "x"}))
+    assert policy.decide(make_turn()) == Action(kind="fill", target=Target(ref="e2"), value="x")
+    retry = endpoint.messages(1)[-1]
+    assert retry["role"] == "user" and "not valid JSON" in retry["content"]
+
+
+def test_invalid_action_twice_is_a_policy_error(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(tool_reply("click", {}), tool_reply("click", {"reason": "still nothing"}))
+    with pytest.raises(PolicyError, match="needs a target"):
+        policy.decide(make_turn())
+    assert len(endpoint.requests) == 2
+    assert "needs a target" in endpoint.messages(1)[-1]["content"]
+
+
+def test_http_error_is_a_policy_error(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply(http_error(500))
+    with pytest.raises(PolicyError, match="500") as caught:
+        policy.decide(make_turn())
+    assert isinstance(caught.value.__cause__, openai.APIError)
+    assert "\n" not in str(caught.value)
+    assert len(endpoint.requests) == 1
+    assert policy.stats.llm_calls == 1
+
+
+def test_unreachable_endpoint_is_a_policy_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    policy = LLMPolicy(base_url=f"http://127.0.0.1:{port}/v1", api_key="k", model="m", max_retries=0, timeout_s=5)
+    with pytest.raises(PolicyError, match="APIConnectionError"):
+        policy.decide(make_turn())
+
+
+def test_secret_history_values_are_not_sent(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    secret = "hunter2-very-secret"
+    history = (
+        StepOutcome(action=Action(kind="click", target=Target(role="button", name="Log in")), ok=True, verified=True),
+        StepOutcome(action=Action(kind="fill", target=Target(ref="e2"), value=secret, secret=True), ok=False,
+                    verified=None, error=f"could not fill {secret} into the field"),
+    )
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn(history=history, last_error=f"fill failed with {secret}"))
+    raw, user = endpoint.requests[0]["raw"], endpoint.messages()[-1]["content"]
+    assert secret not in raw
+    assert "{secret}" in user
+    assert 'click button "Log in" -> ok' in user
+    assert "failed: could not fill {secret} into the field" in user
+
+
+def test_element_list_is_bounded(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    snapshot = "\n".join(f'- button "Button number {index}" [ref=e{index}]' for index in range(1000))
+    endpoint.reply(tool_reply("click", {"ref": "e1"}))
+    policy.decide(make_turn(snapshot=snapshot))
+    user = endpoint.messages()[-1]["content"]
+    assert '[e0] button "Button number 0"' in user
+    assert "Button number 999" not in user
+    assert "more elements" in user
+    assert len(user) < 20_000
+
+
+def test_missing_openai_package_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(ImportError, match=r"webmem\[agent\]"):
+        LLMPolicy(base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
