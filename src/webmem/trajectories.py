@@ -207,7 +207,7 @@ class TrajectoryStore:
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidInput("goal: expected a non-empty string")
         origin_key = origin_of(origin, field="origin")
-        wanted = " ".join(self._scope.redact(goal).split())
+        wanted = self._scope.redact(goal)
         cutoff = (as_utc(now) if now else utcnow()) - timedelta(days=self.ttl_days)
         with self._scope.store.read() as conn:
             rows = conn.execute(
@@ -319,7 +319,7 @@ def _replay_plan(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
             return None
         steps = fill(_replayable(trajectory.replay_steps), values)
         return ReplayPlan(trajectory, steps, values, trajectory.goal_template)
-    if " ".join(trajectory.goal.split()) != goal:
+    if trajectory.goal.split() != goal.split():
         return None
     steps = _replayable(trajectory.steps)
     if any(step.value and (GOAL_VALUE.match(step.value) or _PLACEHOLDER.match(step.value)) for step in steps):
@@ -336,7 +336,9 @@ def _redacted_step(step: Step, scope: Scope) -> Step:
     typed into a password field (an imported trajectory may carry one) replaced by ``{password}``.
     """
     fields = ("url", "target", "selector", "error", "expected_effect")
-    value = scope.secrets.redact_typed_value(step.value, target=step.target, selector=step.selector, secret=False)
+    value = step.value if step.value and GOAL_VALUE.match(step.value) else scope.secrets.redact_typed_value(
+        step.value, target=step.target, selector=step.selector, secret=False
+    )
     return step.model_copy(update={"value": value, **{name: scope.redact(getattr(step, name)) for name in fields}})
 
 

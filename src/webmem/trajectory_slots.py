@@ -106,7 +106,7 @@ def bind(template: str, goal: str) -> dict[int, str] | None:
             pattern.append(f"(?P<s{number}>[^\"”\n]+?)" if quoted else f"(?P<s{number}>[^\\s\"“”]+?)")
         position = match.end()
     pattern += [_literal(template[position:]), "$"]
-    found = re.match("".join(pattern), " ".join(goal.split()))
+    found = re.match("".join(pattern), goal.strip())
     if found is None:
         return None
     return {int(name[1:]): value for name, value in found.groupdict().items()}

@@ -8,6 +8,8 @@
 """
 
 from .actions import ACTION_KINDS, Action, Target
+from .checks import SuccessCheck
+from .llm import LLMPolicy
 from .loop import Agent, AgentResult, Environment, EnvironmentOutcome
 from .observation import Element, Observation, observe
 from .policy import Policy, PolicyStats, StepOutcome, Turn
@@ -21,11 +23,13 @@ __all__ = [
     "Element",
     "Environment",
     "EnvironmentOutcome",
+    "LLMPolicy",
     "Observation",
     "Policy",
     "PolicyStats",
     "ReplayPolicy",
     "StepOutcome",
+    "SuccessCheck",
     "Target",
     "Turn",
     "observe",

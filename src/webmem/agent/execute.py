@@ -117,7 +117,7 @@ def perform(page: Any, action: Action, observation: Observation, *, timeout_ms: 
     except TargetNotFound as exc:
         return Execution(False, None, None, str(exc), element, selector, None, _ms(started))
     except PlaywrightError as exc:
-        message = clean_for_prompt(str(exc).split("Call log:")[0], 2000)
+        message = _error_text(str(exc))
         return Execution(False, None, None, message or type(exc).__name__, element, selector, None, _ms(started))
 
 
@@ -167,7 +167,9 @@ def _verify(
     from playwright.sync_api import Error as PlaywrightError
 
     kind = action.kind
-    changed = after.url != before.url or after.fingerprint != before.fingerprint
+    changed = after.url != before.url or after.fingerprint != before.fingerprint or after.texts != before.texts or [
+        (element.value, element.checked) for element in after.elements
+    ] != [(element.value, element.checked) for element in before.elements]
     try:
         if kind == "goto":
             return after.url.rstrip("/") == (action.value or "").rstrip("/") or after.url != before.url, "url changed"
@@ -202,6 +204,15 @@ def _stable_selector(locator: Any) -> str | None:
     except PlaywrightError:
         return None
     return selector if isinstance(selector, str) and 0 < len(selector) <= 500 else None
+
+
+def _error_text(message: str) -> str:
+    """Playwright's message, with the call log cut to its most telling lines (the cause is often there)."""
+    head, _, log = message.partition("Call log:")
+    lines = [line.strip(" -") for line in log.splitlines() if line.strip(" -")]
+    telling = list(dict.fromkeys(line for line in lines if "intercepts" in line or "not " in line or "waiting for" in line))
+    text = "\n".join([head.strip(), *telling[-4:]]) if telling else head.strip()
+    return clean_for_prompt(text, 2000)
 
 
 def _ms(started: float) -> float:

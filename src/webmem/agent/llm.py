@@ -71,8 +71,9 @@ class LLMPolicy:
 
     Options not given are read from ``WEBMEM_LLM_BASE_URL``, ``WEBMEM_LLM_API_KEY`` (then
     ``OPENAI_API_KEY``) and ``WEBMEM_LLM_MODEL``; without a base URL, the ``openai`` SDK's default is
-    used. ``client`` is an ``openai.OpenAI`` built by the caller, used instead of base URL and key.
-    ``max_retries`` is the SDK's retries of a failed HTTP request.
+    used. ``client`` is an ``openai.OpenAI`` built by the caller, used instead of base URL and key
+    (its own timeout and retries then apply). ``max_retries`` is the SDK's retries of a failed HTTP
+    request; ``stats.llm_calls`` counts every request made, except retries that all failed.
     """
 
     name = "llm"
@@ -150,14 +151,17 @@ class LLMPolicy:
                 model=self.model, messages=messages, tools=TOOLS, tool_choice="required",
                 temperature=self.temperature,
             )
-            self.stats.llm_calls += 1 + int(getattr(raw, "retries_taken", 0) or 0)
-            response = raw.parse()
         except openai.APIStatusError as exc:
             self.stats.llm_calls += 1
             raise PolicyError(f"LLM endpoint answered HTTP {exc.status_code}: {_one_line(exc)}") from exc
         except openai.OpenAIError as exc:
             self.stats.llm_calls += 1
             raise PolicyError(f"LLM endpoint failed ({type(exc).__name__}): {_one_line(exc)}") from exc
+        self.stats.llm_calls += 1 + int(getattr(raw, "retries_taken", 0) or 0)
+        try:
+            response = raw.parse()
+        except openai.OpenAIError as exc:
+            raise PolicyError(f"LLM endpoint's reply could not be read: {_one_line(exc)}") from exc
         usage = getattr(response, "usage", None)
         self.stats.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
         self.stats.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)

@@ -25,6 +25,7 @@ DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_ERRORS = 3
 DEFAULT_MAX_REPEATS = 3
 DEFAULT_ACTION_TIMEOUT_MS = 3000
+UNGUARDED_REPEATS = frozenset({"scroll", "wait"})  # scrolling on is progress; the turn budget bounds it
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,8 @@ class _Session:
                 success = outcome.success if outcome is not None else bool(action.success)
                 why = action.reason or ("the policy finished" if self.policy is agent.policy else "replay finished")
                 return self._end(success, why, number, observation, answer=action.answer, outcome=outcome)
-            self.repeats[action.signature] += 1
+            if action.kind not in UNGUARDED_REPEATS:
+                self.repeats[action.signature] += 1
             if self.repeats[action.signature] >= agent.max_repeats:
                 return self._end(False, f"stopped: the same action ({clean_for_prompt(action.describe(), 200)}) "
                                         f"was chosen {agent.max_repeats} times", number, observation)

@@ -15,14 +15,15 @@ __all__ = ["render_html"]
 
 COLORS = {"cold": "#8a8f98", "warm": "#d9480f"}
 WIDTH, HEIGHT = 640, 260
-LEFT, RIGHT, TOP, BOTTOM = 48, 16, 16, 40
+LEFT, RIGHT, TOP, BOTTOM = 48, 16, 30, 40
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 60rem; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 80rem; color: #222; }
 table { border-collapse: collapse; font-size: 0.9rem; }
-th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: right; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
 tr:last-child td { font-weight: bold; border-top: 2px solid #888; }
+svg { overflow: visible; margin-left: 4rem; }
 svg text { font-size: 11px; fill: #444; }
 .settings { color: #555; }
 """
@@ -65,10 +66,10 @@ def _svg(inner: list[str], label: str, height: int = HEIGHT) -> str:
             + "".join(inner) + "</svg>")
 
 
-def _legend(modes: Sequence[str], x: float) -> list[str]:
+def _legend(modes: Sequence[str]) -> list[str]:
     items = []
     for number, mode in enumerate(modes):
-        y = TOP + 4 + number * 16
+        x, y = LEFT + number * 70, 4
         items.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{COLORS.get(mode, "#333")}"/>')
         items.append(f'<text x="{x + 14}" y="{y + 9}">{escape(mode)}</text>')
     return items
@@ -109,7 +110,7 @@ def _line_plot(curves: dict[str, list[float]]) -> str:
         items.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
         items += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}"><title>{escape(mode)} episode {index}: '
                   f'{values[index]:.2f}</title></circle>' for index, (x, y) in enumerate(points)]
-    items += _legend(list(curves), WIDTH - RIGHT - 60)
+    items += _legend(list(curves))
     return _svg(items, "decisions per episode, cold and warm")
 
 
@@ -132,7 +133,7 @@ def _bar_plot(report: BenchReport) -> str:
         x = start + slot * 0.4
         items.append(f'<text x="{x:.1f}" y="{bottom + 12}" text-anchor="end" '
                      f'transform="rotate(-40 {x:.1f} {bottom + 12})">{escape(task)}</text>')
-    items += _legend(report.modes, WIDTH - RIGHT - 60)
+    items += _legend(report.modes)
     return _svg(items, "success rate per task, cold and warm", height)
 
 

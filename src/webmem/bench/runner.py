@@ -42,7 +42,7 @@ class MiniWobEnvironment:
 
 @dataclass(frozen=True)
 class BenchProgress:
-    """Sent before the first episode (``record`` None) and after each one."""
+    """Sent before each episode (``record`` None) and after it (``record`` set, ``done`` counting it)."""
 
     done: int
     total: int
@@ -81,12 +81,13 @@ def run_benchmark(
         raise InvalidInput(f"max_turns: expected at least 1, got {max_turns}")
     make_policy = policy_factory(policy)
     modes = MEMORY_CHOICES[memory]
+    policies = {mode: make_policy() for mode in modes}  # before the browser starts: a bad setting fails at once
     report = BenchReport(
         tasks=chosen, modes=modes, episodes_per_task=episodes,
         policy=policy if isinstance(policy, str) else getattr(policy, "__name__", "custom"),
         seed=seed, max_turns=max_turns, memory_dir=None if memory_dir is None else str(memory_dir),
     )
-    plan = _Plan(report, make_policy, memory_dir=memory_dir, port=port, headless=headless,
+    plan = _Plan(report, policies, memory_dir=memory_dir, port=port, headless=headless,
                  on_progress=on_progress or (lambda progress: None))
     return _in_own_thread(plan.run)
 
@@ -121,10 +122,10 @@ def policy_factory(policy: str | Callable[[], Any]) -> Callable[[], Any]:
 
 
 class _Plan:
-    def __init__(self, report: BenchReport, make_policy: Callable[[], Any], *, memory_dir: str | Path | None,
+    def __init__(self, report: BenchReport, policies: dict[str, Any], *, memory_dir: str | Path | None,
                  port: int, headless: bool, on_progress: Callable[[BenchProgress], None]) -> None:
         self.report = report
-        self.make_policy = make_policy
+        self.policies = policies
         self.memory_dir = memory_dir
         self.port = port
         self.headless = headless
@@ -138,7 +139,6 @@ class _Plan:
         from ..browser import launch_chromium
 
         started = time.perf_counter()
-        self.on_progress(BenchProgress(0, self.total, self.report.modes[0], self.report.tasks[0]))
         with serve_miniwob(port=self.port) as base_url, sync_playwright() as playwright:
             browser = launch_chromium(playwright, headless=self.headless)
             try:
@@ -165,7 +165,7 @@ class _Plan:
             yield memory
 
     def _mode(self, browser: Any, base_url: str, mode: str, memory: Any) -> None:
-        policy = self.make_policy()
+        policy = self.policies[mode]
         for task in self.report.tasks:
             context = browser.new_context()
             try:
@@ -174,6 +174,7 @@ class _Plan:
                 task_page = TaskPage(page, base_url, task)
                 task_page.load()
                 for index in range(self.report.episodes_per_task):
+                    self.on_progress(BenchProgress(len(self.records), self.total, mode, task))
                     record = self._episode(task_page, mode, index, memory, policy)
                     self.records.append(record)
                     self.on_progress(BenchProgress(len(self.records), self.total, mode, task, record))

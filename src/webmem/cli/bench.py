@@ -1,0 +1,95 @@
+"""``webmem bench``: measure webmem's agent on public benchmarks, without memory and with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..errors import InvalidInput
+from .output import console, emit_json, table
+
+
+@click.group("bench", context_settings={"help_option_names": ["-h", "--help"]})
+def bench() -> None:
+    """Benchmark the browser agent, cold (no memory) against warm (learning memory)."""
+
+
+@bench.command("miniwob")
+@click.option("--tasks", "task_list", metavar="NAMES",
+              help="Comma-separated MiniWoB++ tasks, or 'all' (default: a set of simple tasks).")
+@click.option("--episodes", type=click.IntRange(min=1), default=10, show_default=True, help="Episodes per task.")
+@click.option("--policy", type=click.Choice(["heuristic", "llm"]), default="heuristic", show_default=True,
+              help="Who decides each action (llm: configured by WEBMEM_LLM_BASE_URL, _MODEL, _API_KEY).")
+@click.option("--memory", type=click.Choice(["off", "on", "both"]), default="both", show_default=True,
+              help="off: cold only; on: warm only; both: cold, then warm on the same seeds.")
+@click.option("--memory-dir", "bench_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the warm runs' memory here (default: a temporary directory, removed after).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Base seed of the episodes.")
+@click.option("--max-turns", type=click.IntRange(min=1), default=12, show_default=True, help="Turns per episode.")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=0,
+              help="Port of the local task server (default: any free one; fix it to reuse a --memory-dir).")
+@click.option("--headed", is_flag=True, help="Show the browser window.")
+@click.option("--json", "json_", is_flag=True, help="Print the report as JSON (only data on stdout).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a self-contained HTML report to this file.")
+def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, bench_dir: Path | None, seed: int,
+            max_turns: int, port: int, headed: bool, json_: bool, output: Path | None) -> None:
+    """Run the agent on MiniWoB++ tasks in headless Chromium and compare cold with warm."""
+    from ..bench import DEFAULT_TASKS, check_tasks, comparison, render_html, run_benchmark
+
+    names = DEFAULT_TASKS if task_list is None else [name.strip() for name in task_list.split(",") if name.strip()]
+    try:
+        tasks = check_tasks(names)
+        with _ProgressBar() as on_progress:
+            report = run_benchmark(tasks, episodes=episodes, policy=policy, memory=memory, memory_dir=bench_dir,
+                                   seed=seed, max_turns=max_turns, port=port, headless=not headed,
+                                   on_progress=on_progress)
+    except ImportError as exc:
+        raise click.ClickException(str(exc)) from None
+    except InvalidInput as exc:
+        if str(exc).startswith("tasks:"):
+            raise click.BadParameter(str(exc).removeprefix("tasks:").strip(), param_hint="'--tasks'") from None
+        raise
+    if output is not None:
+        output.write_text(render_html(report), encoding="utf-8")
+    if json_:
+        emit_json(report.to_dict())
+        return
+    columns, rows = comparison(report)
+    table(columns, rows, title=f"MiniWoB++, {report.policy} policy, {report.episodes_per_task} episodes per task",
+          no_wrap=("task",))
+    screen = console()
+    screen.print(f"{len(report.records)} episodes in {report.duration_ms / 1000:.1f}s", markup=False)
+    if report.memory_dir:
+        screen.print(f"Warm memory kept in {report.memory_dir}", markup=False)
+    if output is not None:
+        screen.print(f"HTML report written to {output}", markup=False)
+
+
+class _ProgressBar:
+    """A bar on stderr that counts episodes; the benchmark calls it from its own thread."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        self.task: Any = None
+
+    def __enter__(self) -> Any:
+        return self.update
+
+    def update(self, progress: Any) -> None:
+        if self.task is None:
+            self.bar.start()
+            self.task = self.bar.add_task("", total=progress.total)
+        self.bar.update(self.task, completed=progress.done, description=f"{progress.mode} {progress.task}")
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.task is not None:
+            self.bar.stop()
+
+
+COMMANDS = [bench]
