@@ -78,9 +78,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import bench, demo, inspect, maintenance, runs, transfer
+    from . import agent, bench, demo, inspect, maintenance, runs, transfer
 
-    for module in (runs, inspect, transfer, maintenance, demo, bench):
+    for module in (runs, inspect, transfer, maintenance, agent, demo, bench):
         for command in module.COMMANDS:
             cli.add_command(command)
 
