@@ -318,3 +318,29 @@ def test_missing_openai_package_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setitem(sys.modules, "openai", None)
     with pytest.raises(ImportError, match=r"webmem\[agent\]"):
         LLMPolicy(base_url="http://127.0.0.1:9/v1", api_key="k", model="m")
+
+
+def test_the_agent_loop_sends_tier1_lessons_and_the_memory_context(endpoint: Endpoint, tmp_path: Path, page: Any) -> None:
+    from webmem.agent import Agent
+    from webmem.demo.server import serve_site
+
+    site = Path(__file__).parent / "sites" / "subscribe" / "v1"
+    goal = 'Subscribe to the newsletter with the email "ann@example.com"'
+    script = [tool_reply("fill", {"role": "textbox", "name": "Email", "value": "ann@example.com"}),
+              tool_reply("click", {"role": "button", "name": "Subscribe"}), tool_reply("finish", {"success": True})]
+    mem = Memory.open(tmp_path / "memory")
+    with serve_site(site) as url:
+        endpoint.reply(*script)
+        llm = LLMPolicy(base_url=endpoint.url, api_key="test-key", model="fake-model", max_retries=0)
+        first = Agent(page, memory=mem, policy=llm, replay=False).run(goal, url=url)
+        endpoint.reply(*script)
+        second = Agent(page, memory=mem, policy=llm, replay=False).run(goal, url=url)
+    assert first.success and second.success
+    assert (second.llm_calls, second.prompt_tokens, second.completion_tokens) == (3, 300, 30)
+    tier1 = mem.lessons.system_prompt_section()
+    assert tier1
+    system, turn = endpoint.messages(3)[:2]
+    assert system["role"] == "system" and tier1 in system["content"]
+    assert "REFERENCE TRAJECTORY" in turn["content"] and 'fill textbox "Email" "ann@example.com"' in turn["content"]
+    assert "REFERENCE TRAJECTORY" not in endpoint.messages(0)[1]["content"]
+    mem.close()

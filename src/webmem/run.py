@@ -110,13 +110,18 @@ class Run:
         budget_tokens: int = DEFAULT_BUDGET_TOKENS,
         env: EnvironmentState | Mapping[str, Any] | None = None,
         internal_state: str | None = None,
+        extra_parts: Iterable[ContextPart] = (),
     ) -> ContextPack:
         """The memory's context for the next LLM turn, fitted into ``budget_tokens``.
 
         ``url`` is the page the agent is on; without it, the run's start URL (or ``env``'s url) is
         used. In an episode run, ``env`` (the page's elements) and ``internal_state`` bring back
-        REPEAT/AVOID advice from earlier reps.
+        REPEAT/AVOID advice from earlier reps. ``extra_parts`` are the caller's own parts, fitted
+        under the same budget by their priorities.
         """
+        extra = list(extra_parts)
+        if not all(isinstance(part, ContextPart) for part in extra):
+            raise InvalidInput("extra_parts: expected webmem.ContextPart objects")
         budget = check_budget(budget_tokens)
         if url is None and isinstance(env, EnvironmentState):
             url = env.url
@@ -146,6 +151,7 @@ class Run:
             ]
             if self._working is not None:
                 parts += self._working.context_parts(domain)
+            parts += extra
         pack = ContextPack.assemble(parts, budget, counter=mem.token_counter)
         self._last_failure = None  # an error is news for the next turn only
         mem.events.emit(

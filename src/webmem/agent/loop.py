@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..context import ContextPart
 from ..errors import InvalidInput, PolicyError
 from ..models import positive_int
 from ..text import clean_for_prompt
@@ -25,6 +26,8 @@ DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_ERRORS = 3
 DEFAULT_MAX_REPEATS = 3
 DEFAULT_ACTION_TIMEOUT_MS = 3000
+MAX_HINTS_CHARS = 4000
+PRIORITY_HINTS = 65  # below loop warnings and the user's context, above the last error
 UNGUARDED_REPEATS = frozenset({"scroll", "wait"})  # scrolling on is progress; the turn budget bounds it
 
 
@@ -121,10 +124,11 @@ class Agent:
         *,
         session_id: str | None = None,
         run: Run | None = None,
-        extra_context: str = "",
+        hints: str = "",
     ) -> AgentResult:
         """Pursue ``goal``, starting at ``url`` (or on the page as it is). ``run`` continues a run
-        started elsewhere (a resumed or forked one); otherwise the agent starts its own."""
+        started elsewhere (a resumed or forked one); otherwise the agent starts its own. ``hints``
+        (text, such as a suite's hints) join each turn's context under the same token budget."""
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidInput("goal: expected a non-empty string")
         started = time.perf_counter()
@@ -132,7 +136,7 @@ class Agent:
             self.page.goto(check_url(url, field="url"))
         if run is None and self.memory is not None:
             run = self.memory.start_run(goal=goal, start_url=self.page.url, session_id=session_id, model=self.model)
-        session = _Session(self, goal, run, extra_context)
+        session = _Session(self, goal, run, hints)
         result = session.drive()
         result.duration_ms = round((time.perf_counter() - started) * 1000)
         return result
@@ -141,11 +145,11 @@ class Agent:
 class _Session:
     """One pass of the loop (kept apart from Agent so that an Agent can run many goals)."""
 
-    def __init__(self, agent: Agent, goal: str, run: Run | None, extra_context: str) -> None:
+    def __init__(self, agent: Agent, goal: str, run: Run | None, hints: str) -> None:
         self.agent = agent
         self.goal = goal
         self.run = run
-        self.extra_context = extra_context
+        self.hints = clean_for_prompt(hints, MAX_HINTS_CHARS) if hints else ""
         self.history: list[StepOutcome] = []
         self.repeats: Counter[tuple[str, str, str]] = Counter()
         self.errors = 0
@@ -213,15 +217,17 @@ class _Session:
                 self.memory_hits += 1 if tips else 0
                 self.domain = domain
             episode_env = observation.environment() if run.episode is not None else None
-            pack = run.context(url=observation.url, budget_tokens=self.agent.budget_tokens, env=episode_env)
+            extra = [ContextPart("hints", "", PRIORITY_HINTS, self.hints)] if self.hints else []
+            pack = run.context(url=observation.url, budget_tokens=self.agent.budget_tokens, env=episode_env,
+                               extra_parts=extra)
             context = pack.text
             self.context_tokens += pack.tokens
             system_prompt = run.system_prompt()
             known = tuple(self.agent.memory.selectors.top(domain)) if self.agent.memory else ()
             if number == 1 and "reference_trajectory" in pack.included:
                 self.memory_hits += 1
-        if self.extra_context:
-            context = f"{context}\n\n{self.extra_context}".strip()
+        elif self.hints:
+            context = self.hints
         return Turn(goal=self.goal, observation=observation, number=number, context=context,
                     system_prompt=system_prompt, history=tuple(self.history), known_selectors=known,
                     last_error=self.last_error)

@@ -162,7 +162,7 @@ def _run_suite(page: Any, policy: Policy, cases_file: Path, memory_dir: str | No
                     mem = per_case.enter_context(_memory(fresh, no_memory, options))
                 agent = Agent(page, memory=mem, policy=policy, environment=case.success,
                               max_turns=case.max_turns or max_turns, replay=replay)
-                return agent.run(case.goal, url=case.url, extra_context=hints)
+                return agent.run(case.goal, url=case.url, hints=hints)
 
         def on_case(number: int, total: int, result: CaseResult) -> None:
             mark = "pass" if result.success else "FAIL"
