@@ -7,8 +7,11 @@ PYTEST_ARGS ?= -n 2
 setup:
 	./scripts/setup.sh
 
+DEMO_TASKS ?= click-button,enter-text,login-user,choose-list,click-link
+
 demo: setup
 	$(VENV)/bin/webmem demo
+	$(VENV)/bin/webmem bench miniwob --tasks $(DEMO_TASKS) --episodes 5
 
 test: setup
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)

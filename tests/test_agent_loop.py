@@ -231,3 +231,14 @@ def test_bad_agent_options_are_named() -> None:
         Action("teleport")
     with pytest.raises(InvalidInput, match="success check"):
         SuccessCheck()
+
+
+def test_a_finish_the_environment_does_not_confirm_is_a_failure_and_teaches_nothing(
+    open_memory: Any, page: Any
+) -> None:
+    mem = open_memory()
+    with serve_site(SITES / "subscribe" / "v1") as url:
+        result = Agent(page, memory=mem, policy=ScriptedPolicy(fill_email, finish()),
+                       environment=SuccessCheck(text="Thanks")).run(GOAL, url=url)
+    assert not result.success and "did not confirm" in result.reason
+    assert mem.trajectories.list() == []

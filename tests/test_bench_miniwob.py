@@ -164,7 +164,6 @@ def test_close_names_are_suggested() -> None:
 
 
 def test_benchmark_end_to_end(tmp_path: Path) -> None:
-    pytest.importorskip("webmem.agent", reason="the agent package is not there yet")
     html = tmp_path / "report.html"
     result = invoke("--tasks", "click-button,enter-text", "--episodes", "3", "--json", "-o", str(html))
     assert result.exit_code == 0, result.stderr

@@ -9,6 +9,8 @@ a baseline to measure memory and LLM policies against, not an agent to rely on.
 from __future__ import annotations
 
 import re
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ..aria import INTERACTIVE_ROLES, _line_parts, _scalar
@@ -16,32 +18,43 @@ from ..browser import element_identity
 from .actions import Action, Target
 from .policy import PolicyStats, StepOutcome, Turn
 
+SUGGESTION_WAIT_MS = 500
+MENU_WAIT_MS = 400
+OPENING = "open the menu on the way to the item"
+EXPLORING = "explore: nothing the instruction names is left"
+SELECT_ALL, COPY, PASTE = "ControlOrMeta+a", "ControlOrMeta+c", "ControlOrMeta+v"
+
 _TOKEN = re.compile(r'"[^"]+"|“[^”]+”|[\w#@/:.\'+-]+')
 _WORD = re.compile(r"[\w#@]+")
 _REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
+_NUMBER = re.compile(r"^-?\d[\d.,:/-]*$")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+_LOOKUP = re.compile(r"\bvalue (?:of|for) (.+?) (?:into|in|to)\b", re.IGNORECASE)
+_PATH = re.compile(r"[^\s>]+(?:\s*>\s*[^\s>.]+)+")
 _ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
-_TYPE_VERBS = frozenset({"enter", "type", "input", "fill", "write", "put"})
+_TYPE_VERBS = frozenset({"enter", "type", "input", "fill", "write", "put", "paste"})
 _CLICK_VERBS = frozenset({"click", "press", "hit", "select", "choose", "check", "tap", "push", "pick", "open",
-                          "expand", "close", "find", "switch", "mark", "focus", "navigate", "submit", "use"})
-_STOP = frozenset(
-    "a an the on in into to of and or then with by from for at as is it its this that them their these those "
-    "all both each any one item items word words below above next text field fields box please your you "
-    "click press hit select choose check tap push pick open expand close find switch mark focus navigate enter "
-    "type input fill write put use when done button link tab widget labeled named called".split()
+                          "expand", "close", "find", "switch", "mark", "focus", "navigate", "submit", "use", "search"})
+_STOP = (_TYPE_VERBS | _CLICK_VERBS) - {"submit", "search"} | frozenset(
+    "a an the on in into to of and or then with by from for at as is it its this that them their these those all "
+    "both each any item items word words below above next text field fields box please your you when done "
+    "button link widget labeled named called set".split()
 )
 _ROLE_WORDS = {
     "textbox": ("textbox", "searchbox"), "field": ("textbox", "searchbox"), "input": ("textbox", "searchbox"),
     "text": ("textbox", "searchbox"), "textarea": ("textbox",), "checkbox": ("checkbox",), "radio": ("radio",),
     "button": ("button",), "link": ("link",), "tab": ("tab",), "dropdown": ("combobox",), "result": ("link",),
+    "spinner": ("spinbutton",),
 }
-_SUBMIT_NAMES = ("submit", "ok", "login", "log in", "sign in", "search", "go", "send", "done", "next", "continue",
+_SUBMIT_NAMES = ("submit", "ok", "login", "log in", "sign in", "search", "go", "send", "done", "continue",
                  "save", "enter", "confirm", "apply")
-_SYNONYMS = {"x": ("close", "×", "✕", "x"), "close": ("x", "×", "✕"), "ok": ("okay",), "login": ("log in", "sign in")}
-_FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton"})
+_DISMISS_NAMES = ("cancel", "close", "no", "x", "×", "dismiss", "not now", "no thanks", "later")
+_PAGER_NAMES = (">", "»", "›", "next")
+_SYNONYMS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
+_FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
 _CLICK_ROLES = frozenset({"button", "link", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "treeitem",
                           "option", "checkbox", "radio", "switch", "generic"})
-_EXPLORE_FIRST = frozenset({"tab", "treeitem", "menuitem", "generic"})
+_WAYFINDING = frozenset({"tab", "link", "generic", "treeitem", "menuitem"})
 
 
 def _norm(text: str) -> str:
@@ -52,11 +65,43 @@ def _salient(text: str) -> list[str]:
     return [word for word in _norm(text).split() if word not in _STOP]
 
 
+def _akin(one: str, other: str) -> bool:
+    """The same word, or two words sharing a five-letter stem ("directed", "director")."""
+    return one == other or (min(len(one), len(other)) >= 5 and one[:5] == other[:5])
+
+
+def _ordinal(word: str) -> int | None:
+    match = _ORDINAL.match(word.casefold().strip(".,"))
+    return int(match.group(1)) if match else _ORDINAL_WORDS.get(word.casefold().strip(".,"))
+
+
+def _same(name: str, quoted: str) -> bool:
+    folded = name.strip().casefold()
+    return folded == quoted.casefold() or folded in _SYNONYMS.get(quoted.casefold(), ())
+
+
+def _named_like(name: str, names: tuple[str, ...]) -> bool:
+    return _norm(name) in names or name.strip().casefold() in names
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _alternate(text: str) -> str | None:
+    """The form a date or time input takes (2014-12-01, 23:20) of a value written for people."""
+    if date := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", text):
+        return f"{date[3]}-{int(date[1]):02d}-{int(date[2]):02d}"
+    if time := re.fullmatch(r"(\d{1,2}):(\d{2})\s*([AaPp])[Mm]", text):
+        return f"{int(time[1]) % 12 + (12 if time[3] in 'Pp' else 0):02d}:{time[2]}"
+    return None
+
+
 @dataclass(frozen=True)
 class _Item:
-    """Something on the page the policy may act on (an interactive element, or a clickable text)."""
+    """Something on the page to act on: an interactive element, or a text the page marks as clickable."""
 
-    ref: str | None
+    ref: str
     role: str
     name: str
     label: str = ""
@@ -64,200 +109,214 @@ class _Item:
     checked: bool | None = None
     selected: bool = False
     disabled: bool = False
+    container: bool = False
     options: tuple[tuple[str, bool], ...] = ()
+    handle: str = ""
     unique: bool = True
 
-    def target(self) -> Target:
-        if self.role in INTERACTIVE_ROLES and self.name and self.unique:
-            return Target(ref=self.ref, role=self.role, name=self.name)
-        if self.role in INTERACTIVE_ROLES:
-            return Target(ref=self.ref)
-        return Target(selector=f"aria-ref={self.ref}")
-
     @property
-    def text(self) -> str:
-        return f"{self.name} {self.label}".strip()
-
-    @property
-    def identity_key(self) -> str:
+    def identity(self) -> str:
         return element_identity(self.role, self.name)
+
+    @property
+    def words(self) -> list[str]:
+        return _salient(self.name or self.label) if self.role != "combobox" else []
+
+    def target(self) -> Target:
+        if self.role not in INTERACTIVE_ROLES:
+            return Target(selector=f'internal:text="{_escape(self.handle)}"s >> visible=true >> nth=0')
+        return Target(ref=self.ref, role=self.role, name=self.name) if self.name and self.unique else Target(ref=self.ref)
 
 
 @dataclass(frozen=True)
 class _Value:
-    """A value the instruction asks to type, with the word that names its field and an ordinal field."""
+    """A value to type, with the word naming its field and the field's ordinal when the goal gives them."""
 
     text: str
-    key: str | None
-    position: int
+    key: str | None = None
     ordinal: int | None = None
 
 
 @dataclass
 class _Goal:
-    """What the policy reads from an instruction."""
+    """What the policy reads from an instruction: values to type, names to click, roles to pick."""
 
     text: str
     norm: str = ""
     values: list[_Value] = field(default_factory=list)
     names: list[tuple[str, int]] = field(default_factory=list)
     roles: list[tuple[str, int | None, int]] = field(default_factory=list)
-    upper: bool = False
-    lower: bool = False
+    case: Callable[[str], str] = str
+    via: frozenset[str] = frozenset()
 
     @classmethod
     def read(cls, text: str) -> _Goal:
         goal = cls(text=text, norm=f" {_norm(text)} ")
         low = text.casefold()
-        goal.upper = "upper case" in low or "uppercase" in low or "capital letters" in low
-        goal.lower = "lower case" in low or "lowercase" in low
+        goal.case = str.upper if "upper case" in low or "capital letters" in low else \
+            str.lower if "lower case" in low else str
+        paths = [[step.strip() for step in path.split(">")] for path in _PATH.findall(text)]
+        goal.via = frozenset(step.casefold() for path in paths for step in path[:-1])
+        goal.names += [(path[-1], text.find(path[-1])) for path in paths]
         tokens = [(match.group(), match.start()) for match in _TOKEN.finditer(text)]
+        words = [token.casefold().strip(".,:;!?'") for token, _ in tokens] + ["", ""]
         mode = "click"
         for index, (token, start) in enumerate(tokens):
-            word = token.casefold().strip(".,:;!?'")
-            if word in _TYPE_VERBS:
-                mode = "type"
-            elif word in _CLICK_VERBS:
-                mode = "click"
+            word, after = words[index], words[index + 1]
+            mode = "type" if word in _TYPE_VERBS and after not in _ROLE_WORDS else \
+                "click" if word in _CLICK_VERBS else mode
             if token[0] in "\"“":
-                quoted = token[1:-1]
                 if mode == "type":
-                    goal.values.append(_Value(quoted, goal._key(tokens, index), start, goal._ordinal_after(tokens, index)))
-                elif quoted.casefold() in _ROLE_WORDS:
-                    goal.roles.append((quoted.casefold(), None, start))
+                    goal.values.append(_Value(token[1:-1], _key_before(words, index), _ordinal_after(words, index)))
+                elif token[1:-1].casefold() in _ROLE_WORDS:
+                    goal.roles.append((token[1:-1].casefold(), None, start))
                 else:
-                    goal.names.append((quoted, start))
-            elif mode == "type" and word in _TYPE_VERBS and index + 1 < len(tokens):
-                following = tokens[index + 1][0].strip(".,")
-                if any(char.isdigit() for char in following) and following[0] not in "\"“":
-                    goal.values.append(_Value(following, None, tokens[index + 1][1]))
-            elif mode == "click" and word in _ROLE_WORDS:
-                before = tokens[index - 2:index]
-                ordinal = next((n for n in (_ordinal(t) for t, _ in reversed(before)) if n is not None), None)
+                    goal.names.append((token[1:-1], start))
+            elif word in _TYPE_VERBS | {"select", "set"} and _NUMBER.match(after):
+                am_pm = f" {tokens[index + 2][0].strip('.,')}" if words[index + 2] in ("am", "pm") else ""
+                goal.values.append(_Value(tokens[index + 1][0].strip(".,") + am_pm))
+            elif mode == "click" and word in _ROLE_WORDS and '"' not in (words[index - 1][:1] + after[:1]):
+                ordinal = next((n for n in map(_ordinal, reversed(words[max(0, index - 2):index])) if n), None)
                 goal.roles.append((word, ordinal, start))
         return goal
 
-    def _key(self, tokens: list[tuple[str, int]], index: int) -> str | None:
-        for token, _ in reversed(tokens[max(0, index - 3):index]):
-            word = token.casefold().strip(".,:;")
-            if word in _TYPE_VERBS or word in _CLICK_VERBS or token[0] in "\"“":
-                return None
-            if word not in _STOP and word.isalpha():
-                return word
-        return None
-
-    def _ordinal_after(self, tokens: list[tuple[str, int]], index: int) -> int | None:
-        for position in range(index + 1, min(len(tokens), index + 6)):
-            word = tokens[position][0].casefold().strip(".,")
-            if word in ("and", "then") or tokens[position][0][0] in "\"“":
-                return None
-            number = _ordinal(word)
-            if number is not None:
-                return number
-        return None
-
     def match(self, name: str) -> tuple[float, int]:
-        """How well ``name`` matches what the instruction names, and where in the instruction."""
-        if not name.strip():
+        """How well ``name`` matches what the instruction names (0-100), and where in the instruction."""
+        stripped = name.strip()
+        if not stripped:
             return 0.0, -1
-        folded = name.strip().casefold()
         for quoted, position in self.names:
-            if name.strip() == quoted:
-                return 100.0, position
-            if folded == quoted.casefold() or folded in _SYNONYMS.get(quoted.casefold(), ()):
-                return 90.0, position
+            if stripped == quoted or _same(stripped, quoted):
+                return (100.0 if stripped == quoted else 90.0), position
         phrase = _norm(name)
-        if phrase and not all(word in _STOP for word in phrase.split()):
-            found = self.norm.find(f" {phrase} ")
-            if found >= 0:
-                return (70.0 if name.strip() in self.text else 60.0), found
-        words = _salient(name)
-        hits = [self.norm.find(f" {word} ") for word in words]
-        hits = [hit for hit in hits if hit >= 0]
-        if not hits:
+        if phrase and not all(word in _STOP for word in phrase.split()) and (found := self.norm.find(f" {phrase} ")) >= 0:
+            return (70.0 if stripped in self.text else 60.0), found
+        own = _salient(name)
+        hits = [next((at for word in self.norm.split() if _akin(word, mine) and (at := self.norm.find(f" {word} ")) >= 0),
+                     -1) for mine in own]
+        found = [hit for hit in hits if hit >= 0]
+        if not found:
             return 0.0, -1
-        first = 15.0 if self.norm.find(f" {words[0]} ") >= 0 else 0.0
-        return 40.0 * len(hits) / len(words) + first, min(hits)
+        return 30.0 * len(found) / len(own) + (10.0 if hits[0] >= 0 else 0.0), min(found)
 
-    def transform(self, value: str) -> str:
-        return value.upper() if self.upper else value.lower() if self.lower else value
+    def field_values(self, fields: list[_Item], texts: list[str]) -> tuple[dict[int, str], list[str]]:
+        """Which value goes into which field (by index in ``fields``), and the values no field takes."""
+        values = self.values or self._found_values(fields, texts)
+        if not values:
+            return self._described_values(fields), []
+        plan: dict[int, str] = {}
+        spare = []
+        for value in values:
+            if value.ordinal is not None and value.ordinal <= len(fields):
+                matched = [value.ordinal - 1 if value.ordinal > 0 else len(fields) - 1]
+            else:
+                matched = [at for at, item in enumerate(fields) if value.key and any(_akin(value.key, w) for w in item.words)]
+            for index in matched:
+                plan.setdefault(index, self.case(value.text))
+            spare += [] if matched else [self.case(value.text)]
+        for index, item in enumerate(fields):
+            if index not in plan and spare and item.role != "combobox" and (
+                    not item.value or item.value == spare[0] or item.role == "spinbutton"):
+                plan[index] = spare.pop(0)
+        return plan, spare
+
+    def _found_values(self, fields: list[_Item], texts: list[str]) -> list[_Value]:
+        """The value the instruction points at on the page ("enter the value of Religion")."""
+        if (lookup := _LOOKUP.search(self.text)) is None:
+            return []
+        wanted = lookup.group(1).strip().casefold()
+        return [_Value(texts[at + 1]) for at, text in enumerate(texts[:-1]) if text.strip().casefold() == wanted][:1]
+
+    def _described_values(self, fields: list[_Item]) -> dict[int, str]:
+        """Values given without quotes next to a word that labels their field ("directed by Scott")."""
+        tokens = [token.strip(".,;:!?") for token in _TOKEN.findall(self.text)]
+        folded = [token.casefold() for token in tokens]
+        labels = [item.words for item in fields]
+        naming = {at for at, word in enumerate(folded) if any(_akin(word, label) for own in labels for label in own)}
+        used: set[int] = set()
+
+        def free(at: int, step: int) -> int | None:
+            while 0 <= at < len(tokens) and folded[at] in _STOP:
+                at += step
+            ok = 0 <= at < len(tokens) and at not in naming | used and folded[at] not in _CLICK_VERBS
+            return at if ok else None
+
+        plan: dict[int, str] = {}
+        for index, own in enumerate(labels):
+            for at in (at for at in sorted(naming) if any(_akin(folded[at], label) for label in own)):
+                found = free(at + 1, 1)
+                found = found if found is not None else free(at - 1, -1)
+                if found is not None:
+                    plan[index] = tokens[found]
+                    used.add(found)
+                    break
+        rest = sorted((at for at in range(len(tokens)) if free(at, 1) == at),
+                      key=lambda at: (not (any(c.isdigit() for c in tokens[at]) or tokens[at][:1].isupper()), at))
+        for index, item in enumerate(fields):
+            if plan and index not in plan and rest and item.role != "combobox":
+                plan[index] = tokens[rest.pop(0)]
+        return plan
 
 
-def _ordinal(word: str) -> int | None:
-    word = word.casefold().strip(".,")
-    match = _ORDINAL.match(word)
-    return int(match.group(1)) if match else _ORDINAL_WORDS.get(word)
+def _key_before(words: list[str], index: int) -> str | None:
+    for word in reversed(words[max(0, index - 3):index]):
+        if word in _TYPE_VERBS or word in _CLICK_VERBS or not word.isalpha():
+            return None
+        if word not in _STOP:
+            return word
+    return None
 
 
-def _read_page(snapshot: str) -> list[_Item]:
-    """The items of a snapshot: interactive elements with labels, options and flags, and clickable texts."""
+def _ordinal_after(words: list[str], index: int) -> int | None:
+    for word in words[index + 1:index + 6]:
+        if word in ("and", "then") or word[:1] in "\"“":
+            return None
+        if (number := _ordinal(word)) is not None:
+            return number
+    return None
+
+
+def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
+    """The items of a snapshot (interactive elements with labels, options and flags, and texts the page
+    marks as clickable), and its texts other than the instruction."""
     lines = snapshot.splitlines()
+    parsed = [_line_parts(line) for line in lines]
+    depths = [len(line) - len(line.lstrip()) for line in lines]
     items: list[_Item] = []
+    texts: list[str] = []
     last_text = ""
-    for index, line in enumerate(lines):
-        parts = _line_parts(line)
+    for index, parts in enumerate(parsed):
         if parts is None:
             continue
         match, raw = parts
         role, rest = match.group("role"), match.group("rest") or ""
         name = (match.group("name") or "").replace('\\"', '"').replace("\\\\", "\\")
-        ref = _REF.search(rest)
-        value = _scalar(raw)
-        depth = len(line) - len(line.lstrip())
-        if role in INTERACTIVE_ROLES:
-            if ref is None:
-                continue
-            options = tuple(_children(lines, index, depth, "option")) if role in ("combobox", "listbox") else ()
-            checked = ("[checked]" in rest or "[checked=true]" in rest) if role in ("checkbox", "radio", "switch") else None
-            items.append(_Item(ref.group(1), role, name, label=last_text, value=value, checked=checked,
-                               selected="[selected]" in rest, disabled="[disabled]" in rest, options=options))
+        ref, value = _REF.search(rest), _scalar(raw)
+        end = index + 1
+        while end < len(lines) and depths[end] > depths[index]:
+            end += 1
+        below = [p for p in parsed[index + 1:end] if p is not None]
+        inside = any(p[0].group("role") in INTERACTIVE_ROLES for p in below)
+        if role in INTERACTIVE_ROLES and ref is not None:
+            items.append(_Item(
+                ref.group(1), role, name, label=last_text, value=value, selected="[selected]" in rest,
+                checked="[checked" in rest and "[checked=false]" not in rest if role in ("checkbox", "radio") else None,
+                disabled="[disabled" in rest, container=inside, options=tuple(
+                    (p[0].group("name") or "", "[selected]" in (p[0].group("rest") or ""))
+                    for p in below if p[0].group("role") == "option") if role == "combobox" else ()))
             last_text = ""
-        elif "[cursor=pointer]" in rest and ref is not None and not _has_interactive(lines, index, depth):
-            text = value or name or " ".join(_texts(lines, index, depth))
-            if text:
-                items.append(_Item(ref.group(1), "generic", text[:200]))
-        else:
-            text = value if value and role != "img" else name
-            if text and not text.startswith("/"):
-                last_text = text
-    seen: dict[str, int] = {}
-    for item in items:
-        seen[item.identity_key] = seen.get(item.identity_key, 0) + 1
-    return [item if seen[item.identity_key] == 1 else replace(item, unique=False) for item in items]
-
-
-def _subtree(lines: list[str], index: int, depth: int) -> list[str]:
-    below = []
-    for line in lines[index + 1:]:
-        if len(line) - len(line.lstrip()) <= depth:
-            break
-        below.append(line)
-    return below
-
-
-def _children(lines: list[str], index: int, depth: int, role: str) -> list[tuple[str, bool]]:
-    found = []
-    for line in _subtree(lines, index, depth):
-        parts = _line_parts(line)
-        if parts is not None and parts[0].group("role") == role:
-            found.append(((parts[0].group("name") or ""), "[selected]" in (parts[0].group("rest") or "")))
-    return found
-
-
-def _has_interactive(lines: list[str], index: int, depth: int) -> bool:
-    return any((parts := _line_parts(line)) is not None and parts[0].group("role") in INTERACTIVE_ROLES
-               for line in _subtree(lines, index, depth))
-
-
-def _texts(lines: list[str], index: int, depth: int) -> list[str]:
-    texts = []
-    for line in _subtree(lines, index, depth)[:6]:
-        parts = _line_parts(line)
-        if parts is not None:
-            text = _scalar(parts[1]) or parts[0].group("name")
-            if text:
-                texts.append(text)
-    return texts
+        if role in INTERACTIVE_ROLES:
+            continue
+        if "[cursor=pointer]" in rest and ref is not None and not inside:
+            inner = [text for p in below if (text := _scalar(p[1]) or p[0].group("name"))]
+            if handle := value or name or (inner[0] if inner else ""):
+                items.append(_Item(ref.group(1), "generic", " ".join([handle, *inner[1:3]])[:200], handle=handle))
+        text = value if value and role not in ("img", "/url") else name
+        if text and text.strip() != goal.strip():
+            texts.append(text)
+            last_text = last_text if "[cursor=pointer]" in rest else text
+    counts = Counter(item.identity for item in items)
+    return [item if counts[item.identity] == 1 else replace(item, unique=False) for item in items], texts
 
 
 def _key(target: Target | None) -> str:
@@ -269,10 +328,11 @@ def _key(target: Target | None) -> str:
 class HeuristicPolicy:
     """A rule-based baseline policy: no LLM, no network, decisions from the instruction and the page.
 
-    Each turn it fills the fields the instruction gives values for, selects the options and checks the
-    boxes it names, clicks the named targets in the order the instruction names them, submits once
-    values are in, and finishes. When nothing named is left and the goal does not look done, it
-    explores the remaining clickable items in ranked order, never repeating an action on a target.
+    Each turn it fills the fields the instruction gives values for (dismissing a dialog that disables
+    them), selects the options it names, picks a suggestion that fits what it typed, clicks the named
+    targets (checkboxes, links, buttons, tabs, texts) in the order the instruction names them, submits
+    once the values are in, and finishes. When nothing named is left and the goal does not look done,
+    it explores the remaining clickable items in ranked order, never repeating an action on a target.
     The memory's known selectors break ties: an element with more recorded successes ranks higher.
     """
 
@@ -280,158 +340,216 @@ class HeuristicPolicy:
 
     def __init__(self) -> None:
         self.stats = PolicyStats()
-        self._goal: _Goal | None = None
-        self._done: set[tuple[str, str, str]] = set()
-        self._filled: dict[str, str] = {}
+        self.start("")
 
     def start(self, goal: str) -> None:
         self._goal = _Goal.read(goal)
-        self._done = set()
-        self._filled = {}
+        self._texts_tried: set[tuple[str, str]] = set()
+        self._per_page = 0
+        self._picked: tuple[Target, str] | None = None
+        self._items: list[_Item] = []
+        self._texts: list[str] = []
+        self._history: tuple[StepOutcome, ...] = ()
+        self._done: Counter[tuple[str, str, str]] = Counter()
+        self._failed: set[tuple[str, str, str]] = set()
+        self._known: dict[str, int] = {}
 
     def decide(self, turn: Turn) -> Action:
         self.stats.decisions += 1
-        if self._goal is None or self._goal.text != turn.goal:
+        if self._goal.text != turn.goal:
             self.start(turn.goal)
-        goal = self._goal
-        assert goal is not None
-        for outcome in turn.history:
-            self._remember(outcome)
-        items = _read_page(turn.observation.snapshot)
-        known = {entry.element: entry.success_count for entry in turn.known_selectors}
-        for step in (self._fill, self._select, self._named):
-            action = step(goal, items, known, turn.history)
-            if action is not None:
+        self._items, self._texts = _read_page(turn.observation.snapshot, turn.goal)
+        self._history = turn.history
+        self._done = Counter((step.action.kind, _key(step.action.target), step.action.value or "") for step in turn.history)
+        self._failed = {(step.action.kind, _key(step.action.target), step.action.value or "")
+                        for step in turn.history if not step.ok}
+        self._known = {entry.element: entry.success_count for entry in turn.known_selectors}
+        if turn.history and turn.history[-1].action.reason == OPENING:
+            return Action(kind="wait", wait_ms=MENU_WAIT_MS, reason="let the menu open")
+        for rule in (self._copy, self._fill, self._select, self._suggestion, self._text, self._named, self._submit):
+            if (action := rule()) is not None:
                 return action
-        if self._planned(goal, turn.history):
+        last = turn.history[-1] if turn.history else None
+        if last is not None and last.ok and last.verified is not False and last.action.reason != EXPLORING \
+                and not self._unresolved():
             return Action(kind="finish", success=True, reason="every step the instruction names is done")
-        action = self._explore(goal, items, known)
-        if action is not None:
-            return action
-        return Action(kind="finish", success=False, reason="nothing left to try")
+        return self._explore() or Action(kind="finish", success=False, reason="nothing left to try")
 
-    def _remember(self, outcome: StepOutcome) -> None:
-        action = outcome.action
-        self._done.add((action.kind, _key(action.target), action.value or ""))
-        if action.kind in ("fill", "type") and outcome.ok and action.target is not None:
-            self._filled[_key(action.target)] = action.value or ""
+    def _tried(self, kind: str, item: _Item, value: str = "") -> int:
+        return self._done[(kind, _key(item.target()), value)]
 
-    def _tried(self, kind: str, item: _Item, value: str = "") -> bool:
-        return (kind, _key(item.target()), value) in self._done
+    def _plan(self) -> tuple[list[tuple[_Item, str]], list[str]]:
+        fields = [item for item in self._items if item.role in _FIELD_ROLES and not item.options]
+        plan, spare = self._goal.field_values(fields, self._texts)
+        return [(fields[index], text) for index, text in sorted(plan.items())], spare
 
-    def _fill(self, goal: _Goal, items: list[_Item], known: dict[str, int], history: tuple) -> Action | None:
-        fields = [item for item in items if item.role in _FIELD_ROLES and not item.disabled]
-        if not fields or not goal.values:
+    def _pending(self) -> list[tuple[_Item, str]]:
+        """Planned values not in their field yet; a field still empty after a fill gets one more try,
+        in the form a date or time input takes when there is one."""
+        pending = []
+        for item, text in self._plan()[0]:
+            tries = self._tried("fill", item, text)
+            if (item.value or "") == text or (tries and (item.value or ("fill", _key(item.target()), text) in self._failed)) \
+                    or tries >= 2:
+                continue
+            alternate = _alternate(text) if tries else None
+            if alternate is None or not self._tried("fill", item, alternate):
+                pending.append((item, alternate or text))
+        return pending
+
+    def _copy(self) -> Action | None:
+        """Copy a field's text and paste it into the empty field with the keyboard, as a person does."""
+        if " copy " not in self._goal.norm or " paste " not in self._goal.norm:
             return None
-        plan: dict[int, str] = {}
-        spare = []
-        for value in goal.values:
-            matched = [index for index, item in enumerate(fields)
-                       if value.key and value.key in _salient(item.text)]
-            if value.ordinal is not None and 0 < value.ordinal <= len(fields):
-                matched = [value.ordinal - 1]
-            elif value.ordinal == -1:
-                matched = [len(fields) - 1]
-            for index in matched:
-                plan.setdefault(index, value.text)
-            if not matched:
-                spare.append(value.text)
-        for index, item in enumerate(fields):
-            if index not in plan and spare and not item.value:
-                plan[index] = spare.pop(0)
-        for index, text in sorted(plan.items()):
-            item, text = fields[index], goal.transform(plan[index])
-            if item.value == text or self._filled.get(_key(item.target())) == text or self._tried("fill", item, text):
-                continue
-            return Action(kind="fill", target=item.target(), value=text, reason="the instruction gives this value")
+        fields = [item for item in self._items if item.role in ("textbox", "searchbox")]
+        full = [item for item in fields if item.value]
+        ordinal = next((number for word in self._goal.text.split() if (number := _ordinal(word))), 1)
+        source = full[ordinal - 1 if 0 < ordinal <= len(full) else 0] if full else None
+        target = next((item for item in fields if item is not source and not self._tried("press", item, PASTE)
+                       and (not item.value or item.value != getattr(source, "value", None))), None)
+        for item, key in ((source, SELECT_ALL), (source, COPY), (target, PASTE)):
+            if item is None:
+                return None
+            if not self._tried("press", item, key):
+                return Action(kind="press", target=item.target(), value=key, reason="copy and paste the text")
         return None
 
-    def _select(self, goal: _Goal, items: list[_Item], known: dict[str, int], history: tuple) -> Action | None:
-        for item in items:
-            if item.role != "combobox" or not item.options:
-                continue
-            scored = sorted(((goal.match(option)[0], option, chosen) for option, chosen in item.options if option),
-                            reverse=True)
-            if scored and scored[0][0] >= 50 and not scored[0][2] and not self._tried("select", item, scored[0][1]):
-                return Action(kind="select", target=item.target(), value=scored[0][1], reason="the instruction names it")
+    def _fill(self) -> Action | None:
+        if any(item.disabled for item, _ in self._plan()[0]):
+            for item in self._items:
+                if item.role == "button" and not item.disabled and _named_like(item.name, _DISMISS_NAMES) \
+                        and not self._tried("click", item) and self._goal.match(item.name)[0] < 50:
+                    return Action(kind="click", target=item.target(), reason="dismiss what blocks the fields")
+        if self._picked is not None:
+            (target, text), self._picked = self._picked, None
+            if any(item.ref == target.ref and item.value != text for item in self._items):
+                return Action(kind="fill", target=target, value=text, reason="the suggestion did not take: type it")
+        for item, text in self._pending():
+            if not item.disabled:
+                return Action(kind="fill", target=item.target(), value=text, reason="the instruction gives this value")
         return None
 
-    def _named(self, goal: _Goal, items: list[_Item], known: dict[str, int], history: tuple) -> Action | None:
-        wanted = []
-        for item in items:
-            if item.role not in _CLICK_ROLES or item.disabled or item.checked or item.selected:
+    def _select(self) -> Action | None:
+        for item in self._items:
+            if item.role == "combobox" and not item.disabled:
+                for score, option, chosen in sorted(((self._goal.match(option)[0], option, chosen)
+                                                     for option, chosen in item.options if option), reverse=True):
+                    if score >= 50 and not chosen and not self._tried("select", item, option):
+                        return Action(kind="select", target=item.target(), value=option, reason="the goal names it")
+        return None
+
+    def _suggestion(self) -> Action | None:
+        """After typing, the offered item that fits the instruction's values (an autocomplete list)."""
+        acted = [step for step in self._history if step.action.kind not in ("wait", "hover")]
+        last = acted[-1].action if acted and acted[-1].ok else None
+        if last is None or last.kind not in ("fill", "type") or not last.value or last.target is None:
+            return None
+        typed, wanted = last.value.casefold(), [value.text.casefold() for value in self._goal.values]
+        offers = [item for item in self._items if item.role in ("generic", "option", "menuitem", "link")
+                  and typed in item.name.casefold() and item.name.casefold() != typed and not self._tried("click", item)]
+        offers.sort(key=lambda item: (-sum(word in item.name.casefold() for word in wanted), len(item.name)))
+        if offers and not self._tried("hover", offers[0]):
+            return Action(kind="hover", target=offers[0].target(), reason="point at the suggestion")
+        if offers:
+            self._picked = (last.target, offers[0].handle or offers[0].name)
+            return Action(kind="click", target=offers[0].target(), reason="pick the suggestion")
+        if self._plan()[1] and not any(step.action.kind == "wait" for step in self._history):
+            return Action(kind="wait", wait_ms=SUGGESTION_WAIT_MS, reason="a value is left: wait for suggestions")
+        return None
+
+    def _text(self) -> Action | None:
+        """A quoted name no element carries but the page shows: click that text (twice at most, each
+        time the page shows other texts)."""
+        visible = f" {_norm(' '.join(self._texts))} "
+        for quoted, _ in self._goal.names:
+            if f" {_norm(quoted)} " not in visible or any(self._goal.match(item.name)[0] >= 90 for item in self._items):
+                continue
+            selector = f'internal:text="{_escape(quoted)}"s >> visible=true >> nth=0'
+            if (selector, visible) in self._texts_tried or sum(tried == selector for tried, _ in self._texts_tried) >= 2:
+                continue
+            self._texts_tried.add((selector, visible))
+            return Action(kind="click", target=Target(selector=selector), reason="click the named text")
+        return None
+
+    def _named(self) -> Action | None:
+        """The next item the instruction names, in the order it names them; submit-like ones wait for
+        the values."""
+        goal, pending, wanted = self._goal, bool(self._pending()), []
+        for order, item in enumerate(self._items):
+            if item.role not in _CLICK_ROLES or item.disabled or item.checked or item.selected or item.container:
                 continue
             score, position = goal.match(item.name)
-            if score >= 50 and not self._tried("click", item):
-                wanted.append((_is_submit(item.name), position, -score, -known.get(item.identity_key, 0), item))
-        for role_word, ordinal, position in goal.roles:
-            roles = _ROLE_WORDS[role_word]
-            if any(goal.match(item.name)[0] >= 50 for item in items if item.role in roles):
+            submit = _named_like(item.name, _SUBMIT_NAMES)
+            kind = "hover" if item.name.strip().casefold() in goal.via else "click"
+            if (score >= 50 or score >= 25 and item.role in _WAYFINDING and not submit) and not self._tried(kind, item) \
+                    and not (submit and pending):
+                wanted.append((submit, position, -score, -self._known.get(item.identity, 0), order, item, kind))
+        for word, ordinal, position in goal.roles:
+            if goal.values and set(_ROLE_WORDS[word]) & _FIELD_ROLES:
                 continue
-            same = [item for item in items if item.role in roles and not item.disabled]
-            pick = same[ordinal - 1 if ordinal and ordinal > 0 else -1 if ordinal == -1 else 0:] if same else []
-            if pick and not self._tried("click", pick[0]) and not pick[0].checked:
-                wanted.append((False, position, -50, 0, pick[0]))
-        if wanted:
-            wanted.sort(key=lambda entry: entry[:4])
-            submit, _, _, _, item = wanted[0]
-            if not (submit and self._pending_values(goal, items)):
-                return Action(kind="click", target=item.target(), reason="the instruction names it")
-        if self._typed_since_submit(history):
-            buttons = [item for item in items if item.role == "button" and _is_submit(item.name) and not item.disabled]
-            buttons.sort(key=lambda item: (-goal.match(item.name)[0], _submit_rank(item.name)))
-            if buttons:
-                return Action(kind="click", target=buttons[0].target(), reason="submit the values")
-        for quoted, _ in goal.names:
-            if not any(goal.match(item.name)[0] >= 90 for item in items):
-                selector = f'internal:text="{_escape(quoted)}"s >> visible=true >> nth=0'
-                action = Action(kind="click", target=Target(selector=selector), reason="the instruction names this text")
-                if (action.kind, selector, "") not in self._done:
-                    return action
-        return None
+            picked = self._result(ordinal or 1) if word == "result" else self._by_role(_ROLE_WORDS[word], ordinal)
+            if picked is not None and not self._tried("click", picked) and not picked.checked:
+                wanted.append((False, position, -50.0, 0, 0, picked, "click"))
+        if not wanted:
+            return None
+        *_, item, kind = min(wanted, key=lambda entry: entry[:5])
+        return Action(kind=kind, target=item.target(), reason="the goal names it" if kind == "click" else OPENING)
 
-    def _pending_values(self, goal: _Goal, items: list[_Item]) -> bool:
-        return bool(goal.values) and self._fill(goal, items, {}, ()) is not None
+    def _by_role(self, roles: tuple[str, ...], ordinal: int | None) -> _Item | None:
+        if any(self._goal.match(item.name)[0] >= 50 for item in self._items if item.role in roles):
+            return None
+        same = [item for item in self._items if item.role in roles and not item.disabled and not item.container]
+        index = -1 if ordinal == -1 else (ordinal or 1) - 1
+        return same[index] if same and -1 <= index < len(same) else None
 
-    def _typed_since_submit(self, history: tuple[StepOutcome, ...]) -> bool:
-        for outcome in reversed(history):
-            action = outcome.action
-            if action.kind == "click" and action.target is not None and _is_submit(action.target.name or ""):
-                return False
-            if action.kind in ("fill", "type", "select", "check") and outcome.ok:
-                return True
-        return False
+    def _result(self, ordinal: int) -> _Item | None:
+        """The ordinal-th result of a paged list: on this page, or the link to the page that has it."""
+        pagers = [item for item in self._items if item.role == "link" and (
+            _norm(item.name).isdigit() or _named_like(item.name, _PAGER_NAMES))]
+        results = [item for item in self._items if item.role == "link" and item not in pagers
+                   and self._goal.match(item.name)[0] < 50]
+        if not results:
+            return None
+        self._per_page = self._per_page or len(results)
+        page = next((int(_norm(step.action.target.name or "")) for step in reversed(self._history) if step.ok
+                     and step.action.target is not None and _norm(step.action.target.name or "").isdigit()), 1)
+        wanted = (ordinal - 1) // self._per_page + 1
+        if wanted == page:
+            return results[(ordinal - 1) % self._per_page] if (ordinal - 1) % self._per_page < len(results) else None
+        return next((item for item in pagers if _norm(item.name) == str(wanted)), None) or next(
+            (item for item in pagers if _named_like(item.name, _PAGER_NAMES)), None)
 
-    def _planned(self, goal: _Goal, history: tuple[StepOutcome, ...]) -> bool:
-        if not history or not history[-1].ok:
-            return False
-        clicked = {outcome.action.target.name for outcome in history
-                   if outcome.action.kind == "click" and outcome.ok and outcome.action.target is not None}
-        names = {quoted for quoted, _ in goal.names}
-        return not names or any(goal.match(name or "")[0] >= 90 for name in clicked)
+    def _submit(self) -> Action | None:
+        """Once values went in since the last submit, the submit-like button (the goal's own first)."""
+        for step in reversed(self._history):
+            if step.action.kind == "click" and _named_like(getattr(step.action.target, "name", None) or "", _SUBMIT_NAMES):
+                return None
+            if step.action.kind in ("fill", "type", "select", "press") and step.ok:
+                break
+        else:
+            return None
+        buttons = [item for item in self._items if item.role in ("button", "generic") and not item.disabled
+                   and _named_like(item.name, _SUBMIT_NAMES) and not self._tried("click", item)]
+        if self._pending() or not buttons:
+            return None
+        best = min(buttons, key=lambda item: (-self._goal.match(item.name)[0], _SUBMIT_NAMES.index(_norm(item.name))
+                                              if _norm(item.name) in _SUBMIT_NAMES else len(_SUBMIT_NAMES)))
+        return Action(kind="click", target=best.target(), reason="submit the values")
 
-    def _explore(self, goal: _Goal, items: list[_Item], known: dict[str, int]) -> Action | None:
+    def _unresolved(self) -> bool:
+        """Whether a quoted name was never clicked."""
+        clicked = [step.action.target for step in self._history
+                   if step.action.kind == "click" and step.ok and step.action.target is not None]
+        return any(not any(_same(target.name or "", quoted) or f'"{_escape(quoted)}"' in (target.selector or "")
+                           for target in clicked) for quoted, _ in self._goal.names)
+
+    def _explore(self) -> Action | None:
         ranked = []
-        for order, item in enumerate(items):
-            if item.role not in _CLICK_ROLES or item.disabled or item.checked or self._tried("click", item):
-                continue
-            if _is_submit(item.name) and goal.match(item.name)[0] < 50:
-                continue
-            score = goal.match(item.name)[0]
-            ranked.append((-score, item.role not in _EXPLORE_FIRST, -known.get(item.identity_key, 0), order, item))
+        for order, item in enumerate(self._items):
+            score = self._goal.match(item.name)[0]
+            if item.role in _CLICK_ROLES and not (item.disabled or item.checked or item.container) \
+                    and not self._tried("click", item) and (score >= 50 or not _named_like(item.name, _SUBMIT_NAMES)):
+                ranked.append((-score, item.role not in _WAYFINDING, -self._known.get(item.identity, 0), order, item))
         if not ranked:
             return None
-        item = min(ranked, key=lambda entry: entry[:4])[4]
-        return Action(kind="click", target=item.target(), reason="exploring: nothing named is left")
-
-
-def _is_submit(name: str) -> bool:
-    return _norm(name) in _SUBMIT_NAMES
-
-
-def _submit_rank(name: str) -> int:
-    return _SUBMIT_NAMES.index(_norm(name)) if _norm(name) in _SUBMIT_NAMES else len(_SUBMIT_NAMES)
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+        return Action(kind="click", target=min(ranked, key=lambda entry: entry[:4])[4].target(), reason=EXPLORING)

@@ -183,6 +183,9 @@ class _Session:
                 outcome = self._environment_outcome()
                 success = outcome.success if outcome is not None else bool(action.success)
                 why = action.reason or ("the policy finished" if self.policy is agent.policy else "replay finished")
+                if agent.environment is not None and outcome is None and success:
+                    # the environment has the last word: a claimed success it does not confirm is a failure
+                    success, why = False, f"{why}, but the environment did not confirm success"
                 return self._end(success, why, number, observation, answer=action.answer, outcome=outcome)
             if action.kind not in UNGUARDED_REPEATS:
                 self.repeats[action.signature] += 1

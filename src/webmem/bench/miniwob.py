@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidInput
+
 __all__ = [
     "DEFAULT_TASKS",
     "EPISODE_MAX_TIME_MS",
@@ -99,7 +101,10 @@ def serve_miniwob(*, port: int = 0) -> Iterator[str]:
     benchmark runs only matches its past runs when the port is the same.
     """
     handler = functools.partial(_QuietHandler, directory=str(html_dir()))
-    server = _QuietServer(("127.0.0.1", port), handler)
+    try:
+        server = _QuietServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise InvalidInput(f"port: cannot serve on 127.0.0.1:{port} ({exc.strerror or exc})") from exc
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
                               name="webmem-miniwob-server", daemon=True)
     thread.start()

@@ -6,6 +6,7 @@ Every piece of text is escaped.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
@@ -92,7 +93,7 @@ def _axes(top_value: float, x_label: str, y_label: str, *, percent: bool = False
 
 def _line_plot(curves: dict[str, list[float]]) -> str:
     longest = max((len(values) for values in curves.values()), default=0)
-    top_value = max((value for values in curves.values() for value in values), default=0) or 1
+    top_value = math.ceil(max((value for values in curves.values() for value in values), default=0)) or 1
     bottom = HEIGHT - BOTTOM
     span = max(longest - 1, 1)
 
@@ -118,10 +119,10 @@ def _bar_plot(report: BenchReport) -> str:
     height = HEIGHT + 60  # room for task names written at a slant
     bottom = height - BOTTOM - 60
     slot = (WIDTH - LEFT - RIGHT) / max(len(report.tasks), 1)
-    bar = slot * 0.8 / max(len(report.modes), 1)
+    bar = min(slot * 0.8 / max(len(report.modes), 1), 36)
     items = _axes(1.0, "", "success rate", percent=True, height=height - 60)
     for number, task in enumerate(report.tasks):
-        start = LEFT + number * slot + slot * 0.1
+        start = LEFT + number * slot + (slot - bar * len(report.modes)) / 2
         for offset, mode in enumerate(report.modes):
             found = report.summary(mode, task)
             rate = 0.0 if found is None else found.success_rate
@@ -130,7 +131,7 @@ def _bar_plot(report: BenchReport) -> str:
                 f'<rect x="{start + offset * bar:.1f}" y="{bottom - tall:.1f}" width="{bar:.1f}" height="{tall:.1f}" '
                 f'fill="{COLORS.get(mode, "#333")}"><title>{escape(task)} {escape(mode)}: {rate:.0%}</title></rect>'
             )
-        x = start + slot * 0.4
+        x = start + bar * len(report.modes) / 2
         items.append(f'<text x="{x:.1f}" y="{bottom + 12}" text-anchor="end" '
                      f'transform="rotate(-40 {x:.1f} {bottom + 12})">{escape(task)}</text>')
     items += _legend(report.modes)

@@ -18,7 +18,11 @@ MODES = ("cold", "warm")
 
 @dataclass(frozen=True)
 class EpisodeRecord:
-    """One episode: what the task asked, whether the page rewarded it, and what the agent spent."""
+    """One episode: what the task asked, whether the page rewarded it, and what the agent spent.
+
+    ``success`` is the task's verdict (raw reward > 0); ``agent_success`` is what the agent claimed.
+    ``replayed`` means the memory's replay alone solved it (no policy decision, and the task agreed).
+    """
 
     task: str
     episode: int
@@ -39,6 +43,7 @@ class EpisodeRecord:
     context_tokens: int = 0
     reason: str = ""
     run_id: str | None = None
+    agent_success: bool | None = None
 
     @property
     def tokens(self) -> int:

@@ -111,7 +111,7 @@ def policy_factory(policy: str | Callable[[], Any]) -> Callable[[], Any]:
     if callable(policy):
         return policy
     if policy == "heuristic":
-        from ..agent import HeuristicPolicy
+        from ..agent.heuristic import HeuristicPolicy
 
         return HeuristicPolicy
     if policy == "llm":
@@ -196,7 +196,8 @@ class _Plan:
             task=task_page.task, episode=index, seed=seed, mode=mode, success=state.success,
             reward=state.reward, utterance=utterance, decisions=result.decisions, llm_calls=result.llm_calls,
             prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-            steps=result.steps, turns=result.turns, wall_ms=round(wall_ms, 1), replayed=result.replayed,
+            steps=result.steps, turns=result.turns, wall_ms=round(wall_ms, 1),
+            replayed=result.replayed and state.success, agent_success=result.success,
             replay_fallback=result.replay_fallback, context_tokens=result.context_tokens,
             reason=result.reason or state.reason or "", run_id=result.run_id,
         )

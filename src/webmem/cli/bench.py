@@ -50,6 +50,9 @@ def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, benc
                                    on_progress=on_progress)
     except ImportError as exc:
         raise click.ClickException(str(exc)) from None
+    except _playwright_error() as exc:
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise click.ClickException(f"the browser failed during the benchmark: {first_line}") from None
     except InvalidInput as exc:
         if str(exc).startswith("tasks:"):
             raise click.BadParameter(str(exc).removeprefix("tasks:").strip(), param_hint="'--tasks'") from None
@@ -68,6 +71,14 @@ def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, benc
         screen.print(f"Warm memory kept in {report.memory_dir}", markup=False)
     if output is not None:
         screen.print(f"HTML report written to {output}", markup=False)
+
+
+def _playwright_error() -> type[Exception]:
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+    except ImportError:
+        return ImportError  # already handled above: no browser error can come without Playwright
+    return PlaywrightError
 
 
 class _ProgressBar:
