@@ -66,6 +66,7 @@ def test_each_quoted_value_goes_into_the_field_its_label_names() -> None:
     assert (first.kind, first.target.ref, first.value) == ("fill", "e3", "tora")
     second = decide(policy, LOGIN_GOAL, login_page(username="tora"), done(first))
     assert (second.kind, second.target.ref, second.value) == ("fill", "e5", "VELhN")
+    assert second.secret and not first.secret
 
 
 def test_a_lone_value_goes_into_the_lone_field_in_the_case_asked() -> None:
@@ -91,6 +92,16 @@ def test_unquoted_values_go_next_to_the_words_that_label_their_fields() -> None:
         history.append(done(action))
     assert values == {"e2": "2007", "e4": "Sutton", "e6": "horror"}
     assert decide(policy, goal, snapshot, *history).target.name == "Go!"
+
+
+def test_a_label_written_after_its_field_names_that_field() -> None:
+    goal = "Search for satire movies directed by Kaufman from year 2003."
+    snapshot = "\n".join([
+        "- generic [ref=e1]:", "  - textbox [ref=e2]", "  - generic [ref=e3]: Year",
+        "- generic [ref=e4]:", "  - textbox [ref=e5]", "  - generic [ref=e6]: Director",
+    ])
+    action = decide(HeuristicPolicy(), goal, snapshot)
+    assert (action.kind, action.target.ref, action.value) == ("fill", "e2", "2003")
 
 
 def test_the_named_button_is_clicked_not_typed_into_the_fields() -> None:

@@ -38,17 +38,16 @@ _CLICK_VERBS = frozenset({"click", "press", "hit", "select", "choose", "check", 
 _STOP = (_TYPE_VERBS | _CLICK_VERBS) - {"submit", "search"} | frozenset(
     "a an the on in into to of and or then with by from for at as is it its this that them their these those all "
     "both each any item items word words below above next text field fields box please your you when done "
-    "button link widget labeled named called set".split()
-)
+    "button link widget labeled named called set".split())
 _ROLE_WORDS = {
     "textbox": ("textbox", "searchbox"), "field": ("textbox", "searchbox"), "input": ("textbox", "searchbox"),
     "text": ("textbox", "searchbox"), "textarea": ("textbox",), "checkbox": ("checkbox",), "radio": ("radio",),
     "button": ("button",), "link": ("link",), "tab": ("tab",), "dropdown": ("combobox",), "result": ("link",),
-    "spinner": ("spinbutton",),
-}
+    "spinner": ("spinbutton",)}
 _SUBMIT_NAMES = ("submit", "ok", "login", "log in", "sign in", "search", "go", "send", "done", "continue",
                  "save", "enter", "confirm", "apply")
 _DISMISS_NAMES = ("cancel", "close", "no", "x", "×", "dismiss", "not now", "no thanks", "later")
+_SECRET_WORDS = frozenset({"password", "passcode", "passphrase", "pin"})
 _PAGER_NAMES = (">", "»", "›", "next")
 _SYNONYMS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
 _FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
@@ -71,21 +70,21 @@ def _akin(one: str, other: str) -> bool:
 
 
 def _ordinal(word: str) -> int | None:
-    match = _ORDINAL.match(word.casefold().strip(".,"))
-    return int(match.group(1)) if match else _ORDINAL_WORDS.get(word.casefold().strip(".,"))
+    word = word.casefold().strip(".,")
+    return int(match.group(1)) if (match := _ORDINAL.match(word)) else _ORDINAL_WORDS.get(word)
 
 
 def _same(name: str, quoted: str) -> bool:
-    folded = name.strip().casefold()
-    return folded == quoted.casefold() or folded in _SYNONYMS.get(quoted.casefold(), ())
+    return name.strip().casefold() in (quoted.casefold(), *_SYNONYMS.get(quoted.casefold(), ()))
 
 
 def _named_like(name: str, names: tuple[str, ...]) -> bool:
     return _norm(name) in names or name.strip().casefold() in names
 
 
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
+def _text_target(text: str) -> Target:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return Target(selector=f'internal:text="{escaped}"s >> visible=true >> nth=0')
 
 
 def _alternate(text: str) -> str | None:
@@ -124,8 +123,9 @@ class _Item:
 
     def target(self) -> Target:
         if self.role not in INTERACTIVE_ROLES:
-            return Target(selector=f'internal:text="{_escape(self.handle)}"s >> visible=true >> nth=0')
-        return Target(ref=self.ref, role=self.role, name=self.name) if self.name and self.unique else Target(ref=self.ref)
+            return _text_target(self.handle)
+        named = self.name and self.unique
+        return Target(ref=self.ref, role=self.role, name=self.name) if named else Target(ref=self.ref)
 
 
 @dataclass(frozen=True)
@@ -151,10 +151,8 @@ class _Goal:
 
     @classmethod
     def read(cls, text: str) -> _Goal:
-        goal = cls(text=text, norm=f" {_norm(text)} ")
-        low = text.casefold()
-        goal.case = str.upper if "upper case" in low or "capital letters" in low else \
-            str.lower if "lower case" in low else str
+        goal, low = cls(text=text, norm=f" {_norm(text)} "), text.casefold()
+        goal.case = str.upper if "upper case" in low or "capital" in low else str.lower if "lower case" in low else str
         paths = [[step.strip() for step in path.split(">")] for path in _PATH.findall(text)]
         goal.via = frozenset(step.casefold() for path in paths for step in path[:-1])
         goal.names += [(path[-1], text.find(path[-1])) for path in paths]
@@ -163,15 +161,18 @@ class _Goal:
         mode = "click"
         for index, (token, start) in enumerate(tokens):
             word, after = words[index], words[index + 1]
-            mode = "type" if word in _TYPE_VERBS and after not in _ROLE_WORDS else \
-                "click" if word in _CLICK_VERBS else mode
-            if token[0] in "\"“":
-                if mode == "type":
-                    goal.values.append(_Value(token[1:-1], _key_before(words, index), _ordinal_after(words, index)))
-                elif token[1:-1].casefold() in _ROLE_WORDS:
-                    goal.roles.append((token[1:-1].casefold(), None, start))
-                else:
-                    goal.names.append((token[1:-1], start))
+            if word in _TYPE_VERBS | _CLICK_VERBS:
+                mode = "type" if word in _TYPE_VERBS and after not in _ROLE_WORDS else "click"
+            if token[0] in "\"“" and mode == "type":
+                before = [] if words[index - 1] in _TYPE_VERBS | _CLICK_VERBS else words[max(0, index - 3):index]
+                key = next((w for w in reversed(before) if w.isalpha() and w not in _STOP), None)
+                near = words[index + 1:index + 6]
+                near = near[:next((at for at, w in enumerate(near) if w in ("and", "then") or w[:1] == '"'), 5)]
+                goal.values.append(_Value(token[1:-1], key, next((n for n in map(_ordinal, near) if n), None)))
+            elif token[0] in "\"“" and token[1:-1].casefold() in _ROLE_WORDS:
+                goal.roles.append((token[1:-1].casefold(), None, start))
+            elif token[0] in "\"“":
+                goal.names.append((token[1:-1], start))
             elif word in _TYPE_VERBS | {"select", "set"} and _NUMBER.match(after):
                 am_pm = f" {tokens[index + 2][0].strip('.,')}" if words[index + 2] in ("am", "pm") else ""
                 goal.values.append(_Value(tokens[index + 1][0].strip(".,") + am_pm))
@@ -183,25 +184,26 @@ class _Goal:
     def match(self, name: str) -> tuple[float, int]:
         """How well ``name`` matches what the instruction names (0-100), and where in the instruction."""
         stripped = name.strip()
-        if not stripped:
-            return 0.0, -1
-        for quoted, position in self.names:
-            if stripped == quoted or _same(stripped, quoted):
+        for quoted, position in self.names if stripped else ():
+            if _same(stripped, quoted):
                 return (100.0 if stripped == quoted else 90.0), position
         phrase = _norm(name)
-        if phrase and not all(word in _STOP for word in phrase.split()) and (found := self.norm.find(f" {phrase} ")) >= 0:
-            return (70.0 if stripped in self.text else 60.0), found
-        own = _salient(name)
-        hits = [next((at for word in self.norm.split() if _akin(word, mine) and (at := self.norm.find(f" {word} ")) >= 0),
-                     -1) for mine in own]
-        found = [hit for hit in hits if hit >= 0]
-        if not found:
+        if any(phrase == _norm(value.text) for value in self.values):
             return 0.0, -1
-        return 30.0 * len(found) / len(own) + (10.0 if hits[0] >= 0 else 0.0), min(found)
+        if phrase and any(word not in _STOP for word in phrase.split()) and (at := self.norm.find(f" {phrase} ")) >= 0:
+            return (70.0 if stripped in self.text else 60.0), at
+        own = _salient(name)
+        hits = [next((self.norm.find(f" {word} ") for word in self.norm.split() if _akin(word, mine)), -1)
+                for mine in own]
+        found = [hit for hit in hits if hit >= 0]
+        return (30.0 * len(found) / len(own) + (10.0 if hits[0] >= 0 else 0.0), min(found)) if found else (0.0, -1)
 
     def field_values(self, fields: list[_Item], texts: list[str]) -> tuple[dict[int, str], list[str]]:
         """Which value goes into which field (by index in ``fields``), and the values no field takes."""
-        values = self.values or self._found_values(fields, texts)
+        values = self.values
+        if not values and (lookup := _LOOKUP.search(self.text)):
+            wanted = lookup.group(1).strip().casefold()
+            values = [_Value(after) for text, after in zip(texts, texts[1:]) if text.strip().casefold() == wanted][:1]
         if not values:
             return self._described_values(fields), []
         plan: dict[int, str] = {}
@@ -210,43 +212,34 @@ class _Goal:
             if value.ordinal is not None and value.ordinal <= len(fields):
                 matched = [value.ordinal - 1 if value.ordinal > 0 else len(fields) - 1]
             else:
-                matched = [at for at, item in enumerate(fields) if value.key and any(_akin(value.key, w) for w in item.words)]
+                matched = [at for at, item in enumerate(fields)
+                           if value.key and any(_akin(value.key, word) for word in item.words)]
             for index in matched:
                 plan.setdefault(index, self.case(value.text))
             spare += [] if matched else [self.case(value.text)]
         for index, item in enumerate(fields):
             if index not in plan and spare and item.role != "combobox" and (
-                    not item.value or item.value == spare[0] or item.role == "spinbutton"):
+                    not item.value or item.value in (spare[0], _alternate(spare[0])) or item.role == "spinbutton"):
                 plan[index] = spare.pop(0)
         return plan, spare
-
-    def _found_values(self, fields: list[_Item], texts: list[str]) -> list[_Value]:
-        """The value the instruction points at on the page ("enter the value of Religion")."""
-        if (lookup := _LOOKUP.search(self.text)) is None:
-            return []
-        wanted = lookup.group(1).strip().casefold()
-        return [_Value(texts[at + 1]) for at, text in enumerate(texts[:-1]) if text.strip().casefold() == wanted][:1]
 
     def _described_values(self, fields: list[_Item]) -> dict[int, str]:
         """Values given without quotes next to a word that labels their field ("directed by Scott")."""
         tokens = [token.strip(".,;:!?") for token in _TOKEN.findall(self.text)]
         folded = [token.casefold() for token in tokens]
-        labels = [item.words for item in fields]
-        naming = {at for at, word in enumerate(folded) if any(_akin(word, label) for own in labels for label in own)}
+        naming = {at for at, word in enumerate(folded)
+                  if any(_akin(word, own) for item in fields for own in item.words)}
         used: set[int] = set()
 
         def free(at: int, step: int) -> int | None:
             while 0 <= at < len(tokens) and folded[at] in _STOP:
                 at += step
-            ok = 0 <= at < len(tokens) and at not in naming | used and folded[at] not in _CLICK_VERBS
-            return at if ok else None
+            return at if 0 <= at < len(tokens) and at not in naming | used and folded[at] not in _CLICK_VERBS else None
 
         plan: dict[int, str] = {}
-        for index, own in enumerate(labels):
-            for at in (at for at in sorted(naming) if any(_akin(folded[at], label) for label in own)):
-                found = free(at + 1, 1)
-                found = found if found is not None else free(at - 1, -1)
-                if found is not None:
+        for index, item in enumerate(fields):
+            for at in (at for at in sorted(naming) if any(_akin(folded[at], own) for own in item.words)):
+                if (found := free(at + 1, 1)) is not None or (found := free(at - 1, -1)) is not None:
                     plan[index] = tokens[found]
                     used.add(found)
                     break
@@ -256,24 +249,6 @@ class _Goal:
             if plan and index not in plan and rest and item.role != "combobox":
                 plan[index] = tokens[rest.pop(0)]
         return plan
-
-
-def _key_before(words: list[str], index: int) -> str | None:
-    for word in reversed(words[max(0, index - 3):index]):
-        if word in _TYPE_VERBS or word in _CLICK_VERBS or not word.isalpha():
-            return None
-        if word not in _STOP:
-            return word
-    return None
-
-
-def _ordinal_after(words: list[str], index: int) -> int | None:
-    for word in words[index + 1:index + 6]:
-        if word in ("and", "then") or word[:1] in "\"“":
-            return None
-        if (number := _ordinal(word)) is not None:
-            return number
-    return None
 
 
 def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
@@ -288,24 +263,23 @@ def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
     for index, parts in enumerate(parsed):
         if parts is None:
             continue
-        match, raw = parts
-        role, rest = match.group("role"), match.group("rest") or ""
-        name = (match.group("name") or "").replace('\\"', '"').replace("\\\\", "\\")
-        ref, value = _REF.search(rest), _scalar(raw)
-        end = index + 1
+        (match, raw), end = parts, index + 1
+        role, rest, value = match.group("role"), match.group("rest") or "", _scalar(raw)
+        name, ref = (match.group("name") or "").replace('\\"', '"').replace("\\\\", "\\"), _REF.search(rest)
         while end < len(lines) and depths[end] > depths[index]:
             end += 1
         below = [p for p in parsed[index + 1:end] if p is not None]
         inside = any(p[0].group("role") in INTERACTIVE_ROLES for p in below)
-        if role in INTERACTIVE_ROLES and ref is not None:
-            items.append(_Item(
-                ref.group(1), role, name, label=last_text, value=value, selected="[selected]" in rest,
-                checked="[checked" in rest and "[checked=false]" not in rest if role in ("checkbox", "radio") else None,
-                disabled="[disabled" in rest, container=inside, options=tuple(
-                    (p[0].group("name") or "", "[selected]" in (p[0].group("rest") or ""))
-                    for p in below if p[0].group("role") == "option") if role == "combobox" else ()))
-            last_text = ""
         if role in INTERACTIVE_ROLES:
+            if ref is not None:
+                checked = "[checked" in rest and "[checked=false]" not in rest
+                options = [(p[0].group("name") or "", "[selected]" in (p[0].group("rest") or ""))
+                           for p in below if p[0].group("role") == "option"]
+                label = _sibling_text(parsed, depths, index, -1) or _sibling_text(parsed, depths, index, 1) or last_text
+                items.append(_Item(
+                    ref.group(1), role, name, label, value, checked if role in ("checkbox", "radio") else None,
+                    "[selected]" in rest, "[disabled" in rest, inside, tuple(options) if role == "combobox" else ()))
+                last_text = ""
             continue
         if "[cursor=pointer]" in rest and ref is not None and not inside:
             inner = [text for p in below if (text := _scalar(p[1]) or p[0].group("name"))]
@@ -319,10 +293,21 @@ def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
     return [item if counts[item.identity] == 1 else replace(item, unique=False) for item in items], texts
 
 
+def _sibling_text(parsed: list, depths: list[int], index: int, step: int) -> str:
+    """The text of the element's nearest sibling before (step -1) or after it (step 1), if that is a text."""
+    at = index + step
+    while 0 <= at < len(depths) and depths[at] > depths[index]:
+        at += step
+    if not (0 <= at < len(depths)) or depths[at] != depths[index] or parsed[at] is None:
+        return ""
+    match, raw = parsed[at]
+    return "" if match.group("role") in INTERACTIVE_ROLES else _scalar(raw) or match.group("name") or ""
+
+
 def _key(target: Target | None) -> str:
     if target is None:
         return ""
-    return target.identity if target.role and target.name else (target.ref or target.selector or "")
+    return target.identity if target.role and target.name else target.ref or target.selector or ""
 
 
 class HeuristicPolicy:
@@ -360,23 +345,29 @@ class HeuristicPolicy:
             self.start(turn.goal)
         self._items, self._texts = _read_page(turn.observation.snapshot, turn.goal)
         self._history = turn.history
-        self._done = Counter((step.action.kind, _key(step.action.target), step.action.value or "") for step in turn.history)
-        self._failed = {(step.action.kind, _key(step.action.target), step.action.value or "")
-                        for step in turn.history if not step.ok}
+        keys = [((step.action.kind, _key(step.action.target), step.action.value or ""), step.ok)
+                for step in turn.history]
+        self._done, self._failed = Counter(key for key, _ in keys), {key for key, ok in keys if not ok}
         self._known = {entry.element: entry.success_count for entry in turn.known_selectors}
-        if turn.history and turn.history[-1].action.reason == OPENING:
+        last = turn.history[-1] if turn.history else None
+        if last is not None and last.action.reason == OPENING:
             return Action(kind="wait", wait_ms=MENU_WAIT_MS, reason="let the menu open")
         for rule in (self._copy, self._fill, self._select, self._suggestion, self._text, self._named, self._submit):
             if (action := rule()) is not None:
                 return action
-        last = turn.history[-1] if turn.history else None
         if last is not None and last.ok and last.verified is not False and last.action.reason != EXPLORING \
-                and not self._unresolved():
+                and not self._unclicked():
             return Action(kind="finish", success=True, reason="every step the instruction names is done")
         return self._explore() or Action(kind="finish", success=False, reason="nothing left to try")
 
     def _tried(self, kind: str, item: _Item, value: str = "") -> int:
         return self._done[(kind, _key(item.target()), value)]
+
+    def _unclicked(self) -> list[str]:
+        """The quoted names no successful action reached."""
+        targets = [step.action.target for step in self._history if step.ok and step.action.target is not None]
+        return [quoted for quoted, _ in self._goal.names
+                if not any(_same(target.name or "", quoted) or target == _text_target(quoted) for target in targets)]
 
     def _plan(self) -> tuple[list[tuple[_Item, str]], list[str]]:
         fields = [item for item in self._items if item.role in _FIELD_ROLES and not item.options]
@@ -384,13 +375,12 @@ class HeuristicPolicy:
         return [(fields[index], text) for index, text in sorted(plan.items())], spare
 
     def _pending(self) -> list[tuple[_Item, str]]:
-        """Planned values not in their field yet; a field still empty after a fill gets one more try,
-        in the form a date or time input takes when there is one."""
+        """Planned values not in their field yet; a field left empty by a fill that worked gets one more
+        try, in the form a date or time input takes when there is one."""
         pending = []
         for item, text in self._plan()[0]:
-            tries = self._tried("fill", item, text)
-            if (item.value or "") == text or (tries and (item.value or ("fill", _key(item.target()), text) in self._failed)) \
-                    or tries >= 2:
+            tries, key = self._tried("fill", item, text), ("fill", _key(item.target()), text)
+            if (item.value or "") == text or tries and (item.value or key in self._failed) or tries >= 2:
                 continue
             alternate = _alternate(text) if tries else None
             if alternate is None or not self._tried("fill", item, alternate):
@@ -398,7 +388,7 @@ class HeuristicPolicy:
         return pending
 
     def _copy(self) -> Action | None:
-        """Copy a field's text and paste it into the empty field with the keyboard, as a person does."""
+        """Copy a field's text and paste it into another field with the keyboard, as a person does."""
         if " copy " not in self._goal.norm or " paste " not in self._goal.norm:
             return None
         fields = [item for item in self._items if item.role in ("textbox", "searchbox")]
@@ -426,16 +416,16 @@ class HeuristicPolicy:
                 return Action(kind="fill", target=target, value=text, reason="the suggestion did not take: type it")
         for item, text in self._pending():
             if not item.disabled:
-                return Action(kind="fill", target=item.target(), value=text, reason="the instruction gives this value")
+                return Action(kind="fill", target=item.target(), value=text, reason="the instruction gives this value",
+                              secret=any(word in _SECRET_WORDS for word in item.words))
         return None
 
     def _select(self) -> Action | None:
-        for item in self._items:
-            if item.role == "combobox" and not item.disabled:
-                for score, option, chosen in sorted(((self._goal.match(option)[0], option, chosen)
-                                                     for option, chosen in item.options if option), reverse=True):
-                    if score >= 50 and not chosen and not self._tried("select", item, option):
-                        return Action(kind="select", target=item.target(), value=option, reason="the goal names it")
+        for item in (item for item in self._items if item.role == "combobox" and not item.disabled):
+            for score, option, chosen in sorted(((self._goal.match(option)[0], option, chosen)
+                                                 for option, chosen in item.options if option), reverse=True):
+                if score >= 50 and not chosen and not self._tried("select", item, option):
+                    return Action(kind="select", target=item.target(), value=option, reason="the goal names it")
         return None
 
     def _suggestion(self) -> Action | None:
@@ -446,7 +436,7 @@ class HeuristicPolicy:
             return None
         typed, wanted = last.value.casefold(), [value.text.casefold() for value in self._goal.values]
         offers = [item for item in self._items if item.role in ("generic", "option", "menuitem", "link")
-                  and typed in item.name.casefold() and item.name.casefold() != typed and not self._tried("click", item)]
+                  and typed in item.name.casefold() and not self._tried("click", item)]
         offers.sort(key=lambda item: (-sum(word in item.name.casefold() for word in wanted), len(item.name)))
         if offers and not self._tried("hover", offers[0]):
             return Action(kind="hover", target=offers[0].target(), reason="point at the suggestion")
@@ -462,32 +452,35 @@ class HeuristicPolicy:
         time the page shows other texts)."""
         visible = f" {_norm(' '.join(self._texts))} "
         for quoted, _ in self._goal.names:
-            if f" {_norm(quoted)} " not in visible or any(self._goal.match(item.name)[0] >= 90 for item in self._items):
+            if f" {_norm(quoted)} " not in visible or any(_same(item.name, quoted) for item in self._items):
                 continue
-            selector = f'internal:text="{_escape(quoted)}"s >> visible=true >> nth=0'
-            if (selector, visible) in self._texts_tried or sum(tried == selector for tried, _ in self._texts_tried) >= 2:
-                continue
-            self._texts_tried.add((selector, visible))
-            return Action(kind="click", target=Target(selector=selector), reason="click the named text")
+            target = _text_target(quoted)
+            if (target.selector, visible) not in self._texts_tried and sum(
+                    tried == target.selector for tried, _ in self._texts_tried) < 2:
+                self._texts_tried.add((target.selector or "", visible))
+                return Action(kind="click", target=target, reason="click the named text")
         return None
 
     def _named(self) -> Action | None:
-        """The next item the instruction names, in the order it names them; submit-like ones wait for
-        the values."""
+        """The next item the instruction names, in the order it names them (a submit waits for the values)."""
         goal, pending, wanted = self._goal, bool(self._pending()), []
         for order, item in enumerate(self._items):
             if item.role not in _CLICK_ROLES or item.disabled or item.checked or item.selected or item.container:
                 continue
-            score, position = goal.match(item.name)
-            submit = _named_like(item.name, _SUBMIT_NAMES)
+            (score, position), submit = goal.match(item.name), _named_like(item.name, _SUBMIT_NAMES)
             kind = "hover" if item.name.strip().casefold() in goal.via else "click"
-            if (score >= 50 or score >= 25 and item.role in _WAYFINDING and not submit) and not self._tried(kind, item) \
-                    and not (submit and pending):
+            named = score >= 50 or score >= 25 and item.role in _WAYFINDING and not submit
+            if named and not self._tried(kind, item) and not (submit and pending):
                 wanted.append((submit, position, -score, -self._known.get(item.identity, 0), order, item, kind))
         for word, ordinal, position in goal.roles:
-            if goal.values and set(_ROLE_WORDS[word]) & _FIELD_ROLES:
+            roles = _ROLE_WORDS[word]
+            if (goal.values and set(roles) & _FIELD_ROLES) or word != "result" and any(
+                    goal.match(item.name)[0] >= 50 for item in self._items if item.role in roles):
                 continue
-            picked = self._result(ordinal or 1) if word == "result" else self._by_role(_ROLE_WORDS[word], ordinal)
+            same = [item for item in self._items if item.role in roles and not item.disabled and not item.container]
+            index = -1 if ordinal == -1 else (ordinal or 1) - 1
+            picked = same[index] if -len(same) <= index < len(same) else None
+            picked = self._result(ordinal or 1) if word == "result" else picked
             if picked is not None and not self._tried("click", picked) and not picked.checked:
                 wanted.append((False, position, -50.0, 0, 0, picked, "click"))
         if not wanted:
@@ -495,53 +488,43 @@ class HeuristicPolicy:
         *_, item, kind = min(wanted, key=lambda entry: entry[:5])
         return Action(kind=kind, target=item.target(), reason="the goal names it" if kind == "click" else OPENING)
 
-    def _by_role(self, roles: tuple[str, ...], ordinal: int | None) -> _Item | None:
-        if any(self._goal.match(item.name)[0] >= 50 for item in self._items if item.role in roles):
-            return None
-        same = [item for item in self._items if item.role in roles and not item.disabled and not item.container]
-        index = -1 if ordinal == -1 else (ordinal or 1) - 1
-        return same[index] if same and -1 <= index < len(same) else None
-
     def _result(self, ordinal: int) -> _Item | None:
         """The ordinal-th result of a paged list: on this page, or the link to the page that has it."""
         pagers = [item for item in self._items if item.role == "link" and (
             _norm(item.name).isdigit() or _named_like(item.name, _PAGER_NAMES))]
-        results = [item for item in self._items if item.role == "link" and item not in pagers
-                   and self._goal.match(item.name)[0] < 50]
+        results = [item for item in self._items if item.role == "link" and item not in pagers]
         if not results:
             return None
         self._per_page = self._per_page or len(results)
-        page = next((int(_norm(step.action.target.name or "")) for step in reversed(self._history) if step.ok
-                     and step.action.target is not None and _norm(step.action.target.name or "").isdigit()), 1)
-        wanted = (ordinal - 1) // self._per_page + 1
-        if wanted == page:
-            return results[(ordinal - 1) % self._per_page] if (ordinal - 1) % self._per_page < len(results) else None
-        return next((item for item in pagers if _norm(item.name) == str(wanted)), None) or next(
+        page = next((int(name) for step in reversed(self._history) if step.ok and step.action.target is not None
+                     and (name := _norm(step.action.target.name or "")).isdigit()), 1)
+        wanted, index = divmod(ordinal - 1, self._per_page)
+        if wanted + 1 == page:
+            return results[index] if index < len(results) else None
+        return next((item for item in pagers if _norm(item.name) == str(wanted + 1)), None) or next(
             (item for item in pagers if _named_like(item.name, _PAGER_NAMES)), None)
 
     def _submit(self) -> Action | None:
         """Once values went in since the last submit, the submit-like button (the goal's own first)."""
         for step in reversed(self._history):
-            if step.action.kind == "click" and _named_like(getattr(step.action.target, "name", None) or "", _SUBMIT_NAMES):
+            name = step.action.target.name if step.action.target is not None else None
+            if step.action.kind == "click" and _named_like(name or "", _SUBMIT_NAMES):
                 return None
             if step.action.kind in ("fill", "type", "select", "press") and step.ok:
                 break
         else:
             return None
+        if self._pending():
+            return None
         buttons = [item for item in self._items if item.role in ("button", "generic") and not item.disabled
                    and _named_like(item.name, _SUBMIT_NAMES) and not self._tried("click", item)]
-        if self._pending() or not buttons:
-            return None
-        best = min(buttons, key=lambda item: (-self._goal.match(item.name)[0], _SUBMIT_NAMES.index(_norm(item.name))
-                                              if _norm(item.name) in _SUBMIT_NAMES else len(_SUBMIT_NAMES)))
-        return Action(kind="click", target=best.target(), reason="submit the values")
-
-    def _unresolved(self) -> bool:
-        """Whether a quoted name was never clicked."""
-        clicked = [step.action.target for step in self._history
-                   if step.action.kind == "click" and step.ok and step.action.target is not None]
-        return any(not any(_same(target.name or "", quoted) or f'"{_escape(quoted)}"' in (target.selector or "")
-                           for target in clicked) for quoted, _ in self._goal.names)
+        if buttons:
+            best = min(buttons, key=lambda item: (-self._goal.match(item.name)[0], _SUBMIT_NAMES.index(_norm(item.name))
+                                                  if _norm(item.name) in _SUBMIT_NAMES else len(_SUBMIT_NAMES)))
+            return Action(kind="click", target=best.target(), reason="submit the values")
+        texts = (_text_target(text) for text in self._texts if _named_like(text, _SUBMIT_NAMES))
+        target = next((target for target in texts if not self._done[("click", _key(target), "")]), None)
+        return Action(kind="click", target=target, reason="submit the values") if target else None
 
     def _explore(self) -> Action | None:
         ranked = []
