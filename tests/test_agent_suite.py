@@ -80,6 +80,11 @@ def test_hints_name_failing_actions_stuck_loops_long_goals_and_stale_refs() -> N
     assert "'click button \"Buy\"' failed in 2 runs: Timeout 3000ms exceeded" in hints
     assert any(h.startswith("'goal c' got stuck") for h in hints)
     assert any(h.startswith("'goal d' needed 20 turns and failed") for h in hints)
+    assert not any(h.startswith("'goal d' failed last time") for h in hints)
+    quick = result("e", success=False, turns=1, reason="nothing left to try")
+    assert "'goal e' failed last time: nothing left to try" in derive_hints([quick], max_turns=20)
+    budgeted = CaseResult("f", "goal f", "http://a.example/", True, "done", 4, 4, 100, 0, None, [], 5)
+    assert any(h.startswith("'goal f' needed 4 turns;") for h in derive_hints([budgeted], max_turns=20))
     assert any("refs went stale 1 times" in h for h in hints)
     assert derive_hints([result("a"), result("b")], max_turns=20) == []
 

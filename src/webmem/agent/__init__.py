@@ -9,6 +9,7 @@
 
 from .actions import ACTION_KINDS, Action, Target
 from .checks import SuccessCheck
+from .heuristic import HeuristicPolicy
 from .llm import LLMPolicy
 from .loop import Agent, AgentResult, Environment, EnvironmentOutcome
 from .observation import Element, Observation, observe
@@ -23,6 +24,7 @@ __all__ = [
     "Element",
     "Environment",
     "EnvironmentOutcome",
+    "HeuristicPolicy",
     "LLMPolicy",
     "Observation",
     "Policy",

@@ -60,6 +60,8 @@ def resolve(page: Any, target: Target, observation: Observation) -> tuple[Any, E
         element = observation.by_ref(target.ref)
         if element is not None and (target.role is None or element.role == target.role):
             return page.locator(f"aria-ref={element.ref}"), element
+        if element is None and target.role is None and f"[ref={target.ref}]" in observation.snapshot:
+            return page.locator(f"aria-ref={target.ref}"), None  # a clickable non-interactive node (a row, a cell)
     if target.role:
         matches = observation.find(target.role, target.name if target.name is not None else None)
         if len(matches) > 1 and target.selector:
@@ -87,7 +89,7 @@ def _by_selector(page: Any, target: Target, observation: Observation) -> tuple[A
         locator = page.locator(target.selector)
         if locator.count() != 1:
             return None
-        snapshot = locator.aria_snapshot(timeout=1000)
+        snapshot = locator.aria_snapshot(mode="ai", timeout=1000)  # the default mode would reset the page's refs
     except PlaywrightError:
         return None
     role = snapshot.lstrip("- ").split(" ", 1)[0].rstrip(":") if snapshot else ""

@@ -225,7 +225,7 @@ class _Goal:
 
     def _described_values(self, fields: list[_Item]) -> dict[int, str]:
         """Values given without quotes next to a word that labels their field ("directed by Scott")."""
-        tokens = [token.strip(".,;:!?") for token in _TOKEN.findall(self.text)]
+        tokens = [token.strip(".,;:!?\"“”") for token in _TOKEN.findall(self.text)]
         folded = [token.casefold() for token in tokens]
         naming = {at for at, word in enumerate(folded)
                   if any(_akin(word, own) for item in fields for own in item.words)}
@@ -293,7 +293,8 @@ def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
     return [item if counts[item.identity] == 1 else replace(item, unique=False) for item in items], texts
 
 
-def _sibling_text(parsed: list, depths: list[int], index: int, step: int) -> str:
+def _sibling_text(parsed: list[tuple[re.Match[str], str | None] | None], depths: list[int], index: int,
+                  step: int) -> str:
     """The text of the element's nearest sibling before (step -1) or after it (step 1), if that is a text."""
     at = index + step
     while 0 <= at < len(depths) and depths[at] > depths[index]:
@@ -366,8 +367,9 @@ class HeuristicPolicy:
     def _unclicked(self) -> list[str]:
         """The quoted names no successful action reached."""
         targets = [step.action.target for step in self._history if step.ok and step.action.target is not None]
-        return [quoted for quoted, _ in self._goal.names
-                if not any(_same(target.name or "", quoted) or target == _text_target(quoted) for target in targets)]
+        typed = {step.action.value for step in self._history if step.ok and step.action.kind in ("fill", "type")}
+        return [quoted for quoted, _ in self._goal.names if quoted not in typed
+                and not any(_same(target.name or "", quoted) or target == _text_target(quoted) for target in targets)]
 
     def _plan(self) -> tuple[list[tuple[_Item, str]], list[str]]:
         fields = [item for item in self._items if item.role in _FIELD_ROLES and not item.options]
@@ -451,8 +453,9 @@ class HeuristicPolicy:
         """A quoted name no element carries but the page shows: click that text (twice at most, each
         time the page shows other texts)."""
         visible = f" {_norm(' '.join(self._texts))} "
+        typed = {step.action.value for step in self._history if step.ok and step.action.kind in ("fill", "type")}
         for quoted, _ in self._goal.names:
-            if f" {_norm(quoted)} " not in visible or any(_same(item.name, quoted) for item in self._items):
+            if quoted in typed or f" {_norm(quoted)} " not in visible or any(_same(item.name, quoted) for item in self._items):
                 continue
             target = _text_target(quoted)
             if (target.selector, visible) not in self._texts_tried and sum(

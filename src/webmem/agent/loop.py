@@ -15,6 +15,11 @@ from ..urls import check_url, domain_of, origin_of
 from .actions import Action
 from .execute import Execution, perform
 from .observation import Observation, observe
+
+try:
+    from playwright.sync_api import Error as PlaywrightError
+except ImportError:  # the agent needs Playwright; importing this module without it stays possible
+    PlaywrightError = RuntimeError  # type: ignore[misc,assignment]
 from .policy import Policy, PolicyStats, StepOutcome, Turn
 from .replay import ReplayPolicy
 
@@ -133,7 +138,15 @@ class Agent:
             raise InvalidInput("goal: expected a non-empty string")
         started = time.perf_counter()
         if url is not None:
-            self.page.goto(check_url(url, field="url"))
+            start_url = check_url(url, field="url")
+            try:
+                self.page.goto(start_url)
+            except PlaywrightError as exc:
+                if run is not None:
+                    run.finish(success=False, outcome=f"could not open {start_url}")
+                reason = f"could not open {start_url}: {_first_line(str(exc))}"
+                return AgentResult(goal=goal, success=False, reason=reason, run_id=run.id if run else None,
+                                   duration_ms=round((time.perf_counter() - started) * 1000))
         if run is None and self.memory is not None:
             run = self.memory.start_run(goal=goal, start_url=self.page.url, session_id=session_id, model=self.model)
         session = _Session(self, goal, run, hints)
@@ -173,7 +186,10 @@ class _Session:
                 self.policy = self.replay
                 self.memory_hits += 1
         for number in range(1, agent.max_turns + 1):
-            observation = observe(page)
+            try:
+                observation = observe(page)
+            except PlaywrightError as exc:
+                return self._end(False, f"the page could not be read: {_first_line(str(exc))}", number, None)
             turn = self._turn(number, observation)
             try:
                 action = self.policy.decide(turn)
@@ -206,8 +222,7 @@ class _Session:
                 if self.errors >= agent.max_errors:
                     return self._end(False, f"stopped: {self.errors} actions failed (error budget "
                                             f"{agent.max_errors})", number, after)
-        return self._end(False, f"stopped: turn budget of {agent.max_turns} turns used up", agent.max_turns,
-                         observe(page))
+        return self._end(False, f"stopped: turn budget of {agent.max_turns} turns used up", agent.max_turns, None)
 
     def _turn(self, number: int, observation: Observation) -> Turn:
         context = system_prompt = ""
@@ -262,12 +277,13 @@ class _Session:
         return environment.outcome(self.agent.page) if environment is not None else None
 
     def _end(
-        self, success: bool, reason: str, turns: int, observation: Observation, *, answer: str | None = None,
+        self, success: bool, reason: str, turns: int, observation: Observation | None, *, answer: str | None = None,
         outcome: EnvironmentOutcome | None = None,
     ) -> AgentResult:
         spent: PolicyStats = self.agent.policy.stats.since(self.before)
         replay = self.replay
-        final_url = observation.url if observation.url.startswith(("http://", "https://")) else None
+        url = observation.url if observation is not None else self.agent.page.url
+        final_url = url if url.startswith(("http://", "https://")) else None
         if self.run is not None:
             self.run.update(turn_count=turns, **({"current_url": final_url} if final_url else {}))
             summary = clean_for_prompt(answer if success and answer else reason, 1000)
@@ -283,3 +299,7 @@ class _Session:
             context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
             reward=outcome.reward if outcome is not None else None, history=list(self.history),
         )
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), text.strip())[:500]

@@ -49,12 +49,13 @@ class CaseResult:
     memory_hits: int
     run_id: str | None
     failed_actions: list[tuple[str, str]] = field(default_factory=list)
+    max_turns: int | None = None
 
     @classmethod
     def of(cls, case: Case, result: AgentResult) -> CaseResult:
         failed = [(o.action.describe(), clean_for_prompt(o.error or "", 300)) for o in result.history if not o.ok]
         return cls(case.name, case.goal, case.url, result.success, result.reason, result.turns, result.steps,
-                   result.duration_ms, result.memory_hits, result.run_id, failed)
+                   result.duration_ms, result.memory_hits, result.run_id, failed, case.max_turns)
 
 
 @dataclass
@@ -142,10 +143,14 @@ def derive_hints(results: list[CaseResult], *, max_turns: int) -> list[str]:
         if "same action" in result.reason:
             hints.append(f"'{clean_for_prompt(result.goal, 120)}' got stuck: {clean_for_prompt(result.reason, 200)}; "
                          "try a different element or approach")
-    slow = [r for r in results if r.turns >= max(3, round(0.75 * max_turns))]
+    slow = [r for r in results if r.turns >= max(3, round(0.75 * (r.max_turns or max_turns)))]
     for result in slow:
         hints.append(f"'{clean_for_prompt(result.goal, 120)}' needed {result.turns} turns"
                      f"{'' if result.success else ' and failed'}; plan the steps before acting")
+    hinted = {r.name for r in slow} | {r.name for r in results if "same action" in r.reason}
+    for result in results:
+        if not result.success and result.name not in hinted:
+            hints.append(f"'{clean_for_prompt(result.goal, 120)}' failed last time: {clean_for_prompt(result.reason, 200)}")
     stale = sum(1 for r in results for _, error in r.failed_actions if "ref " in error and "no element" in error)
     if stale:
         hints.append(f"element refs went stale {stale} times: re-read the page's refs after it changes")
