@@ -91,3 +91,30 @@ def test_find_replay_refuses_bad_input(mem: Any) -> None:
         mem.trajectories.find_replay("  ", ORIGIN)
     with pytest.raises(InvalidInput, match="origin"):
         mem.trajectories.find_replay("Open the menu", "not a url")
+
+
+def test_a_value_the_run_read_off_the_page_is_never_replayed(mem: Any) -> None:
+    steps = [Step(action="fill", target='textbox ""', value="Spain", ok=True),
+             Step(action="click", target='button "Submit"', ok=True)]
+    goal = "Enter the value of Country into the text field and press Submit."
+    mem.trajectories.save(goal=goal, start_url=ORIGIN, steps=steps)
+    assert mem.trajectories.find_replay(goal, ORIGIN) is None
+    assert mem.trajectories.find_replay("Enter the value of Religion into the text field and press Submit.",
+                                        ORIGIN) is None
+
+
+def test_a_password_typed_without_a_goal_reference_is_never_replayed(mem: Any) -> None:
+    steps = [Step(action="fill", target='textbox "Password"', value="hunter22", ok=True)]
+    mem.trajectories.save(goal="Log in", start_url=ORIGIN, steps=steps)
+    assert mem.trajectories.list()[0].steps[0].value == "{password}"
+    assert mem.trajectories.find_replay("Log in", ORIGIN) is None
+
+
+def test_a_retried_step_is_replayed_once_and_waits_are_kept(mem: Any) -> None:
+    fill_year = Step(action="fill", target='textbox ""', selector="#year", value="2007", ok=True)
+    steps = [fill_year, fill_year, Step(action="hover", target='menuitem "Files"', ok=True),
+             Step(action="wait", ok=True, duration_ms=400), Step(action="click", target='menuitem "Open"', ok=True)]
+    mem.trajectories.save(goal="Find films from 2007 in Files", start_url=ORIGIN, steps=steps)
+    plan = mem.trajectories.find_replay("Find films from 2011 in Files", ORIGIN)
+    assert [(s.action, s.value) for s in plan.steps] == [
+        ("fill", "2011"), ("hover", None), ("wait", None), ("click", None)]

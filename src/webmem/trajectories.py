@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,8 +25,8 @@ SPEED_SCALE_MS = 60_000.0
 MAX_CANDIDATES = 500
 _STEP_TEXT_LIMIT = 160
 _TRAJECTORY_COLUMNS = [column for column in trajectories.c if column.name != "namespace"]
-_NOT_REPLAYED = frozenset({"finish", "wait"})
-_PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
+_NOT_REPLAYED = frozenset({"finish"})
+_TYPING = frozenset({"fill", "type", "select"})
 
 
 @dataclass(frozen=True)
@@ -318,17 +317,29 @@ def _replay_plan(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
         if values is None:
             return None
         steps = fill(_replayable(trajectory.replay_steps), values)
-        return ReplayPlan(trajectory, steps, values, trajectory.goal_template)
-    if trajectory.goal.split() != goal.split():
+        plan = ReplayPlan(trajectory, steps, values, trajectory.goal_template)
+    elif trajectory.goal.split() == goal.split():
+        plan = ReplayPlan(trajectory, _replayable(trajectory.steps), {}, None)
+    else:
         return None
-    steps = _replayable(trajectory.steps)
-    if any(step.value and (GOAL_VALUE.match(step.value) or _PLACEHOLDER.match(step.value)) for step in steps):
-        return None  # a secret was typed: its value is not stored, so the step cannot be replayed
-    return ReplayPlan(trajectory, steps, {}, None)
+    # A value typed into the page must come from the goal: a value the earlier run read off the page
+    # (or a secret, whose value is not stored) would be typed blind.
+    typed = [step.value for step in plan.steps if step.action in _TYPING and step.value]
+    return plan if all(value in goal for value in typed) else None
 
 
 def _replayable(steps: list[Step]) -> list[Step]:
-    return [step for step in steps if step.ok and step.action not in _NOT_REPLAYED]
+    """The steps that did something, without the repeats of a step that was retried in place."""
+    kept: list[Step] = []
+    for step in steps:
+        if not step.ok or step.action in _NOT_REPLAYED:
+            continue
+        if kept and (kept[-1].action, kept[-1].target, kept[-1].selector, kept[-1].value) == (
+            step.action, step.target, step.selector, step.value
+        ):
+            continue
+        kept.append(step)
+    return kept
 
 
 def _redacted_step(step: Step, scope: Scope) -> Step:

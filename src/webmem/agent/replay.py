@@ -7,9 +7,10 @@ import re
 
 from ..models import Step
 from ..trajectories import ReplayPlan
-from .actions import Action, Target
+from .actions import MAX_WAIT_MS, Action, Target
 from .policy import Policy, PolicyStats, Turn
 
+DEFAULT_WAIT_MS = 500
 _IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 
 
@@ -32,8 +33,9 @@ def step_action(step: Step) -> Action | None:
     value = step.value
     if step.action == "goto":
         value = value or step.url
+    wait_ms = min(step.duration_ms or DEFAULT_WAIT_MS, MAX_WAIT_MS) if step.action == "wait" else None
     try:
-        return Action(kind=step.action, target=target, value=value, reason="replay")
+        return Action(kind=step.action, target=target, value=value, wait_ms=wait_ms, reason="replay")
     except ValueError:
         return None
 
