@@ -19,7 +19,8 @@ WIDTH, HEIGHT = 640, 260
 LEFT, RIGHT, TOP, BOTTOM = 48, 16, 30, 40
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 80rem; color: #222; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 80rem; padding: 0 1.5rem; color: #222; }
+.scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.6rem; text-align: right; white-space: nowrap; }
 th:first-child, td:first-child { text-align: left; }
@@ -58,7 +59,7 @@ def render_html(report: BenchReport) -> str:
 def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     head = "".join(f"<th>{escape(column)}</th>" for column in columns)
     body = "".join("<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<div class=\"scroll\"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
 def _svg(inner: list[str], label: str, height: int = HEIGHT) -> str:
