@@ -7,7 +7,7 @@ PYTEST_ARGS ?= -n 2
 setup:
 	./scripts/setup.sh
 
-DEMO_TASKS ?= click-button,enter-text,login-user,choose-list,click-link
+DEMO_TASKS ?= click-button,enter-text,login-user,choose-list,copy-paste
 
 demo: setup
 	$(VENV)/bin/webmem demo
