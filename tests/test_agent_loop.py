@@ -242,3 +242,14 @@ def test_a_finish_the_environment_does_not_confirm_is_a_failure_and_teaches_noth
                        environment=SuccessCheck(text="Thanks")).run(GOAL, url=url)
     assert not result.success and "did not confirm" in result.reason
     assert mem.trajectories.list() == []
+
+
+def test_a_password_never_shows_in_the_result_or_later_prompts(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(SITES / "login") as url:
+        typed = lambda turn: Action("fill", Target(role="textbox", name="Password"), value="hunter22")  # noqa: E731
+        policy = ScriptedPolicy(typed, finish())
+        result = Agent(page, memory=mem, policy=policy, replay=False).run("Log in", url=url)
+    assert "hunter22" not in repr(result.to_dict())
+    assert "hunter22" not in policy.turns[1].history[0].action.describe()
+    assert [s.value for s in mem.runs.steps(result.run_id)] == ["{password}"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..context import ContextPart
 from ..errors import InvalidInput, PolicyError
+from ..redaction import names_password_field
 from ..models import positive_int
 from ..text import clean_for_prompt
 from ..urls import check_url, domain_of, origin_of
@@ -253,6 +254,12 @@ class _Session:
     def _record(self, action: Action, execution: Execution, observation: Observation) -> None:
         element = execution.element
         target = element.identity if element is not None else (action.target.identity if action.target else None)
+        memory = self.agent.memory
+        if action.value and not action.secret and action.kind in ("fill", "type") and (
+            names_password_field(target, execution.selector, element.label if element else None)
+            or (memory is not None and action.value in memory.secrets)
+        ):
+            action = replace(action, secret=True)  # shown as {secret} in every later prompt, log and result
         self.history.append(StepOutcome(action=action, ok=execution.ok, verified=execution.verified,
                                         error=execution.error, effect=execution.expected_effect, url=observation.url))
         self.last_error = execution.error
