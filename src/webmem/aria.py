@@ -18,7 +18,7 @@ _KEY = re.compile(r'^(?P<role>[a-z]+)(?:\s+"(?P<name>(?:[^"\\]|\\.)*)")?(?P<rest
 _REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
 
 
-def _line_parts(line: str) -> tuple[re.Match[str], str | None] | None:
+def snapshot_line_parts(line: str) -> tuple[re.Match[str], str | None] | None:
     """The role/name/rest match of a snapshot line and its raw value."""
     quoted = _QUOTED_LINE.match(line)
     if quoted is not None:
@@ -28,7 +28,7 @@ def _line_parts(line: str) -> tuple[re.Match[str], str | None] | None:
     return (match, match.group("value")) if match is not None else None
 
 
-def _scalar(value: str | None) -> str | None:
+def snapshot_scalar(value: str | None) -> str | None:
     """A YAML scalar as text: quoted values ("a: b", 'it''s') lose their quotes and escapes."""
     text = (value or "").strip()
     if len(text) >= 2 and text[0] == text[-1] == '"':
@@ -46,13 +46,13 @@ def parse_aria_snapshot(snapshot: str) -> list[PageElement]:
     """The interactive elements of a snapshot, in page order, with their refs and values when shown."""
     elements = []
     for line in snapshot.splitlines():
-        parts = _line_parts(line)
+        parts = snapshot_line_parts(line)
         if parts is None or parts[0].group("role") not in INTERACTIVE_ROLES:
             continue
         match, raw_value = parts
         name = (match.group("name") or "").replace('\\"', '"').replace("\\\\", "\\")
         ref = _REF.search(match.group("rest") or "")
-        value = _scalar(raw_value)
+        value = snapshot_scalar(raw_value)
         elements.append(PageElement(role=match.group("role"), name=name[:1000], ref=ref.group(1) if ref else None,
                                     value=value[:10_000] if value else None))
     return elements

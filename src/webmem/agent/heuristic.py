@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..aria import INTERACTIVE_ROLES, _line_parts, _scalar
+from ..aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
 from ..browser import element_identity
 from .actions import Action, Target
 from .policy import PolicyStats, StepOutcome, Turn
@@ -255,7 +255,7 @@ def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
     """The items of a snapshot (interactive elements with labels, options and flags, and texts the page
     marks as clickable), and its texts other than the instruction."""
     lines = snapshot.splitlines()
-    parsed = [_line_parts(line) for line in lines]
+    parsed = [snapshot_line_parts(line) for line in lines]
     depths = [len(line) - len(line.lstrip()) for line in lines]
     items: list[_Item] = []
     texts: list[str] = []
@@ -264,7 +264,7 @@ def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
         if parts is None:
             continue
         (match, raw), end = parts, index + 1
-        role, rest, value = match.group("role"), match.group("rest") or "", _scalar(raw)
+        role, rest, value = match.group("role"), match.group("rest") or "", snapshot_scalar(raw)
         name, ref = (match.group("name") or "").replace('\\"', '"').replace("\\\\", "\\"), _REF.search(rest)
         while end < len(lines) and depths[end] > depths[index]:
             end += 1
@@ -282,7 +282,7 @@ def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
                 last_text = ""
             continue
         if "[cursor=pointer]" in rest and ref is not None and not inside:
-            inner = [text for p in below if (text := _scalar(p[1]) or p[0].group("name"))]
+            inner = [text for p in below if (text := snapshot_scalar(p[1]) or p[0].group("name"))]
             if handle := value or name or (inner[0] if inner else ""):
                 items.append(_Item(ref.group(1), "generic", " ".join([handle, *inner[1:3]])[:200], handle=handle))
         text = value if value and role not in ("img", "/url") else name
@@ -302,7 +302,7 @@ def _sibling_text(parsed: list[tuple[re.Match[str], str | None] | None], depths:
     if not (0 <= at < len(depths)) or depths[at] != depths[index] or parsed[at] is None:
         return ""
     match, raw = parsed[at]
-    return "" if match.group("role") in INTERACTIVE_ROLES else _scalar(raw) or match.group("name") or ""
+    return "" if match.group("role") in INTERACTIVE_ROLES else snapshot_scalar(raw) or match.group("name") or ""
 
 
 def _key(target: Target | None) -> str:

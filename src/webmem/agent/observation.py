@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..aria import INTERACTIVE_ROLES, _line_parts, _scalar
+from ..aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
 from ..browser import element_identity
 from ..models import EnvironmentState, PageElement, validated
 
@@ -97,7 +97,7 @@ def parse_snapshot(snapshot: str) -> tuple[tuple[Element, ...], tuple[str, ...]]
     texts: list[str] = []
     last_text = ""
     for line in snapshot[:MAX_SNAPSHOT_CHARS].splitlines():
-        parts = _line_parts(line)
+        parts = snapshot_line_parts(line)
         if parts is not None and parts[0].group("role") in INTERACTIVE_ROLES:
             match, raw_value = parts
             rest = match.group("rest") or ""
@@ -109,14 +109,14 @@ def parse_snapshot(snapshot: str) -> tuple[tuple[Element, ...], tuple[str, ...]]
                 checked = flags.get("checked") == "true"
             elements.append(Element(
                 ref=ref.group(1) if ref else None, role=match.group("role"), name=name[:1000],
-                label=last_text[:200], value=_scalar(raw_value), checked=checked,
+                label=last_text[:200], value=snapshot_scalar(raw_value), checked=checked,
                 disabled=flags.get("disabled") == "true", depth=(len(line) - len(line.lstrip())) // 2,
             ))
             last_text = ""
             continue
         text = _TEXT_LINE.match(line)
         if text is not None:
-            value = _scalar(text.group("text")) or ""
+            value = snapshot_scalar(text.group("text")) or ""
             if value:
                 texts.append(value[:1000])
                 last_text = value
