@@ -198,11 +198,13 @@ def _show_result(result: AgentResult, json_: bool) -> None:
     if result.replay_trajectory_id:
         how = "replayed alone" if result.replayed else f"replay handed over ({result.handover_reason})"
         screen.print(f"Replay of {result.replay_trajectory_id}: {how}", markup=False)
+    if result.answer:
+        screen.print(f"Answer: {result.answer}", markup=False)
+    if not result.history:
+        return
     table(("#", "action", "ok", "verified", "error"),
           ((n, o.action.describe(), "yes" if o.ok else "no", {True: "yes", False: "no"}.get(o.verified, "-"),
             (o.error or "")[:80]) for n, o in enumerate(result.history, start=1)))
-    if result.answer:
-        screen.print(f"Answer: {result.answer}", markup=False)
 
 
 COMMANDS = [run_command]
