@@ -74,8 +74,9 @@ class Action:
     @property
     def signature(self) -> tuple[str, str, str]:
         """What makes two actions "the same" for the repeated-action guardrail."""
-        where = self.target.identity or self.target.selector or self.target.ref or "" if self.target else ""
-        return (self.kind, where or "", self.value or "")
+        target = self.target
+        where = (target.identity or target.selector or target.ref or "") if target else ""
+        return (self.kind, where, self.value or "")
 
     def with_target(self, target: Target) -> Action:
         return replace(self, target=target)

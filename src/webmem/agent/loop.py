@@ -174,6 +174,7 @@ class _Session:
         self.before = agent.policy.stats.snapshot()
         self.policy: Policy = agent.policy
         self.replay: ReplayPolicy | None = None
+        self.system_prompt: str | None = None
 
     def drive(self) -> AgentResult:
         agent = self.agent
@@ -241,7 +242,9 @@ class _Session:
                                extra_parts=extra)
             context = pack.text
             self.context_tokens += pack.tokens
-            system_prompt = run.system_prompt()
+            if self.system_prompt is None:  # a system prompt is set once per run
+                self.system_prompt = run.system_prompt()
+            system_prompt = self.system_prompt
             known = tuple(self.agent.memory.selectors.top(domain)) if self.agent.memory else ()
             if number == 1 and "reference_trajectory" in pack.included:
                 self.memory_hits += 1

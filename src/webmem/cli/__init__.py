@@ -28,22 +28,25 @@ class Settings:
         self.namespace = namespace
 
     @contextmanager
-    def memory(self, *, create: bool = False) -> Iterator[Memory]:
+    def memory(self, *, create: bool = False, memory_dir: str | None = None, **options: Any) -> Iterator[Memory]:
         """Open the memory; a command that only reads never creates one.
 
         With ``$WEBMEM_URL`` the memory is that PostgreSQL database, and the memory directory only
-        holds local files such as the event log.
+        holds local files such as the event log. ``memory_dir`` overrides the global option;
+        ``options`` go to :meth:`Memory.open`.
         """
+        # Stale lessons are pruned by `webmem prune` only: a command that looks (or a dry run) changes nothing.
+        options = {"namespace": self.namespace, "prune_lessons": False, **options}
+        chosen = memory_dir if memory_dir is not None else self.memory_dir
         url = database_url(None)
         if url is not None:
-            with Memory.open(url, local_dir=self.memory_dir, namespace=self.namespace, prune_lessons=False) as mem:
+            with Memory.open(url, local_dir=chosen, **options) as mem:
                 yield mem
             return
-        directory = resolve_directory(self.memory_dir)
+        directory = resolve_directory(chosen)
         if not create and not (directory / DB_FILE).is_file():
             raise click.ClickException(f"no webmem memory at {directory} (give --memory-dir or set {ENV_DIR})")
-        # Stale lessons are pruned by `webmem prune` only: a command that looks (or a dry run) changes nothing.
-        with Memory.open(directory, namespace=self.namespace, prune_lessons=False) as mem:
+        with Memory.open(directory, **options) as mem:
             yield mem
 
 

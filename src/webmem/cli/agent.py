@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import InvalidInput
-from ..memory import Memory, database_url, resolve_directory
+from ..memory import Memory, resolve_directory
 from .output import console, emit_json, json_option, table
 
 if TYPE_CHECKING:
@@ -56,14 +56,16 @@ def run_command(settings: Settings, goal: str | None, url: str | None, cases_fil
     if headed and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         raise click.UsageError("--headed needs a display (neither DISPLAY nor WAYLAND_DISPLAY is set)")
     memory_dir = local_memory_dir or settings.memory_dir
-    options = {"trace_scoring": trace_scoring, "trace_ttl_days": trace_ttl_days, "namespace": settings.namespace}
+    # An agent run is a library user's run: stale lessons are pruned on open, as Memory.open does by default.
+    options = {"enabled": not no_memory, "trace_scoring": trace_scoring, "trace_ttl_days": trace_ttl_days,
+               "prune_lessons": True}
     policy = _policy(policy_name, model)
     with _browser_page(headed) as page:
         if cases_file is not None:
-            _run_suite(page, policy, cases_file, memory_dir, memory_isolation, no_memory, options,
+            _run_suite(page, policy, cases_file, settings, memory_dir, memory_isolation, options,
                        max_turns=max_turns, replay=not no_replay, json_=json_)
             return
-        with _memory(memory_dir, no_memory, options) as mem:
+        with settings.memory(create=True, memory_dir=memory_dir, **options) as mem:
             result = _run_one(page, policy, mem, goal, url, session_id, resume_run, fork_run,
                               max_turns=max_turns, replay=not no_replay)
     _show_result(result, json_)
@@ -117,15 +119,6 @@ def _browser_page(headed: bool) -> Iterator[Any]:
             browser.close()
 
 
-@contextmanager
-def _memory(memory_dir: str | None, no_memory: bool, options: dict[str, Any]) -> Iterator[Memory]:
-    url = database_url(None)
-    location: Any = url if url is not None else resolve_directory(memory_dir)
-    extra = {"local_dir": memory_dir} if url is not None else {}
-    with Memory.open(location, enabled=not no_memory, **options, **extra) as mem:
-        yield mem
-
-
 def _run_one(page: Any, policy: Policy, mem: Memory, goal: str | None, url: str | None, session_id: str | None,
              resume_run: str | None, fork_run: str | None, *, max_turns: int, replay: bool) -> AgentResult:
     from ..agent import Agent
@@ -141,8 +134,8 @@ def _run_one(page: Any, policy: Policy, mem: Memory, goal: str | None, url: str 
     return agent.run(goal, url=url, session_id=session_id)
 
 
-def _run_suite(page: Any, policy: Policy, cases_file: Path, memory_dir: str | None, isolation: str,
-               no_memory: bool, options: dict[str, Any], *, max_turns: int, replay: bool, json_: bool) -> None:
+def _run_suite(page: Any, policy: Policy, cases_file: Path, settings: Settings, memory_dir: str | None,
+               isolation: str, options: dict[str, Any], *, max_turns: int, replay: bool, json_: bool) -> None:
     from ..agent import Agent
     from ..agent.suite import SuiteLog, load_cases, run_suite, suite_name
 
@@ -152,14 +145,15 @@ def _run_suite(page: Any, policy: Policy, cases_file: Path, memory_dir: str | No
     screen = console()
 
     with ExitStack() as stack:
-        shared = stack.enter_context(_memory(memory_dir, no_memory, options)) if isolation == "shared" else None
+        shared = stack.enter_context(settings.memory(create=True, memory_dir=memory_dir, **options)) \
+            if isolation == "shared" else None
 
         def run_case(case: Case, hints: str) -> AgentResult:
             with ExitStack() as per_case:
                 mem = shared
                 if mem is None:
                     fresh = per_case.enter_context(tempfile.TemporaryDirectory(prefix="webmem-case-"))
-                    mem = per_case.enter_context(_memory(fresh, no_memory, options))
+                    mem = per_case.enter_context(settings.memory(create=True, memory_dir=fresh, **options))
                 agent = Agent(page, memory=mem, policy=policy, environment=case.success,
                               max_turns=case.max_turns or max_turns, replay=replay)
                 return agent.run(case.goal, url=case.url, hints=hints)
