@@ -20,8 +20,8 @@ from playwright.sync_api import sync_playwright
 
 from webmem import Memory
 from webmem.agent import Action, Agent, PolicyStats, Target, Turn
+from webmem.agent.browser import launch_chromium
 from webmem.agent.checks import SuccessCheck
-from webmem.browser import launch_chromium
 from webmem.demo.server import serve_site
 
 SITE = Path(__file__).resolve().parent.parent / "tests" / "sites" / "subscribe" / "v1"

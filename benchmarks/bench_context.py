@@ -12,8 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import webmem
 from timing import median_ms
+
+import webmem
 
 SITE = "https://www.example-shop.com/"
 WORDS = "search smart watch reviews cart checkout promo code apply size shoe track order parcel".split()

@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from timing import median_ms
+
 import webmem
 from webmem import HashingEmbedder
-from webmem.aria import element_iou
-from timing import median_ms
+from webmem.episodes.aria import element_iou
 
 ORIGIN = "https://helpdesk.example.com"
 GOAL = "Set the priority of ticket {ticket} to High and assign it to the network team"

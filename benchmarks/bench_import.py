@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import webmem
-from webmem.agent_memory_layout import import_agent_memory
+from webmem.interop.agent_memory import import_agent_memory
 
 DOMAINS = [  # (origin, folder name)
     ("https://www.example-shop.com", "www.example-shop.com"),

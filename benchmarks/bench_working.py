@@ -19,8 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import webmem
 from timing import median_ms
+
+import webmem
 
 SITE = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"

@@ -119,7 +119,7 @@ def browser() -> Iterator[Any]:
     """One real headless Chromium for the whole session; no browser is a failure, not a skip."""
     from playwright.sync_api import sync_playwright
 
-    from webmem.browser import launch_chromium
+    from webmem.agent.browser import launch_chromium
 
     with sync_playwright() as playwright:
         chromium = launch_chromium(playwright)

@@ -13,7 +13,7 @@ from webmem.agent.actions import Action, Target
 from webmem.agent.heuristic import HeuristicPolicy
 from webmem.agent.observation import Observation, parse_snapshot
 from webmem.agent.policy import StepOutcome, Turn
-from webmem.models import SelectorEntry
+from webmem.core.models import SelectorEntry
 
 LOGIN_GOAL = 'Enter the username "tora" and the password "VELhN" into the text fields and press login.'
 

@@ -23,7 +23,7 @@ from webmem.agent.actions import ACTION_KINDS, Action, Target
 from webmem.agent.llm import LLMPolicy
 from webmem.agent.observation import Observation, parse_snapshot
 from webmem.agent.policy import Policy, StepOutcome, Turn
-from webmem.errors import InvalidInput, PolicyError
+from webmem.core.errors import InvalidInput, PolicyError
 
 SNAPSHOT = '- text: Your email\n- textbox "Email" [ref=e2]\n- button "Submit" [ref=e3]\n- text: Total 42 EUR'
 GOAL = "Sign in with the test account"

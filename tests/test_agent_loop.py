@@ -12,8 +12,8 @@ import pytest
 from webmem import InvalidInput
 from webmem.agent import Action, Agent, PolicyStats, Target, Turn
 from webmem.agent.checks import SuccessCheck
+from webmem.core.urls import domain_of
 from webmem.demo.server import serve_site
-from webmem.urls import domain_of
 
 SITES = Path(__file__).parent / "sites"
 GOAL = 'Subscribe to the newsletter with the email "ann@example.com"'

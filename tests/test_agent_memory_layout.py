@@ -19,9 +19,9 @@ from click.testing import CliRunner, Result
 
 import webmem
 from webmem import Step
-from webmem.agent_memory_layout import export_agent_memory, import_agent_memory
 from webmem.cli import cli
-from webmem.export import collect
+from webmem.interop.agent_memory import export_agent_memory, import_agent_memory
+from webmem.interop.transfer import collect
 
 FIXTURES = Path("/work/shared/fixtures")
 AGENT_MEMORY = FIXTURES / "agent-memory"
@@ -146,7 +146,7 @@ def test_import_keeps_every_record_of_the_fixture(tmp_path: Path) -> None:
         assert dict(again.added) == {} and again.skipped["trajectories"] == report.added["trajectories"]
         # the knowledge file's "domain" is a URL and the folder has the port as _3000 (FORMATS.md 1.3)
         assert {fact.domain for fact in collect(mem, ["facts"])["facts"]} == set(knowledge)
-        run = mem.runs.get_run("fork_1794388850496_1zrt90_1794388851815")
+        run = mem.runs.get("fork_1794388850496_1zrt90_1794388851815")
         assert (run.domain, run.session_id, run.parent_run_id) == (
             "localhost:5173", "fork_1794388850496_1zrt90", "run_1794308438923_jg3e7s")
 
@@ -340,7 +340,7 @@ def test_export_writes_every_file_inside_its_directory(tmp_path: Path) -> None:
     assert again["added"] == {"trajectories": 9, "runs": 6, "facts": 3}  # a_1 could not be written
     with webmem.Memory.open(memory) as first, webmem.Memory.open(back) as second:
         assert {t.id for t in first.trajectories.list()} == {t.id for t in second.trajectories.list()}
-        assert {r.run_id for r in first.runs.list_runs()} == {r.run_id for r in second.runs.list_runs()}
+        assert {r.run_id for r in first.runs.list()} == {r.run_id for r in second.runs.list()}
 
 
 def test_export_never_follows_a_link_out_of_its_directory(tmp_path: Path) -> None:
@@ -421,7 +421,7 @@ def test_round_trip_of_records_webmem_made_itself(tmp_path: Path) -> None:
         # the layout writes JavaScript timestamps: milliseconds
         millis = lambda manifest: {k: v.replace(microsecond=v.microsecond // 1000 * 1000)  # noqa: E731
                                    if isinstance(v, datetime) else v for k, v in manifest.model_dump().items()}
-        assert millis(copy.runs.get_run(run.id)) == millis(mem.runs.get_run(run.id))
+        assert millis(copy.runs.get(run.id)) == millis(mem.runs.get(run.id))
         fact = lambda f: (f.domain, f.type, f.key, f.value, f.confidence)  # noqa: E731
         assert [fact(f) for f in copy.knowledge.facts("shop.example:8443")] == [
             fact(f) for f in mem.knowledge.facts("shop.example:8443")]

@@ -117,15 +117,15 @@ def test_webmem_run_then_replay_on_the_next_run(tmp_path: Path) -> None:
                          cwd=tmp_path)
         assert resumed.returncode in (0, 1), resumed.stderr
         with Memory.open(memory) as mem:
-            child = mem.runs.get_run(json.loads(resumed.stdout)["run_id"])
-            assert child.session_id == mem.runs.get_run(again["run_id"]).session_id
+            child = mem.runs.get(json.loads(resumed.stdout)["run_id"])
+            assert child.session_id == mem.runs.get(again["run_id"]).session_id
         forked = webmem("run", "--fork-run", again["run_id"], "--goal", 'Subscribe with the email "cy@example.net"',
                         "--memory-dir", memory, "--json", "--max-turns", "4", cwd=tmp_path)
         assert forked.returncode in (0, 1), forked.stderr
         with Memory.open(memory) as mem:
-            branch = mem.runs.get_run(json.loads(forked.stdout)["run_id"])
+            branch = mem.runs.get(json.loads(forked.stdout)["run_id"])
             assert branch.parent_run_id == again["run_id"]
-            assert branch.session_id != mem.runs.get_run(again["run_id"]).session_id
+            assert branch.session_id != mem.runs.get(again["run_id"]).session_id
         cold = webmem("run", "--goal", goal, "--url", url, "--no-memory", "--json", cwd=tmp_path)
         assert json.loads(cold.stdout)["run_id"] is None
 

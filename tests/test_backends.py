@@ -26,7 +26,7 @@ from sqlalchemy import text
 import webmem
 from webmem.cli import cli
 from webmem.store.migrations import NAMESPACED_TABLES
-from webmem.working import AgentMemory
+from webmem.working.memory import AgentMemory
 
 SHOP = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"
@@ -92,7 +92,7 @@ def test_concurrent_agents_keep_every_count_exact(open_memory: Any, memory_locat
         # the session log keeps the newest five per domain, however many agents finish at once
         assert rows.count(mem, "sessions") == 5 and len(mem.knowledge.sessions(DOMAIN)) == 5
 
-        (selector,) = mem.selectors.top(DOMAIN)
+        (selector,) = mem.selectors.list(DOMAIN)
         assert (selector.element, selector.stable_selector, selector.success_count) == (TARGET, SELECTOR, total)
 
         facts = {(f.type, f.key, f.value): f for f in mem.knowledge.facts(DOMAIN, min_confidence=0)}
@@ -184,10 +184,10 @@ def api_reads(mem: webmem.Memory, ids: dict[str, str]) -> str:
             seen.append(type(exc).__name__)
 
     run_id = ids["run"]
-    attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.list_runs()])
-    attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.list_runs(domain=DOMAIN)])
-    attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.list_runs(session_id=SESSION)])
-    attempt(lambda: mem.runs.get_run(run_id).model_dump(mode="json"))
+    attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.list()])
+    attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.list(domain=DOMAIN)])
+    attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.list(session_id=SESSION)])
+    attempt(lambda: mem.runs.get(run_id).model_dump(mode="json"))
     attempt(lambda: [s.model_dump(mode="json") for s in mem.runs.steps(run_id)])
     attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.lineage(run_id)])
     attempt(lambda: [m.model_dump(mode="json") for m in mem.runs.children(run_id)])
@@ -200,12 +200,12 @@ def api_reads(mem: webmem.Memory, ids: dict[str, str]) -> str:
     attempt(lambda: str(mem.trajectories.find_best_match(QUERY, origin=SHOP)))
     attempt(lambda: [f.model_dump(mode="json") for f in mem.knowledge.facts(DOMAIN, min_confidence=0)])
     attempt(lambda: mem.knowledge.domains())
-    attempt(lambda: mem.knowledge.format_for_brain(DOMAIN))
+    attempt(lambda: mem.knowledge.format_for_prompt(DOMAIN))
     attempt(lambda: [s.model_dump(mode="json") for s in mem.knowledge.sessions(DOMAIN)])
     attempt(lambda: mem.knowledge.format_sessions(DOMAIN))
-    attempt(lambda: [s.model_dump(mode="json") for s in mem.selectors.top(DOMAIN)])
+    attempt(lambda: [s.model_dump(mode="json") for s in mem.selectors.list(DOMAIN)])
     attempt(lambda: mem.selectors.domains())
-    attempt(lambda: mem.selectors.format_for_brain(DOMAIN))
+    attempt(lambda: mem.selectors.format_for_prompt(DOMAIN))
     attempt(lambda: [item.model_dump(mode="json") for item in mem.lessons.list()])
     attempt(lambda: mem.lessons.get(ids["lesson"]).model_dump(mode="json"))
     attempt(lambda: mem.lessons.get(ids["tip"]).model_dump(mode="json"))
@@ -215,7 +215,7 @@ def api_reads(mem: webmem.Memory, ids: dict[str, str]) -> str:
     attempt(lambda: [e.model_dump(mode="json") for e in mem.episodes.load_all_memories_for_session(EPISODE)])
     attempt(lambda: mem.episodes.sessions())
     attempt(lambda: [p.model_dump(mode="json") for p in mem.patterns.get_patterns_for_domain(DOMAIN)])
-    attempt(lambda: mem.patterns.format_for_brain(DOMAIN))
+    attempt(lambda: mem.patterns.format_for_prompt(DOMAIN))
     attempt(lambda: AgentMemory.load(mem.scope, run_id, patterns=mem.patterns).format_for_prompt(DOMAIN))
     attempt(lambda: AgentMemory.load(mem.scope, run_id, patterns=mem.patterns).context_store.to_dict())
     attempt(lambda: str(mem.preview_context(goal=QUERY, url=SHOP)))
@@ -236,7 +236,7 @@ def test_a_namespace_sees_nothing_of_another_through_the_api(open_memory: Any) -
     assert MARKER not in seen_by_b
     assert not [name for name, value in ids.items() if value in seen_by_b]
     with pytest.raises(webmem.RunNotFound):
-        b.runs.get_run(ids["run"])
+        b.runs.get(ids["run"])
     with pytest.raises(webmem.TrajectoryNotFound):
         b.trajectories.get(ids["trajectory"])
     with pytest.raises(webmem.InvalidInput):
@@ -245,7 +245,7 @@ def test_a_namespace_sees_nothing_of_another_through_the_api(open_memory: Any) -
         b.patterns.record_usage(ids["pattern"], success=True)
     assert b.episodes.init_episode(EPISODE).rep == 1
     # B's own writes with A's names change nothing of A's
-    b.runs.start_run(goal="the same id in B", start_url=SHOP, run_id=ids["run"])
+    b.runs.start(goal="the same id in B", start_url=SHOP, run_id=ids["run"])
     assert b.get_run(ids["run"]).working.get_task_summary()["cycles"] == 0
     assert a.get_run(ids["run"]).working.get_task_summary()["cycles"] == 1
     assert len(a.runs.steps(ids["run"])) == 2 and b.runs.steps(ids["run"]) == []

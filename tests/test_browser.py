@@ -7,9 +7,10 @@ import urllib.request
 
 import pytest
 
-from webmem.browser import element_identity, find_chromium, launch_chromium
+from webmem.agent.browser import element_identity, find_chromium
+from webmem.core.errors import BrowserUnavailable, WebmemError
 from webmem.demo.server import SITE_DIR, serve_site
-from webmem.errors import BrowserUnavailable, WebmemError
+
 
 @pytest.fixture(scope="module")
 def base_url(site_url):

@@ -28,7 +28,7 @@ from click.testing import CliRunner, Result
 
 import webmem
 from webmem.cli import cli
-from webmem.export import import_path
+from webmem.interop.transfer import import_path
 from webmem.store import engine
 from webmem.store.migrations import MIGRATIONS, apply_migrations
 

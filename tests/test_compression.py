@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webmem.compression import (
+from webmem.core.errors import InvalidInput
+from webmem.working.compression import (
     FIELDS_HEADING,
     METHOD_EXTRACTIVE,
     METHOD_HOOK,
@@ -24,7 +25,6 @@ from webmem.compression import (
     compress_with,
     head_tail,
 )
-from webmem.errors import InvalidInput
 
 LINKS_PAGE = Path(__file__).parent / "data" / "links_page.html"
 

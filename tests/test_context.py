@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import webmem
-from webmem.token_budget import estimate
 from webmem import ContextPack, ContextPart
-from webmem.context import MIN_TRUNCATED_TOKENS, SEPARATOR, TRUNCATION_MARKER
+from webmem.core.pack import MIN_TRUNCATED_TOKENS, SEPARATOR, TRUNCATION_MARKER
+from webmem.core.tokens import estimate
 
 SHOP = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"

@@ -8,8 +8,8 @@ import pytest
 
 import webmem
 from webmem import InvalidInput
-from webmem.context_store import EXTRACTION_TTL_SECONDS, ContextStore
-from webmem.working import AgentMemory
+from webmem.working.context_store import EXTRACTION_TTL_SECONDS, ContextStore
+from webmem.working.memory import AgentMemory
 
 SHOP = "https://www.example-shop.com/"
 

@@ -11,7 +11,7 @@ from typing import Any
 import rows
 
 import webmem
-from webmem.browser import element_identity
+from webmem.agent.browser import element_identity
 
 PASSWORD = "correct-horse-battery"
 
@@ -89,6 +89,6 @@ def test_demo_command_prints_second_runs_context(tmp_path: Path) -> None:
     assert 'click button "Search"' in out
     assert f"Memory lives in {directory.resolve()}" in out
     with webmem.Memory.open(directory) as mem:
-        runs = mem.runs.list_runs()
+        runs = mem.runs.list()
         assert [run.status for run in runs] == ["completed", "completed"]
         assert len(mem.trajectories.list()) == 2

@@ -13,8 +13,8 @@ import rows
 
 import webmem
 from webmem import EnvironmentState
-from webmem.aria import element_iou, environment_from_snapshot, parse_aria_snapshot
 from webmem.demo.server import serve_site
+from webmem.episodes.aria import element_iou, environment_from_snapshot, parse_aria_snapshot
 
 SITE = Path(__file__).parent / "sites" / "episodes"
 GOAL = "Set the priority of the ticket to High"

@@ -9,8 +9,8 @@ from typing import Any
 from playwright.sync_api import Error as PlaywrightError
 
 import webmem
+from webmem.core.urls import domain_of
 from webmem.demo.server import serve_site
-from webmem.urls import domain_of
 
 OVERLAY_SITE = Path(__file__).parent / "sites" / "overlay"
 CLICK_TIMEOUT_MS = 1000

@@ -12,7 +12,7 @@ import pytest
 
 import webmem
 from webmem import EpisodeEntry, InvalidInput, export_memories
-from webmem.episode_export import CSV_COLUMNS, EXPORT_FORMATS
+from webmem.episodes.export import CSV_COLUMNS, EXPORT_FORMATS
 
 TICKETS = "https://support.example.com/tickets"
 PAGE = {"url": TICKETS, "title": "Ticket 4021", "elements": [

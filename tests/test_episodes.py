@@ -15,9 +15,9 @@ from pydantic import ValidationError
 
 import webmem
 from webmem import EnvironmentState, EpisodeEntry, EpisodeStore, HashingEmbedder, InvalidInput, RetrievedMemory
-from webmem.aria import element_iou
-from webmem.embeddings import cosine
-from webmem.episodes import ENV_THRESHOLD, ENV_TOP_K, ENV_WEIGHT, RETRIEVE_LIMIT, STATE_WEIGHT, action_signature
+from webmem.episodes.aria import element_iou
+from webmem.episodes.embeddings import cosine
+from webmem.episodes.store import ENV_THRESHOLD, ENV_TOP_K, ENV_WEIGHT, RETRIEVE_LIMIT, STATE_WEIGHT, action_signature
 
 TICKETS = "https://support.example.com/tickets"
 BASE = [("button", f"Action {i}") for i in range(10)]
@@ -272,7 +272,7 @@ def test_the_entry_model_itself_is_validated() -> None:
         ("surprise", 1, "surprise: Extra inputs are not permitted"),
     ]:
         with pytest.raises(InvalidInput) as caught:
-            webmem.models.validated(EpisodeEntry, **{**good, field: value})
+            webmem.core.models.validated(EpisodeEntry, **{**good, field: value})
         assert str(caught.value) == reason
     with pytest.raises(ValidationError):
         EpisodeEntry(**{**good, "env_pre": {"url": ""}})

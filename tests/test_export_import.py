@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 import webmem
 from webmem import InvalidInput
 from webmem.cli import cli
-from webmem.export import KINDS, collect, detect, import_path, render
-from webmem.models import FACT_TYPES
+from webmem.core.models import FACT_TYPES
+from webmem.interop.transfer import KINDS, collect, detect, import_path, render
 
 FIXTURES = Path("/work/shared/fixtures")
 AGENT_MEMORY = FIXTURES / "agent-memory"

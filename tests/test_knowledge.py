@@ -128,8 +128,8 @@ def test_facts_are_ordered_filtered_by_type_and_min_confidence(mem: webmem.Memor
     assert [f.value for f in mem.knowledge.facts(SHOP, type="pattern")] == ["needed for cart"]
 
 
-def test_format_for_brain_shows_confident_facts_grouped_by_type(mem: webmem.Memory) -> None:
-    assert mem.knowledge.format_for_brain(DOMAIN) == ""
+def test_format_for_prompt_shows_confident_facts_grouped_by_type(mem: webmem.Memory) -> None:
+    assert mem.knowledge.format_for_prompt(DOMAIN) == ""
     mem.knowledge.record_fact(DOMAIN, "timing", "load", "2s")
     mem.knowledge.record_fact(DOMAIN, "timing", "load", "3s")  # 2s 0.3 (hidden), 3s 0.6
     mem.knowledge.record_fact(DOMAIN, "timing", "search", "1s")
@@ -138,7 +138,7 @@ def test_format_for_brain_shows_confident_facts_grouped_by_type(mem: webmem.Memo
     mem.knowledge.record_fact(DOMAIN, "quirk", "modal", "shadow DOM")
     mem.knowledge.record_fact(DOMAIN, "selector", "search box", "[data-testid='search']")
 
-    text = mem.knowledge.format_for_brain(DOMAIN)
+    text = mem.knowledge.format_for_prompt(DOMAIN)
     assert "2s" not in text
     lines = text.splitlines()
     headings = [line for line in lines if not line.startswith(" ")]
@@ -365,7 +365,7 @@ def test_a_finish_with_an_invalid_fact_writes_nothing(
     with pytest.raises(webmem.InvalidInput):
         run.finish(success=True, outcome="ok", facts=[{"type": "timing", "key": "good", "value": "1s"}, bad])
     assert not run.finished
-    assert mem.runs.get_run(run.id).status == "running"
+    assert mem.runs.get(run.id).status == "running"
     assert mem.knowledge.sessions(DOMAIN) == []
     assert mem.trajectories.list() == []
     assert mem.knowledge.facts(DOMAIN, min_confidence=0.0) == []

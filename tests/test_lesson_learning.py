@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import webmem
-from webmem.lesson_learning import (
+from webmem.core.models import Step
+from webmem.lessons.learning import (
     KNOWN_COMMANDS,
     command_name,
     error_pattern,
@@ -18,7 +19,6 @@ from webmem.lesson_learning import (
     is_substantive,
     steps_from_actions_log,
 )
-from webmem.models import Step
 
 FIXTURES = Path("/work/shared/fixtures")
 RUNS_DIR = FIXTURES / "lessons-runs"

@@ -14,8 +14,8 @@ import pytest
 import rows
 
 import webmem
-from webmem.clock import utcnow
-from webmem.urls import domain_matches
+from webmem.core.clock import utcnow
+from webmem.core.urls import domain_matches
 
 FIXTURE_FILE = Path("/work/shared/fixtures/lessons-memory.json")
 GOOGLE = "https://www.google.com/"

@@ -92,18 +92,18 @@ def test_nothing_written_in_one_namespace_is_visible_from_another(open_memory: A
         a_child = a.resume_run(done.id)
         (trajectory,) = a.trajectories.list()
         # A sees its own records (so the checks below can fail)
-        assert len(a.runs.list_runs()) == 3
+        assert len(a.runs.list()) == 3
         assert [m.run_id for m in a.runs.children(done.id)] == [a_child.id]
         assert a.trajectories.find_best_match(GOAL, origin=SHOP) is not None
-        assert a.knowledge.facts(DOMAIN) and a.knowledge.sessions(DOMAIN) and a.selectors.top(DOMAIN)
+        assert a.knowledge.facts(DOMAIN) and a.knowledge.sessions(DOMAIN) and a.selectors.list(DOMAIN)
         assert str(a.start_run(goal=GOAL, start_url=SHOP).context()) != ""
 
         # runs and steps
-        assert b.runs.list_runs() == []
-        assert b.runs.list_runs(session_id="sess-a") == []
+        assert b.runs.list() == []
+        assert b.runs.list(session_id="sess-a") == []
         for run_id in (done.id, open_run.id, a_child.id):
             with pytest.raises(webmem.RunNotFound):
-                b.runs.get_run(run_id)
+                b.runs.get(run_id)
             with pytest.raises(webmem.RunNotFound):
                 b.runs.steps(run_id)
             with pytest.raises(webmem.RunNotFound):
@@ -123,8 +123,8 @@ def test_nothing_written_in_one_namespace_is_visible_from_another(open_memory: A
         # facts, sessions, selectors
         assert b.knowledge.facts(DOMAIN, min_confidence=0) == []
         assert b.knowledge.sessions(DOMAIN) == []
-        assert b.selectors.top(DOMAIN) == []
-        assert b.knowledge.format_for_brain(DOMAIN) == "" and b.selectors.format_for_brain(DOMAIN) == ""
+        assert b.selectors.list(DOMAIN) == []
+        assert b.knowledge.format_for_prompt(DOMAIN) == "" and b.selectors.format_for_prompt(DOMAIN) == ""
         # context
         pack = b.start_run(goal=GOAL, start_url=SHOP).context()
         assert str(pack) == "" and pack.included == []
@@ -135,14 +135,14 @@ def test_nothing_written_in_one_namespace_is_visible_from_another(open_memory: A
         for _ in range(4):  # conflicting values in B would prune A's fact if namespaces leaked
             b.knowledge.record_fact(DOMAIN, "quirk", "cookie-banner", f"other {_}")
         assert b.selectors.record(DOMAIN, 'link "Help"', "#help").success_count == 1
-        reused = b.runs.start_run(goal="Same id, other namespace", start_url=SHOP, run_id=done.id)
+        reused = b.runs.start(goal="Same id, other namespace", start_url=SHOP, run_id=done.id)
         assert reused.run_id == done.id
         assert b.runs.steps(done.id) == []  # A's steps under the same run id stay A's
         assert b.runs.children(done.id) == [] and b.runs.lineage(done.id) == [reused]
         (a_fact,) = a.knowledge.facts(DOMAIN, type="quirk")
         assert (a_fact.sources, a_fact.confidence) == (1, pytest.approx(0.6))
-        assert {e.element: e.success_count for e in a.selectors.top(DOMAIN)}['link "Help"'] == 1
-        assert a.runs.get_run(done.id).goal == GOAL
+        assert {e.element: e.success_count for e in a.selectors.list(DOMAIN)}['link "Help"'] == 1
+        assert a.runs.get(done.id).goal == GOAL
     finally:
         a.close()
         b.close()

@@ -15,8 +15,8 @@ from sqlalchemy import update
 
 import webmem
 from webmem import InvalidInput, NotFound
-from webmem.patterns import MAX_PATTERNS, Pattern, PatternStore
 from webmem.store.schema import patterns as patterns_table
+from webmem.working.patterns import MAX_PATTERNS, Pattern, PatternStore
 
 SHOP = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import subprocess
 import sys
@@ -64,4 +65,43 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     with webmem.Memory.open(tmp_path / ".agent-memory") as mem:
         (lesson,) = mem.lessons.list(category="error_recovery")
         assert lesson.lesson.endswith("try press Escape instead.")
-        assert [run.status for run in mem.runs.list_runs()] == ["completed"]
+        assert [run.status for run in mem.runs.list()] == ["completed"]
+
+
+def _undocumented(owner: object, names: list[str]) -> list[str]:
+    import inspect
+
+    missing = []
+    for name in names:
+        obj = getattr(owner, name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        if inspect.isclass(obj):
+            for attr, value in vars(obj).items():
+                if isinstance(value, staticmethod | classmethod):
+                    value = value.__func__
+                if isinstance(value, property):
+                    value = value.fget
+                if not attr.startswith("_") and callable(value) and not (value.__doc__ or "").strip():
+                    missing.append(f"{name}.{attr}")
+    return missing
+
+
+@pytest.mark.parametrize("package", ["webmem", "webmem.working", "webmem.agent", "webmem.interop", "webmem.lessons",
+                                     "webmem.trajectories", "webmem.episodes"])
+def test_every_public_name_says_what_it_is_for(package: str) -> None:
+    module = importlib.import_module(package)
+    assert _undocumented(module, module.__all__) == []
+
+
+def test_memory_open_documents_every_parameter_and_the_constructor_is_not_public() -> None:
+    import inspect
+
+    doc = inspect.getdoc(webmem.Memory.open) or ""
+    for parameter in inspect.signature(webmem.Memory.open).parameters:
+        assert f"{parameter}:" in doc, f"Memory.open does not document {parameter}"
+    assert "__init__" not in vars(webmem.Memory)
+    with pytest.raises(TypeError, match=r"Memory\.open"):
+        webmem.Memory()

@@ -40,7 +40,7 @@ def test_a_started_run_has_a_running_manifest(mem: webmem.Memory) -> None:
     assert manifest.success is manifest.summary is manifest.result is manifest.reason is None
     assert is_utc(manifest.started_at) and is_utc(manifest.updated_at)
     assert run.domain == DOMAIN and run.goal == GOAL and not run.finished
-    assert mem.runs.get_run(run.id) == manifest
+    assert mem.runs.get(run.id) == manifest
     fields = set(webmem.RunManifest.model_fields)
     assert {
         "run_id", "session_id", "parent_run_id", "status", "goal", "domain", "start_url", "final_url",
@@ -57,7 +57,7 @@ def test_update_sets_current_url_turn_count_and_artifacts(mem: webmem.Memory) ->
     assert updated.updated_at >= started.updated_at
     assert run.update(artifact_paths=["shots/1.png"]).artifact_paths == ["shots/1.png"]
     assert run.update(artifact_paths=["shots/2.png"]).artifact_paths == ["shots/1.png", "shots/2.png"]
-    stored = mem.runs.get_run(run.id)
+    stored = mem.runs.get(run.id)
     assert (stored.current_url, stored.turn_count, stored.artifact_paths) == (
         f"{SHOP}search?q=watch", 4, ["shots/1.png", "shots/2.png"]
     )
@@ -74,7 +74,7 @@ def test_bad_updates_are_refused(mem: webmem.Memory, changes: dict[str, Any], fi
     run = mem.start_run(goal=GOAL, start_url=SHOP)
     with pytest.raises(webmem.InvalidInput, match=field):
         run.update(**changes)
-    assert mem.runs.get_run(run.id).turn_count == 0
+    assert mem.runs.get(run.id).turn_count == 0
 
 
 def test_record_step_counts_turns_and_follows_the_url(mem: webmem.Memory) -> None:
@@ -141,7 +141,7 @@ def test_finish_success_completes_the_run(mem: webmem.Memory) -> None:
     assert (manifest.result, manifest.reason, manifest.final_url) == ("Found 12 reviews", None, f"{SHOP}reviews")
     assert is_utc(manifest.completed_at) and manifest.completed_at >= manifest.started_at
     assert manifest.turn_count == 1 and run.finished
-    assert mem.runs.get_run(run.id) == manifest
+    assert mem.runs.get(run.id) == manifest
 
 
 def test_finish_failure_fails_the_run(mem: webmem.Memory) -> None:
@@ -162,7 +162,7 @@ def test_finish_is_idempotent(mem: webmem.Memory, events: list[dict[str, Any]]) 
     assert again == first
     # a fresh handle on the finished run does not finish it twice either
     assert mem.get_run(run.id).finish(success=False, outcome="third time") == first
-    assert mem.runs.complete_run(run.id, success=False, summary="fourth") == first
+    assert mem.runs.complete(run.id, success=False, summary="fourth") == first
     assert len(mem.knowledge.sessions(DOMAIN)) == 1
     assert len(mem.trajectories.list()) == 1
     assert [e["event"] for e in events].count("run_finished") == 1
@@ -173,7 +173,7 @@ def test_the_context_manager_fails_the_run_on_an_exception_and_re_raises(mem: we
     with pytest.raises(ValueError, match="page crashed"), mem.start_run(goal=GOAL, start_url=SHOP) as run:
         run.record_step(action="click", target='button "Search"', selector="#search", url=SHOP)
         raise ValueError("page crashed")
-    manifest = mem.runs.get_run(run.id)
+    manifest = mem.runs.get(run.id)
     assert (manifest.status, manifest.success) == ("failed", False)
     assert "ValueError" in manifest.reason and "page crashed" in manifest.reason
     assert run.finished
@@ -185,7 +185,7 @@ def test_the_context_manager_fails_the_run_on_an_exception_and_re_raises(mem: we
 def test_a_block_that_ends_without_finish_fails_the_run(mem: webmem.Memory) -> None:
     with mem.start_run(goal=GOAL, start_url=SHOP) as run:
         run.record_step(action="click", target='button "Search"', selector="#search", url=SHOP)
-    manifest = mem.runs.get_run(run.id)
+    manifest = mem.runs.get(run.id)
     assert (manifest.status, manifest.success) == ("failed", False)
     assert manifest.reason and "finish" in manifest.reason
     assert mem.trajectories.list() == []
@@ -194,7 +194,7 @@ def test_a_block_that_ends_without_finish_fails_the_run(mem: webmem.Memory) -> N
 def test_a_block_that_finishes_keeps_its_outcome(mem: webmem.Memory) -> None:
     with mem.start_run(goal=GOAL, start_url=SHOP) as run:
         run.finish(success=True, outcome="ok")
-    assert mem.runs.get_run(run.id).status == "completed"
+    assert mem.runs.get(run.id).status == "completed"
 
 
 def test_a_finished_run_records_nothing_more(mem: webmem.Memory) -> None:
@@ -207,7 +207,7 @@ def test_a_finished_run_records_nothing_more(mem: webmem.Memory) -> None:
     with pytest.raises(webmem.RunClosed):
         mem.get_run(run.id).record_step(action="click")
     assert mem.runs.steps(run.id) == []
-    assert mem.runs.get_run(run.id).turn_count == 0
+    assert mem.runs.get(run.id).turn_count == 0
 
 
 def test_a_failed_run_records_a_session_but_no_trajectory(mem: webmem.Memory) -> None:
@@ -242,17 +242,17 @@ def test_list_runs_filters_and_orders_newest_first(mem: webmem.Memory) -> None:
     a.finish(success=True)
     b.finish(success=False)
     ids = lambda found: [m.run_id for m in found]  # noqa: E731
-    assert ids(mem.runs.list_runs()) == [d.id, c.id, b.id, a.id]
-    assert ids(mem.runs.list_runs(domain=DOMAIN)) == [d.id, c.id, a.id]
-    assert ids(mem.runs.list_runs(domain="localhost:5173")) == [b.id]
-    assert ids(mem.runs.list_runs(domain="http://LOCALHOST:5173/anything")) == [b.id]
-    assert ids(mem.runs.list_runs(session_id="s1")) == [b.id, a.id]
-    assert ids(mem.runs.list_runs(status="running")) == [d.id, c.id]
-    assert ids(mem.runs.list_runs(status="completed")) == [a.id]
-    assert ids(mem.runs.list_runs(status="failed")) == [b.id]
-    assert ids(mem.runs.list_runs(limit=2)) == [d.id, c.id]
-    assert ids(mem.runs.list_runs(domain=DOMAIN, status="running", limit=1)) == [d.id]
-    assert ids(mem.runs.list_runs(domain="nowhere.example")) == []
+    assert ids(mem.runs.list()) == [d.id, c.id, b.id, a.id]
+    assert ids(mem.runs.list(domain=DOMAIN)) == [d.id, c.id, a.id]
+    assert ids(mem.runs.list(domain="localhost:5173")) == [b.id]
+    assert ids(mem.runs.list(domain="http://LOCALHOST:5173/anything")) == [b.id]
+    assert ids(mem.runs.list(session_id="s1")) == [b.id, a.id]
+    assert ids(mem.runs.list(status="running")) == [d.id, c.id]
+    assert ids(mem.runs.list(status="completed")) == [a.id]
+    assert ids(mem.runs.list(status="failed")) == [b.id]
+    assert ids(mem.runs.list(limit=2)) == [d.id, c.id]
+    assert ids(mem.runs.list(domain=DOMAIN, status="running", limit=1)) == [d.id]
+    assert ids(mem.runs.list(domain="nowhere.example")) == []
 
 
 @pytest.mark.parametrize(
@@ -262,14 +262,14 @@ def test_list_runs_filters_and_orders_newest_first(mem: webmem.Memory) -> None:
 )
 def test_bad_list_filters_are_refused(mem: webmem.Memory, filters: dict[str, Any], field: str) -> None:
     with pytest.raises(webmem.InvalidInput, match=field):
-        mem.runs.list_runs(**filters)
+        mem.runs.list(**filters)
 
 
 @pytest.mark.parametrize("run_id", ["run_0000000000000_zzzzzz", "nope"])
 def test_an_unknown_run_id_raises_run_not_found(mem: webmem.Memory, run_id: str) -> None:
     mem.start_run(goal=GOAL, start_url=SHOP)
     with pytest.raises(webmem.RunNotFound, match=run_id):
-        mem.runs.get_run(run_id)
+        mem.runs.get(run_id)
     with pytest.raises(webmem.RunNotFound):
         mem.get_run(run_id)
     with pytest.raises(webmem.RunNotFound):
@@ -284,7 +284,7 @@ def test_an_unknown_run_id_raises_run_not_found(mem: webmem.Memory, run_id: str)
 @pytest.mark.parametrize("run_id", ["", 42, None])
 def test_a_malformed_run_id_raises_invalid_input(mem: webmem.Memory, run_id: object) -> None:
     with pytest.raises(webmem.InvalidInput, match="run_id"):
-        mem.runs.get_run(run_id)  # type: ignore[arg-type]
+        mem.runs.get(run_id)  # type: ignore[arg-type]
 
 
 # --- resume, fork, lineage --------------------------------------------------------------------
@@ -392,7 +392,7 @@ def test_run_ids_have_the_documented_shape_and_sort_in_creation_order(mem: webme
 )
 def test_the_domain_key_is_the_host_with_port_lower_cased(mem: webmem.Memory, url: str, domain: str) -> None:
     run = mem.start_run(goal=GOAL, start_url=url)
-    assert run.domain == domain == mem.runs.get_run(run.id).domain
+    assert run.domain == domain == mem.runs.get(run.id).domain
 
 
 hosts = st.lists(st.from_regex(r"[a-zA-Z0-9]([a-zA-Z0-9-]{0,8}[a-zA-Z0-9])?", fullmatch=True), min_size=1, max_size=4)
@@ -418,7 +418,7 @@ def test_domain_key_property(mem: webmem.Memory, labels: list[str], scheme: str,
 def test_an_invalid_start_url_is_refused_at_start_run(mem: webmem.Memory, url: object) -> None:
     with pytest.raises(webmem.InvalidInput, match="start_url"):
         mem.start_run(goal=GOAL, start_url=url)  # type: ignore[arg-type]
-    assert mem.runs.list_runs() == []
+    assert mem.runs.list() == []
 
 
 # --- bad input --------------------------------------------------------------------------------
@@ -452,14 +452,14 @@ def test_bad_step_input_names_the_field(mem: webmem.Memory, fields: dict[str, An
     with pytest.raises(webmem.InvalidInput, match=re.escape(field)):
         run.record_step(**arguments)
     assert mem.runs.steps(run.id) == []
-    assert mem.runs.get_run(run.id).turn_count == 0
+    assert mem.runs.get(run.id).turn_count == 0
 
 
 @pytest.mark.parametrize("goal", ["", "   ", "x" * 2001, 123, None, ["a goal"]])
 def test_a_bad_goal_is_refused(mem: webmem.Memory, goal: object) -> None:
     with pytest.raises(webmem.InvalidInput, match="goal"):
         mem.start_run(goal=goal, start_url=SHOP)  # type: ignore[arg-type]
-    assert mem.runs.list_runs() == []
+    assert mem.runs.list() == []
 
 
 def test_a_goal_of_2000_characters_is_accepted(mem: webmem.Memory) -> None:
@@ -477,7 +477,7 @@ def test_bad_finish_input_is_refused_and_leaves_the_run_open(
     run = mem.start_run(goal=GOAL, start_url=SHOP)
     with pytest.raises(webmem.InvalidInput, match=field):
         run.finish(**fields)
-    assert mem.runs.get_run(run.id).status == "running"
+    assert mem.runs.get(run.id).status == "running"
     assert run.finish(success=True).status == "completed"
 
 

@@ -147,7 +147,7 @@ def use_the_secret_everywhere(mem: webmem.Memory) -> webmem.Run:
 
 
 def check_the_secret_is_replaced(mem: webmem.Memory, run: webmem.Run, events: list[dict[str, Any]]) -> None:
-    manifest = mem.runs.get_run(run.id)
+    manifest = mem.runs.get(run.id)
     assert manifest.goal == "Log in with token {api_token} and read the inbox"
     assert manifest.start_url == f"{SHOP}?token={{api_token}}"
     assert manifest.final_url == f"{SHOP}inbox?token={{api_token}}"
@@ -165,11 +165,11 @@ def check_the_secret_is_replaced(mem: webmem.Memory, run: webmem.Run, events: li
     facts = {(f.key, f.value) for f in mem.knowledge.facts(DOMAIN, min_confidence=0)}
     assert ("token {api_token}", "the token {api_token} expires hourly") in facts
     assert ("login", "{api_token} login takes 2s") in facts
-    elements = {(e.element, e.stable_selector) for e in mem.selectors.top(DOMAIN)}
+    elements = {(e.element, e.stable_selector) for e in mem.selectors.list(DOMAIN)}
     assert ('link "{api_token}"', "#link-{api_token}") in elements
     (trajectory,) = mem.trajectories.list()
     assert trajectory.goal == manifest.goal
-    crashed = mem.runs.list_runs(status="failed")[0]
+    crashed = mem.runs.list(status="failed")[0]
     assert crashed.reason is not None and "{api_token}" in crashed.reason
 
     stored = every_stored_value(mem)

@@ -16,7 +16,7 @@ def test_record_counts_successes(mem: webmem.Memory) -> None:
     for expected in (2, 3):
         entry = mem.selectors.record(DOMAIN, 'button "Search"', "#search-btn")
         assert entry.success_count == expected
-    (stored,) = mem.selectors.top(DOMAIN)
+    (stored,) = mem.selectors.list(DOMAIN)
     assert (stored.domain, stored.element, stored.success_count) == (DOMAIN, 'button "Search"', 3)
 
 
@@ -34,7 +34,7 @@ def test_a_ref_is_stored_as_last_ref_and_a_stable_selector_is_kept_beside_it(mem
     assert (newer_stable.stable_selector, newer_stable.last_ref) == ("[data-testid='search']", "@e9")
     assert newer_stable.success_count == 4
 
-    text = mem.selectors.format_for_brain(DOMAIN)
+    text = mem.selectors.format_for_prompt(DOMAIN)
     assert "- button \"Search\" -> selector [data-testid='search'], ref @e9 (4 successes)" in text
     assert '- link "Cart" -> ref @e12 (1 success)' in text
 
@@ -42,11 +42,11 @@ def test_a_ref_is_stored_as_last_ref_and_a_stable_selector_is_kept_beside_it(mem
 def test_entries_are_per_domain(mem: webmem.Memory) -> None:
     mem.selectors.record(DOMAIN, 'button "Search"', "#a")
     mem.selectors.record("localhost:5173", 'button "Search"', "#b")
-    (here,) = mem.selectors.top(DOMAIN)
-    (there,) = mem.selectors.top("localhost:5173")
+    (here,) = mem.selectors.list(DOMAIN)
+    (there,) = mem.selectors.list("localhost:5173")
     assert (here.stable_selector, there.stable_selector) == ("#a", "#b")
     assert here.success_count == there.success_count == 1
-    assert mem.selectors.top(SHOP) == [here]  # a URL is accepted for its domain
+    assert mem.selectors.list(SHOP) == [here]  # a URL is accepted for its domain
 
 
 def test_top_is_ordered_by_count_and_limited(mem: webmem.Memory) -> None:
@@ -54,28 +54,28 @@ def test_top_is_ordered_by_count_and_limited(mem: webmem.Memory) -> None:
     for element, count in counts.items():
         for _ in range(count):
             mem.selectors.record(DOMAIN, element, f"#{element}")
-    assert [e.element for e in mem.selectors.top(DOMAIN)] == ["bravo", "delta", "echo", "alpha", "charlie"]
-    assert [e.success_count for e in mem.selectors.top(DOMAIN, limit=3)] == [5, 4, 3]
-    assert [e.element for e in mem.selectors.top(DOMAIN, limit=1)] == ["bravo"]
+    assert [e.element for e in mem.selectors.list(DOMAIN)] == ["bravo", "delta", "echo", "alpha", "charlie"]
+    assert [e.success_count for e in mem.selectors.list(DOMAIN, limit=3)] == [5, 4, 3]
+    assert [e.element for e in mem.selectors.list(DOMAIN, limit=1)] == ["bravo"]
 
 
 def test_top_defaults_to_twenty(mem: webmem.Memory) -> None:
     for i in range(23):
         mem.selectors.record(DOMAIN, f"element {i:02d}", f"#e{i}")
-    assert len(mem.selectors.top(DOMAIN)) == 20
+    assert len(mem.selectors.list(DOMAIN)) == 20
 
 
 @pytest.mark.parametrize("limit", [0, -1, "5", True, 2.5])
 def test_top_rejects_a_bad_limit(mem: webmem.Memory, limit: object) -> None:
     with pytest.raises(webmem.InvalidInput):
-        mem.selectors.top(DOMAIN, limit=limit)  # type: ignore[arg-type]
+        mem.selectors.list(DOMAIN, limit=limit)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("element", "selector"), [("", "#a"), ("   ", "#a"), ('button "x"', ""), ('button "x"', None)])
 def test_record_rejects_empty_element_or_selector(mem: webmem.Memory, element: str, selector: object) -> None:
     with pytest.raises(webmem.InvalidInput):
         mem.selectors.record(DOMAIN, element, selector)  # type: ignore[arg-type]
-    assert mem.selectors.top(DOMAIN) == []
+    assert mem.selectors.list(DOMAIN) == []
 
 
 def test_known_selectors_in_the_context_are_the_top_twenty_by_count(mem: webmem.Memory) -> None:
@@ -104,7 +104,7 @@ def test_record_step_records_the_selector_of_a_successful_step(mem: webmem.Memor
     run.record_step(action="click", target='link "Broken"', selector="#broken", url=SHOP, ok=False, error="timeout")
     run.record_step(action="click", target='link "No selector"', url=SHOP)
     run.record_step(action="click", selector="#no-target", url=SHOP)
-    entries = {e.element: e for e in mem.selectors.top(DOMAIN)}
+    entries = {e.element: e for e in mem.selectors.list(DOMAIN)}
     assert set(entries) == {'button "Search"'}
     assert (entries['button "Search"'].stable_selector, entries['button "Search"'].last_ref) == ("#search-btn", "@e4")
     assert entries['button "Search"'].success_count == 2
@@ -114,7 +114,7 @@ def test_selectors_of_steps_are_kept_when_the_run_fails(mem: webmem.Memory) -> N
     run = mem.start_run(goal="search smart watch", start_url=SHOP)
     run.record_step(action="click", target='button "Search"', selector="#search-btn", url=SHOP)
     run.finish(success=False, outcome="gave up later")
-    (entry,) = mem.selectors.top(DOMAIN)
+    (entry,) = mem.selectors.list(DOMAIN)
     assert (entry.element, entry.stable_selector, entry.success_count) == ('button "Search"', "#search-btn", 1)
 
 
@@ -122,8 +122,8 @@ def test_a_step_on_another_domain_files_its_selector_there(mem: webmem.Memory) -
     run = mem.start_run(goal="pay for the order", start_url=SHOP)
     run.record_step(action="click", target='button "Pay"', selector="#pay", url="https://pay.example.net/checkout")
     run.record_step(action="click", target='button "Back"', selector="#back")  # no URL: the run's domain
-    assert [e.element for e in mem.selectors.top("pay.example.net")] == ['button "Pay"']
-    assert [e.element for e in mem.selectors.top(DOMAIN)] == ['button "Back"']
+    assert [e.element for e in mem.selectors.list("pay.example.net")] == ['button "Pay"']
+    assert [e.element for e in mem.selectors.list(DOMAIN)] == ['button "Back"']
 
 
 def test_selector_recorded_events(mem: webmem.Memory, events: list[dict]) -> None:
@@ -140,4 +140,4 @@ def test_a_long_target_is_recorded_but_not_cached(mem: webmem.Memory) -> None:
     step = run.record_step(action="click", target=long_target, selector="#a1", url="https://news.example/")
     assert step.target == long_target
     assert mem.runs.steps(run.id)[0].target == long_target
-    assert mem.selectors.top("news.example") == []
+    assert mem.selectors.list("news.example") == []

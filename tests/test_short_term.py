@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from webmem import InvalidInput
-from webmem.short_term import (
+from webmem.working.short_term import (
     DEFAULT_MAX_ENTRIES,
     Action,
     ExecutionOutcome,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from webmem.errors import InvalidInput
-from webmem.sitemap import SitemapGraph, SitemapLimits, SitemapPage, normalize_url
+from webmem.core.errors import InvalidInput
+from webmem.working.sitemap import SitemapGraph, SitemapLimits, SitemapPage, normalize_url
 
 HOME = "https://www.example.com/"
 

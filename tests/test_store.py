@@ -17,7 +17,7 @@ import rows
 from sqlalchemy import select, text
 
 import webmem
-from webmem.clock import utcnow
+from webmem.core.clock import utcnow
 from webmem.store import DB_FILE, MIGRATIONS, apply_migrations
 from webmem.store.engine import BUSY_TIMEOUT_MS
 from webmem.store.schema import lessons, metadata, migrations_table, run_steps, runs
@@ -110,7 +110,7 @@ def test_a_writer_waits_for_another_connection_holding_the_lock(sqlite_mem: webm
     finally:
         release.join()
         blocker.close()
-    assert mem.runs.get_run(run.id).status == "running"
+    assert mem.runs.get(run.id).status == "running"
 
 
 # --- migrations -------------------------------------------------------------------------------
@@ -148,11 +148,11 @@ def test_an_older_database_is_upgraded_on_open_and_keeps_its_data(
     with open_memory() as mem:
         states = {state.name: state for state in mem.migrations()}
         assert all(state.applied for state in states.values())
-        old = mem.runs.get_run("run_0001700000000_oldrun")
+        old = mem.runs.get("run_0001700000000_oldrun")
         assert (old.goal, old.session_id, old.status, old.turn_count) == ("Find the old shop", "sess-old", "running", 1)
         assert old.started_at.utcoffset() == timedelta(0) and old.started_at.year == 2024
         assert [(s.action, s.selector) for s in mem.runs.steps(old.run_id)] == [("click", "#search")]
-        assert [r.run_id for r in mem.runs.list_runs(domain=DOMAIN)] == [old.run_id]
+        assert [r.run_id for r in mem.runs.list(domain=DOMAIN)] == [old.run_id]
         # the old run goes on as any other
         handle = mem.get_run(old.run_id)
         handle.record_step(action="type", target='textbox "Search"', value="shop", url=SHOP)
@@ -311,7 +311,7 @@ def test_concurrent_processes_lose_no_writes(open_memory: Any, memory_location: 
 
     total = WORKERS * STEPS_PER_WORKER
     with open_memory() as mem:
-        finished = mem.runs.list_runs()
+        finished = mem.runs.list()
         assert len(finished) == WORKERS
         assert {run.session_id for run in finished} == {f"worker-{n}" for n in range(WORKERS)}
         for run in finished:
@@ -327,7 +327,7 @@ def test_concurrent_processes_lose_no_writes(open_memory: Any, memory_location: 
         assert derived["typical-steps"].value == f"{STEPS_PER_WORKER} steps"
         assert derived["typical-steps"].sources == WORKERS
 
-        (entry,) = mem.selectors.top(DOMAIN)
+        (entry,) = mem.selectors.list(DOMAIN)
         assert (entry.element, entry.stable_selector, entry.success_count) == ('button "Add to cart"', "#add", total)
         assert len(mem.trajectories.list(domain=DOMAIN)) == WORKERS
         assert len(mem.knowledge.sessions(DOMAIN)) == WORKERS
@@ -367,8 +367,8 @@ def test_events_of_a_rolled_back_transaction_are_dropped(mem: webmem.Memory, eve
     assert events == [] and called == []
     assert not (mem.directory / "events.jsonl").exists()
     assert mem.knowledge.facts(DOMAIN) == []
-    assert mem.selectors.top(DOMAIN) == []
-    assert mem.runs.list_runs() == []
+    assert mem.selectors.list(DOMAIN) == []
+    assert mem.runs.list() == []
     # outside a transaction a callback runs at once; after a commit the deferred one runs
     mem.store.after_commit(lambda: called.append("now"))
     with mem.store.write():
@@ -384,3 +384,17 @@ def test_nested_writes_join_the_outer_transaction(mem: webmem.Memory) -> None:
             assert inner is outer
     with mem.store.read() as conn:
         assert conn.execute(select(runs.c.goal)).scalars().all() == ["Joined"]
+
+
+def test_a_dry_run_write_rolls_back_and_runs_no_after_commit_work(mem: webmem.Memory) -> None:
+    ran: list[str] = []
+    before = mem.lessons.list()
+    with mem.store.write(dry_run=True):
+        mem.lessons.record("Close the cookie banner before clicking", "best_practice")
+        mem.store.after_commit(lambda: ran.append("after"))
+        assert len(mem.lessons.list()) == len(before) + 1  # visible inside the transaction
+    assert mem.lessons.list() == before and ran == []
+    with mem.store.write():
+        with pytest.raises(webmem.StoreError, match="dry run"):
+            with mem.store.write(dry_run=True):
+                pass

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from webmem.errors import InvalidInput
-from webmem.token_budget import (
+from webmem.core.errors import InvalidInput
+from webmem.core.tokens import (
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMING_TOKENS,

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import webmem
-from webmem.text import jaccard, word_tokens
+from webmem.core.text import jaccard, word_tokens
 
 SHOP = "https://www.example-shop.com/"
 ORIGIN = "https://www.example-shop.com"
@@ -405,11 +405,11 @@ def test_get_unknown_id_raises_trajectory_not_found(mem: webmem.Memory) -> None:
 def test_prune_expired_deletes_only_old_trajectories(mem: webmem.Memory) -> None:
     old = save(mem, "alpha old", age_days=31)
     kept = save(mem, "alpha kept", age_days=29)
-    assert mem.trajectories.prune_expired(now=NOW) == 1
+    assert mem.trajectories.prune(now=NOW) == 1
     assert [t.id for t in mem.trajectories.list()] == [kept.id]
     with pytest.raises(webmem.TrajectoryNotFound):
         mem.trajectories.get(old.id)
-    assert mem.trajectories.prune_expired(now=NOW) == 0
+    assert mem.trajectories.prune(now=NOW) == 0
 
 
 def test_bad_input_to_save_and_match(mem: webmem.Memory) -> None:

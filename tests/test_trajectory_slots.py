@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webmem import InvalidInput, Step
-from webmem.trajectory_slots import bind, fill, goal_values, parameterise
+from webmem.trajectories.slots import bind, fill, goal_values, parameterise
 
 ORIGIN = "https://shop.example"
 

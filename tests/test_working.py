@@ -15,21 +15,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import rows
 from sqlalchemy import text
 
 import webmem
-import rows
-import webmem.run as run_module
+import webmem.context as run_module
 from webmem import ContextPack, InvalidInput, MemoryDisabled
-from webmem.compression import DEFAULT_MARKER
-from webmem.context import SEPARATOR, TRUNCATION_MARKER
-from webmem.short_term import ExecutionOutcome, MemoryPriority, action_signature
-from webmem.sitemap import SitemapLimits
-from webmem.token_budget import TokenCounter
-from webmem.working import (
+from webmem.core.pack import SEPARATOR, TRUNCATION_MARKER
+from webmem.core.tokens import TokenCounter
+from webmem.working.compression import DEFAULT_MARKER
+from webmem.working.memory import MAX_EXTRACTION_TOKENS, MAX_SINGLE_EXTRACTION_CHARS, AgentMemory, StateSnapshot
+from webmem.working.prompt_parts import (
     HISTORY_IN_CONTEXT,
-    MAX_EXTRACTION_TOKENS,
-    MAX_SINGLE_EXTRACTION_CHARS,
     PRIORITY_EXTRACTIONS,
     PRIORITY_HISTORY,
     PRIORITY_LOOP_WARNINGS,
@@ -39,9 +36,9 @@ from webmem.working import (
     PRIORITY_SITEMAP,
     PRIORITY_TASK,
     PRIORITY_USER_CONTEXT,
-    AgentMemory,
-    StateSnapshot,
 )
+from webmem.working.short_term import ExecutionOutcome, MemoryPriority, action_signature
+from webmem.working.sitemap import SitemapLimits
 
 SHOP = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"

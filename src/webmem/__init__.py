@@ -13,8 +13,7 @@ site's session history, the facts learned about it and the selectors known to wo
         run.finish(success=True, outcome="Found 12 reviews")
 """
 
-from .context import ContextPack, ContextPart, PartReport
-from .errors import (
+from .core.errors import (
     BrowserUnavailable,
     InvalidInput,
     MemoryDisabled,
@@ -29,13 +28,7 @@ from .errors import (
     TrajectoryNotFound,
     WebmemError,
 )
-from .embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
-from .episode_export import export_memories
-from .episodes import Episode, EpisodeStore
-from .knowledge import AppKnowledge
-from .lessons import ImportReport, LessonStore
-from .memory import Memory
-from .models import (
+from .core.models import (
     EnvironmentState,
     EpisodeEntry,
     Fact,
@@ -53,13 +46,19 @@ from .models import (
     StepGrade,
     Trajectory,
 )
-from .redaction import SecretRegistry
+from .core.pack import ContextPack, ContextPart, PartReport
+from .core.redaction import SecretRegistry
+from .core.version import __version__
+from .episodes.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from .episodes.export import export_memories
+from .episodes.store import Episode, EpisodeStore
+from .knowledge import AppKnowledge
+from .lessons.store import ImportReport, LessonStore
+from .memory import Memory
 from .run import Run
 from .runs import RunRegistry
 from .selectors import SelectorCache
-from .trajectories import TrajectoryStore
-
-__version__ = "0.1.0"
+from .trajectories.store import TrajectoryStore
 
 __all__ = [
     "AppKnowledge",

@@ -1,184 +1,65 @@
-"""The per-turn context: parts by priority, fitted into a token budget, with a report of what fit."""
+"""What a run's context is made of: the memory's parts for the agent's next turn, ranked by priority.
+
+``Run.context`` gathers the run's state and calls :func:`memory_parts`; the pack
+(:mod:`webmem.core.pack`) fits the parts into the token budget.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING
 
-from .errors import InvalidInput
-from .token_budget import TokenCounter
+from .core.models import Lesson, MatchReport
+from .core.pack import ContextPart
+from .core.text import clean_for_prompt
 
-PartStatus = Literal["included", "truncated", "dropped", "empty"]
-SEPARATOR = "\n\n"
-SEPARATOR_TOKENS = 1
-TRUNCATION_MARKER = "[... truncated to fit the context budget]"
-MIN_TRUNCATED_TOKENS = 30  # below this much room a part is dropped rather than cut
-MAX_BUDGET_TOKENS = 1_000_000
-_DEFAULT_COUNTER = TokenCounter()
+if TYPE_CHECKING:
+    from .memory import Memory
 
+PRIORITY_LAST_ERROR = 60
+PRIORITY_SESSIONS = 50
+PRIORITY_SITE_TIPS = 45
+PRIORITY_EPISODE_ADVICE = 42
+PRIORITY_REFERENCE = 40
+PRIORITY_KNOWLEDGE = 30
+PRIORITY_SELECTORS = 25
+REFERENCE_HEADING = "REFERENCE TRAJECTORY (a similar earlier run succeeded this way: follow these steps or adapt them)"
 
-@dataclass(frozen=True)
-class ContextPart:
-    """One section of the context: a heading over a body, ranked by priority (higher first).
-
-    A ``critical`` part is never dropped: when it does not fit it is cut to what room is left.
-    ``fit``, when given, builds the body from the tokens still available when the part's turn
-    comes (for parts that size themselves, such as extractions); ``body`` is then ignored.
-    """
-
-    name: str
-    heading: str
-    priority: int
-    body: str = ""
-    detail: Mapping[str, Any] = field(default_factory=dict)
-    critical: bool = False
-    fit: Callable[[int], str] | None = None
-
-    def render(self, body: str | None = None) -> str:
-        text = self.body if body is None else body
-        return f"## {self.heading}\n{text}" if self.heading else text
+LastFailure = tuple[str, str, list[Lesson]]
 
 
-@dataclass(frozen=True)
-class PartReport:
-    name: str
-    heading: str
-    priority: int
-    status: PartStatus
-    tokens: int
-    full_tokens: int
-    detail: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "heading": self.heading,
-            "priority": self.priority,
-            "status": self.status,
-            "tokens": self.tokens,
-            "full_tokens": self.full_tokens,
-            "detail": dict(self.detail),
-        }
-
-
-class ContextPack:
-    """The text handed to the LLM for one turn (``str(pack)``) and how it was put together."""
-
-    def __init__(self, sections: list[str], *, budget_tokens: int, tokens: int, report: list[PartReport]) -> None:
-        self._text = SEPARATOR.join(sections)
-        self.budget_tokens = budget_tokens
-        self.tokens = tokens
-        self.report = report
-
-    @classmethod
-    def assemble(
-        cls, parts: Iterable[ContextPart], budget_tokens: int, *, counter: TokenCounter | None = None
-    ) -> ContextPack:
-        """Fit parts, highest priority first: whole if they fit, cut if enough room is left, else dropped.
-
-        A dropped part does not stop smaller, lower-priority parts that still fit. The pack's
-        tokens are the sum of its sections' counts plus one per separator.
-        """
-        budget = check_budget(budget_tokens)
-        count = (counter or _DEFAULT_COUNTER).count
-        ordered = sorted(parts, key=lambda part: (part.critical, part.priority), reverse=True)
-        sections: list[str] = []
-        report: list[PartReport] = []
-        used = 0
-        for part in ordered:
-            gap = SEPARATOR_TOKENS if sections else 0
-            body = part.fit(max(0, budget - used - gap)) if part.fit is not None else part.body
-            if not body.strip():
-                report.append(_report(part, "empty", 0, 0))
-                continue
-            full = part.render(body)
-            full_tokens = count(full)
-            room = budget - used - gap
-            if full_tokens <= room:
-                chosen, status, tokens = full, "included", full_tokens
-            else:
-                cut = _truncated(part, body, room, count, counter or _DEFAULT_COUNTER)
-                if cut is None:
-                    report.append(_report(part, "dropped", 0, full_tokens))
-                    continue
-                chosen, status, tokens = cut, "truncated", count(cut)
-            sections.append(chosen)
-            used += gap + tokens
-            report.append(_report(part, status, tokens, full_tokens))
-        return cls(sections, budget_tokens=budget, tokens=used, report=report)
-
-    @property
-    def text(self) -> str:
-        return self._text
-
-    @property
-    def included(self) -> list[str]:
-        """Names of the parts that made it in, whole or truncated, in rendering order."""
-        return [part.name for part in self.report if part.status in ("included", "truncated")]
-
-    def part(self, name: str) -> PartReport | None:
-        return next((part for part in self.report if part.name == name), None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self._text,
-            "tokens": self.tokens,
-            "budget_tokens": self.budget_tokens,
-            "parts": [part.to_dict() for part in self.report],
-        }
-
-    def __str__(self) -> str:
-        return self._text
-
-    def __bool__(self) -> bool:
-        return bool(self._text)
-
-    def __repr__(self) -> str:
-        return f"ContextPack(tokens={self.tokens}, budget_tokens={self.budget_tokens}, included={self.included})"
+def memory_parts(
+    mem: Memory, *, domain: str, reference: MatchReport, last_failure: LastFailure | None,
+    site_tips: list[Lesson], episode_advice: str,
+) -> list[ContextPart]:
+    """The memory's own parts for one turn on ``domain`` (read inside the caller's transaction)."""
+    best = reference.best
+    return [
+        ContextPart("last_error", "", PRIORITY_LAST_ERROR, failure_text(last_failure)),
+        ContextPart("site_tips", "", PRIORITY_SITE_TIPS, tips_text("Tips for this site:", site_tips)),
+        ContextPart("episode_advice", "", PRIORITY_EPISODE_ADVICE, episode_advice),
+        ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS, mem.knowledge.format_sessions(domain)),
+        ContextPart(
+            "reference_trajectory", REFERENCE_HEADING, PRIORITY_REFERENCE,
+            mem.trajectories.format_reference(best) if best else "",
+            detail={"trajectory_id": best.id} if best else {"reason": reference.reason},
+        ),
+        ContextPart("app_knowledge", "APP KNOWLEDGE", PRIORITY_KNOWLEDGE, mem.knowledge.format_for_prompt(domain)),
+        ContextPart("known_selectors", "KNOWN SELECTORS", PRIORITY_SELECTORS, mem.selectors.format_for_prompt(domain)),
+    ]
 
 
-def check_budget(budget_tokens: object) -> int:
-    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1:
-        raise InvalidInput(f"budget_tokens: expected a positive integer, got {budget_tokens!r}")
-    if budget_tokens > MAX_BUDGET_TOKENS:
-        raise InvalidInput(f"budget_tokens: {budget_tokens} is more than the maximum {MAX_BUDGET_TOKENS}")
-    return budget_tokens
+def failure_text(last_failure: LastFailure | None) -> str:
+    """The last failed action and its error, with the tips it recalled (news for one turn only)."""
+    if last_failure is None:
+        return ""
+    command, error, tips = last_failure
+    text = f"Last action failed: {clean_for_prompt(command, 200)}\n{clean_for_prompt(error, 600)}"
+    if tips:
+        text += "\n\n" + tips_text("Tips from previous experience:", tips)
+    return text
 
 
-def _truncated(
-    part: ContextPart, body: str, room: int, count: Callable[[str], int], counter: TokenCounter
-) -> str | None:
-    """The part cut to ``room`` tokens with a visible marker, or None when it should be dropped.
-
-    A critical part with too little room for its heading and the marker keeps the start of its
-    body alone: it is never dropped while there is any room at all.
-    """
-    frame = count(part.render("\n" + TRUNCATION_MARKER))
-    enough_room = room >= MIN_TRUNCATED_TOKENS or part.critical
-    if enough_room and room > frame:
-        kept = counter.cut_to_budget(body, room - frame)
-        line_end = kept.rfind("\n")
-        if line_end > len(kept) // 2:
-            kept = kept[:line_end]
-        chosen = part.render(f"{kept.rstrip()}\n{TRUNCATION_MARKER}")
-        while count(chosen) > room and kept:  # counts of pieces need not add up exactly
-            kept = kept[: len(kept) * 9 // 10]
-            chosen = part.render(f"{kept.rstrip()}\n{TRUNCATION_MARKER}")
-        if count(chosen) <= room and (kept.strip() or not part.critical):
-            return chosen
-    if part.critical:
-        return counter.cut_to_budget(body, room) or None
-    return None
-
-
-def _report(part: ContextPart, status: PartStatus, tokens: int, full_tokens: int) -> PartReport:
-    return PartReport(
-        name=part.name,
-        heading=part.heading,
-        priority=part.priority,
-        status=status,
-        tokens=tokens,
-        full_tokens=full_tokens,
-        detail=part.detail,
-    )
+def tips_text(heading: str, tips: list[Lesson]) -> str:
+    if not tips:
+        return ""
+    return "\n".join([heading, *(f"- {clean_for_prompt(tip.lesson, 500)}" for tip in tips)])

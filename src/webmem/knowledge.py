@@ -8,15 +8,15 @@ from typing import Any
 
 from sqlalchemy import and_, case, delete, select, update
 
-from .clock import as_utc, new_id, utcnow
-from .errors import InvalidInput
-from .models import FACT_TYPES, Fact, Session, validated
-from .scope import Scope
+from .core.clock import as_utc, new_id, utcnow
+from .core.errors import InvalidInput
+from .core.models import FACT_TYPES, Fact, Session, validated
+from .core.text import clean_for_prompt
+from .core.urls import check_domain, check_url
 from .store.engine import retried
 from .store.schema import facts, sessions
+from .store.scope import Scope
 from .store.statements import insert_or_change, serialize_on
-from .text import clean_for_prompt
-from .urls import check_domain, check_url
 
 NEW_FACT_CONFIDENCE = 0.6
 BOOST_RATE = 0.2  # a confirmation closes this share of the gap to 1
@@ -171,7 +171,7 @@ class AppKnowledge:
             ).scalars())
         return sorted(found)
 
-    def format_for_brain(self, domain: str) -> str:
+    def format_for_prompt(self, domain: str) -> str:
         """Facts at or above 0.5 grouped by type, highest confidence first; '' when there are none."""
         known = self.facts(domain, min_confidence=PROMPT_MIN_CONFIDENCE)
         blocks = []
@@ -278,7 +278,7 @@ class AppKnowledge:
                 )
         return "\n".join(lines)
 
-    def prune_facts(self, domain: str | None = None) -> int:
+    def prune(self, domain: str | None = None) -> int:
         """Delete facts below 0.1 confidence (in one domain, or everywhere); returns how many."""
         with self._scope.store.write() as conn:
             pruned = self._prune(conn, check_domain(domain) if domain is not None else None)

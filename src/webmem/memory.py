@@ -9,25 +9,24 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-from .errors import InvalidInput, MemoryDisabled
-from .events import EVENTS_FILE, EventCallback, EventLog
-from .embeddings import Embedder, check_embedder
-from .episodes import EpisodeStore
+from .core.errors import InvalidInput, MemoryDisabled
+from .core.events import EVENTS_FILE, EventCallback, EventLog
+from .core.models import Namespace, validated_value
+from .core.pack import ContextPack
+from .core.redaction import SecretRegistry
+from .core.tokens import TokenCounter
+from .episodes.embeddings import Embedder, check_embedder
+from .episodes.store import EpisodeStore
 from .knowledge import AppKnowledge
-from .lessons import LessonStore
-from .patterns import PatternStore
-from .models import Namespace, validated_value
-from .redaction import SecretRegistry
+from .lessons.store import LessonStore
 from .run import Run
 from .runs import RunRegistry, new_manifest
-from .scope import Scope
 from .selectors import SelectorCache
-from .agent_memory_layout import DryRunRollback
-from .context import ContextPack
 from .store import MigrationState, Store, apply_migrations, migration_states
 from .store import inspect as inspect_store
-from .token_budget import TokenCounter
-from .trajectories import TrajectoryStore
+from .store.scope import Scope
+from .trajectories.store import TrajectoryStore
+from .working.patterns import PatternStore
 
 DEFAULT_DIR = ".agent-memory"
 ENV_DIR = "WEBMEM_DIR"
@@ -63,13 +62,25 @@ def resolve_directory(location: str | os.PathLike[str] | None) -> Path:
     return Path(text).expanduser()
 
 
-class Memory:
-    """A persistent memory for browser agents, kept in ``<directory>/memory.db``.
+class _OpenedOnly(type):
+    """Memories come from ``Memory.open``, which checks its options and brings the schema up to date."""
 
-    Open one with :meth:`Memory.open`. Everything it reads and writes belongs to its namespace.
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{cls.__name__} objects come from {cls.__name__}.open(location, ...)")
+
+
+class Memory(metaclass=_OpenedOnly):
+    """A persistent memory for browser agents: one SQLite file per directory, or a PostgreSQL database.
+
+    Get one with ``Memory.open(location, ...)`` (see :meth:`open` for every option). Then
+    ``start_run`` gives a :class:`~webmem.Run` whose ``context()``, ``record_step()`` and
+    ``finish()`` are the agent's loop; the components (``runs``, ``trajectories``, ``knowledge``,
+    ``selectors``, ``lessons``, ``episodes``, ``patterns``) read and manage what was learned.
+    Everything a memory reads and writes belongs to its namespace. Use it as a context manager,
+    or call ``close()``.
     """
 
-    def __init__(
+    def _setup(
         self,
         *,
         directory: Path | None,
@@ -84,6 +95,7 @@ class Memory:
         embedder: Embedder | None = None,
         token_counter: TokenCounter | None = None,
     ) -> None:
+        """Internal: ``open`` has checked every option."""
         self.directory = directory
         self.token_counter = token_counter or TokenCounter()
         self.namespace = namespace
@@ -133,14 +145,39 @@ class Memory:
         local_dir: str | os.PathLike[str] | None = None,
         prune_lessons: bool = True,
     ) -> Memory:
-        """Open (creating it if needed) the memory in ``location`` and bring its schema up to date.
+        """Open the memory at ``location``, creating it if needed, and bring its schema up to date.
 
-        ``location`` is a directory (SQLite, ``<dir>/memory.db``) or a ``postgresql://`` URL
-        (``$WEBMEM_URL``); with a URL, ``local_dir`` (default ``$WEBMEM_DIR``, if set) holds the
-        event log. With ``enabled=False`` nothing is read, written or created: runs get an empty
-        context. ``tokenizer`` (text -> token count or tokens) replaces the built-in token estimate.
-        Stale lessons are pruned on open (as the lesson agent does on load) unless ``prune_lessons``
-        is False: tools that only look, or that prune with a dry run, pass False.
+        Args:
+            location: a directory (SQLite in ``<dir>/memory.db``, created if missing) or a
+                ``postgresql://`` URL (needs ``webmem[postgres]``). Default: ``$WEBMEM_URL`` if
+                set, else the directory ``$WEBMEM_DIR``, else ``.agent-memory`` in the working directory.
+            namespace: the partition everything is read from and written to (letters, digits,
+                ``.``, ``_``, ``-``). One memory can hold many agents or benchmark scenarios apart.
+            enabled: with False nothing is read, written or created; runs get an empty context
+                (for baseline runs with the same code).
+            trace_scoring: rank matching trajectories by recency, speed and verification as well
+                as by similarity to the goal (default: similarity alone).
+            trace_ttl_days: trajectories older than this are no longer matched and go at
+                ``prune()`` (default 30).
+            similarity_threshold: how close (0-1) a stored trajectory's goal must be to a new goal
+                to be given as its reference (default 0.5).
+            on_event: called with each event dict (run started, step recorded, lesson recalled...)
+                after it is committed; the same events go to ``<dir>/events.jsonl``.
+            secrets: values (or name -> value) never to store: each becomes ``{name}`` wherever it
+                would be written, in every encoding a page or server gives it.
+            embedder: how episode memories compare agents' internal states (default: a hashing
+                embedder with no model; ``SentenceTransformerEmbedder`` for a real one).
+            tokenizer: text -> token count (or tokens), replacing the built-in estimate when
+                contexts are fitted to their budget.
+            local_dir: with a PostgreSQL URL, the directory for the event log (default
+                ``$WEBMEM_DIR`` if set, else no file).
+            prune_lessons: prune stale lessons on open, as the lesson agent does on load; tools
+                that only look (or prune with a dry run) pass False.
+
+        Raises:
+            InvalidInput: an option is of the wrong type or out of range.
+            StoreError: the database cannot be opened (``StoreCorrupt``, ``StoreLocked`` or
+                ``SchemaTooNew`` say why).
         """
         counter = TokenCounter(tokenizer=tokenizer)
         url = database_url(location)
@@ -175,7 +212,8 @@ class Memory:
                 store.close()  # a database we refuse to open is not left open
                 raise
         events = EventLog(log_path, namespace=validated_namespace, secrets=registry, callback=on_event)
-        memory = cls(
+        memory = cls.__new__(cls)
+        memory._setup(
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
             events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
             embedder=embedder, token_counter=counter,
@@ -190,38 +228,47 @@ class Memory:
 
     @property
     def store(self) -> Store:
+        """Internal: the database this memory reads and writes (``MemoryDisabled`` when disabled)."""
         return self._require(self._store)
 
     @property
     def scope(self) -> Scope:
+        """Internal: the store, namespace, secrets and event log that components share."""
         return self._require(self._scope)
 
     @property
     def runs(self) -> RunRegistry:
+        """The run registry: list, get, resume and fork runs, and their lineage."""
         return self._require(self._runs)
 
     @property
     def trajectories(self) -> TrajectoryStore:
+        """Successful runs' steps: match a goal to them, replay them, list and prune them."""
         return self._require(self._trajectories)
 
     @property
     def knowledge(self) -> AppKnowledge:
+        """Facts about each site with their confidence, and the session history of each site."""
         return self._require(self._knowledge)
 
     @property
     def selectors(self) -> SelectorCache:
+        """Element identities (``button "Search"``) mapped to selectors that worked, per site."""
         return self._require(self._selectors)
 
     @property
     def lessons(self) -> LessonStore:
+        """Lessons learned from failures: record, list, recall, rate, import and prune them."""
         return self._require(self._lessons)
 
     @property
     def episodes(self) -> EpisodeStore:
+        """Graded steps across repetitions of a task, and the REPEAT/AVOID advice made from them."""
         return self._require(self._episodes)
 
     @property
     def patterns(self) -> PatternStore:
+        """Action patterns learned per site from successful runs (shown under KNOWN PATTERNS)."""
         return self._require(self._patterns)
 
     def start_run(
@@ -241,7 +288,7 @@ class Memory:
         """
         if not self.enabled:
             return Run(self, new_manifest(goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, model=model))
-        manifest = self.runs.start_run(
+        manifest = self.runs.start(
             goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, model=model
         )
         return Run(self, manifest, episode=self.episodes.init_episode(episode) if episode is not None else None)
@@ -258,7 +305,7 @@ class Memory:
 
     def get_run(self, run_id: str) -> Run:
         """A handle on an existing run, for example to continue recording after a restart."""
-        return Run(self, self.runs.get_run(run_id))
+        return Run(self, self.runs.get(run_id))
 
     def preview_context(self, *, goal: str, url: str, budget_tokens: int = 2000) -> ContextPack:
         """The context a new run with this goal would get on this page, without recording anything."""
@@ -271,16 +318,11 @@ class Memory:
         With ``dry_run`` nothing changes: the counts say what would go.
         """
         removed: dict[str, int] = {}
-        try:
-            with self.store.write():
-                removed["trajectories"] = self.trajectories.prune_expired()
-                removed["lessons"] = self.lessons.prune()
-                removed["facts"] = self.knowledge.prune_facts()
-                removed["patterns"] = self.patterns.prune()
-                if dry_run:
-                    raise DryRunRollback
-        except DryRunRollback:
-            pass
+        with self.store.write(dry_run=dry_run):
+            removed["trajectories"] = self.trajectories.prune()
+            removed["lessons"] = self.lessons.prune()
+            removed["facts"] = self.knowledge.prune()
+            removed["patterns"] = self.patterns.prune()
         return removed
 
     def stats(self) -> dict[str, Any]:
@@ -314,6 +356,7 @@ class Memory:
             return migration_states(conn)
 
     def close(self) -> None:
+        """Close the database connections; the memory can no longer be used (closing twice is fine)."""
         if self._store is not None:
             self._store.close()
 

@@ -6,33 +6,26 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .clock import utcnow
-from .context import ContextPack, ContextPart, check_budget
-from .errors import InvalidInput, MemoryDisabled, RunClosed
-from .episode_export import export_memories
-from .episodes import Episode
-from .models import EnvironmentState, Lesson, MatchReport, RunManifest, Step, validated
-from .patterns import derive_pattern
+from .context import memory_parts
+from .core.clock import utcnow
+from .core.errors import InvalidInput, MemoryDisabled, RunClosed
+from .core.models import EnvironmentState, Lesson, MatchReport, RunManifest, Step, validated
+from .core.pack import ContextPack, ContextPart, check_budget
+from .core.text import clean_for_prompt
+from .core.urls import check_url, domain_of, origin_of
+from .episodes.export import export_memories
+from .episodes.store import Episode
+from .lessons.feedback import TipFeedback
 from .selectors import is_cacheable
-from .text import clean_for_prompt
-from .tip_feedback import TipFeedback
-from .trajectory_slots import goal_value_reference
-from .urls import check_url, domain_of, origin_of
-from .working import AgentMemory
+from .trajectories.slots import goal_value_reference
+from .working.memory import AgentMemory
+from .working.patterns import derive_pattern
 
 if TYPE_CHECKING:
     from .memory import Memory
 
 DEFAULT_BUDGET_TOKENS = 2000
 MAX_ERROR_CHARS = 4000
-PRIORITY_LAST_ERROR = 60
-PRIORITY_SITE_TIPS = 45
-PRIORITY_EPISODE_ADVICE = 42
-PRIORITY_SESSIONS = 50
-PRIORITY_REFERENCE = 40
-PRIORITY_KNOWLEDGE = 30
-PRIORITY_SELECTORS = 25
-REFERENCE_HEADING = "REFERENCE TRAJECTORY (a similar earlier run succeeded this way: follow these steps or adapt them)"
 
 
 class Run:
@@ -59,29 +52,34 @@ class Run:
 
     @property
     def id(self) -> str:
+        """The run's id (``run_...``)."""
         return self._manifest.run_id
 
     @property
     def domain(self) -> str:
+        """The domain of the run's start URL."""
         return self._manifest.domain
 
     @property
     def goal(self) -> str:
+        """What the agent was asked to do."""
         return self._manifest.goal
 
     @property
     def session_id(self) -> str | None:
+        """The session the run belongs to (shared by a run and the runs that resume it)."""
         return self._manifest.session_id
 
     @property
     def finished(self) -> bool:
+        """True once ``finish`` was called (or the run was found finished)."""
         return self._closed
 
     @property
     def manifest(self) -> RunManifest:
         """The run's manifest as stored now."""
         if self._memory.enabled:
-            self._manifest = self._memory.runs.get_run(self.id)
+            self._manifest = self._memory.runs.get(self.id)
         return self._manifest
 
     @property
@@ -101,6 +99,7 @@ class Run:
 
     @property
     def steps(self) -> list[Step]:
+        """The steps recorded so far, in order (as stored: secrets are placeholders)."""
         return self._memory.runs.steps(self.id) if self._memory.enabled else []
 
     def context(
@@ -133,22 +132,10 @@ class Run:
         if domain != self._site:
             self.on_domain(page)
         with mem.store.read():
-            reference = self._reference(origin_of(page))
-            parts = [
-                ContextPart("last_error", "", PRIORITY_LAST_ERROR, self._failure_text()),
-                ContextPart("site_tips", "", PRIORITY_SITE_TIPS, _tips_text("Tips for this site:", self._site_tips)),
-                ContextPart("episode_advice", "", PRIORITY_EPISODE_ADVICE, self._episode_advice(env, internal_state)),
-                ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS,
-                            mem.knowledge.format_sessions(domain)),
-                ContextPart(
-                    "reference_trajectory", REFERENCE_HEADING, PRIORITY_REFERENCE,
-                    mem.trajectories.format_reference(reference.best) if reference.best else "",
-                    detail={"trajectory_id": reference.best.id} if reference.best else {"reason": reference.reason},
-                ),
-                ContextPart("app_knowledge", "APP KNOWLEDGE", PRIORITY_KNOWLEDGE, mem.knowledge.format_for_brain(domain)),
-                ContextPart("known_selectors", "KNOWN SELECTORS", PRIORITY_SELECTORS,
-                            mem.selectors.format_for_brain(domain)),
-            ]
+            parts = memory_parts(
+                mem, domain=domain, reference=self._reference(origin_of(page)), last_failure=self._last_failure,
+                site_tips=self._site_tips, episode_advice=self._episode_advice(env, internal_state),
+            )
             if self._working is not None:
                 parts += self._working.context_parts(domain)
             parts += extra
@@ -290,7 +277,7 @@ class Run:
                 changes["artifact_paths"] = [*self._manifest.artifact_paths, *paths]
             self._manifest = validated(RunManifest, **{**self._manifest.model_dump(), **changes})
             return self._manifest
-        self._manifest = self._memory.runs.update_run(
+        self._manifest = self._memory.runs.update(
             self.id, current_url=current_url, turn_count=turn_count, artifact_paths=paths
         )
         return self._manifest
@@ -348,7 +335,7 @@ class Run:
                 (step.url for step in reversed(steps) if step.url), current.start_url
             )
             elapsed_ms = max(0, round((utcnow() - current.started_at).total_seconds() * 1000))
-            manifest = mem.runs.complete_run(
+            manifest = mem.runs.complete(
                 self.id, success=success, summary=summary, final_url=final, turn_count=max(current.turn_count, len(steps))
             )
             if success and steps:
@@ -379,7 +366,7 @@ class Run:
     ) -> None:
         episodes = self._memory.episodes
         # the stored manifest, not self._manifest: earlier steps of this run have moved current_url on
-        page = step.url or self._memory.runs.get_run(self.id).current_url or self._manifest.start_url
+        page = step.url or self._memory.runs.get(self.id).current_url or self._manifest.start_url
         arguments = [argument for argument in (step.target or step.selector, step.value) if argument is not None]
         pending = episodes.record_step_start(
             env_pre if env_pre is not None else {"url": page},
@@ -400,15 +387,6 @@ class Run:
             return ""
         memories = self._memory.episodes.retrieve_memories(env, internal_state or self.goal, episode=self.episode)
         return export_memories(memories, "prompt")
-
-    def _failure_text(self) -> str:
-        if self._last_failure is None:
-            return ""
-        command, error, tips = self._last_failure
-        text = f"Last action failed: {clean_for_prompt(command, 200)}\n{clean_for_prompt(error, 600)}"
-        if tips:
-            text += "\n\n" + _tips_text("Tips from previous experience:", tips)
-        return text
 
     def _reference(self, origin: str) -> MatchReport:
         if origin not in self._references:
@@ -448,12 +426,6 @@ def derived_facts(steps: list[Step]) -> list[dict[str, str]]:
             "value": clean_for_prompt(f"{first.action} {first.target or first.selector}", 300),
         })
     return learned
-
-
-def _tips_text(heading: str, tips: list[Lesson]) -> str:
-    if not tips:
-        return ""
-    return "\n".join([heading, *(f"- {clean_for_prompt(tip.lesson, 500)}" for tip in tips)])
 
 
 def _check_facts(facts: Iterable[Mapping[str, str]] | None) -> list[Mapping[str, str]]:

@@ -7,14 +7,14 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, func, select, update
 
-from .clock import new_id, utcnow
-from .errors import InvalidInput, RunClosed, RunNotFound
-from .models import RunManifest, Scenario, Step, positive_int, validated
-from .scope import Scope
+from .core.clock import new_id, utcnow
+from .core.errors import InvalidInput, RunClosed, RunNotFound
+from .core.models import RunManifest, Scenario, Step, positive_int, validated
+from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
 from .store.schema import run_steps, runs
+from .store.scope import Scope
 from .store.statements import lock_rows
-from .urls import check_domain, check_url, domain_of
 
 RUN_STATUSES = ("running", "completed", "failed")
 _MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
@@ -30,10 +30,11 @@ class RunRegistry:
 
     @staticmethod
     def generate_run_id() -> str:
+        """A new, time-ordered run id."""
         return new_id("run")
 
     @retried
-    def start_run(
+    def start(
         self,
         *,
         goal: str,
@@ -43,6 +44,7 @@ class RunRegistry:
         run_id: str | None = None,
         model: str | None = None,
     ) -> RunManifest:
+        """Register a run as running (``Memory.start_run`` also gives its handle: use that)."""
         manifest = new_manifest(
             goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, run_id=run_id,
             model=model, redact=self._scope.redact,
@@ -74,11 +76,12 @@ class RunRegistry:
             conn.execute(runs.insert().values(namespace=self._ns, **manifest.model_dump()))
         return True
 
-    def get_run(self, run_id: str) -> RunManifest:
+    def get(self, run_id: str) -> RunManifest:
+        """The manifest of ``run_id``; ``RunNotFound`` when the namespace has no such run."""
         with self._scope.store.read() as conn:
             return self._fetch(conn, run_id)
 
-    def list_runs(
+    def list(
         self,
         *,
         domain: str | None = None,
@@ -103,7 +106,7 @@ class RunRegistry:
             return [_manifest(row) for row in conn.execute(query)]
 
     @retried
-    def update_run(
+    def update(
         self,
         run_id: str,
         *,
@@ -111,6 +114,7 @@ class RunRegistry:
         turn_count: int | None = None,
         artifact_paths: Sequence[str] | None = None,
     ) -> RunManifest:
+        """Record a running run's progress: its page, turns used, artifacts (appended)."""
         values: dict[str, Any] = {"updated_at": utcnow()}
         if current_url is not None:
             values["current_url"] = self._scope.redact(check_url(current_url, field="current_url"))
@@ -127,7 +131,7 @@ class RunRegistry:
             return self._fetch(conn, run_id)
 
     @retried
-    def complete_run(
+    def complete(
         self,
         run_id: str,
         *,
@@ -191,6 +195,7 @@ class RunRegistry:
         return int(seq)
 
     def steps(self, run_id: str) -> list[Step]:
+        """The run's recorded steps, in order."""
         with self._scope.store.read() as conn:
             self._fetch(conn, run_id)
             rows = conn.execute(
@@ -202,7 +207,7 @@ class RunRegistry:
 
     def build_resume_scenario(self, run_id: str, goal: str | None = None) -> Scenario:
         """Continue where a run left off: same session, start at its final URL."""
-        parent = self.get_run(run_id)
+        parent = self.get(run_id)
         return validated(
             Scenario,
             goal=goal if goal is not None else parent.goal,
@@ -215,7 +220,7 @@ class RunRegistry:
         """Branch off a run into a new session that starts at its final URL."""
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidInput("goal: a fork needs a goal of its own")
-        parent = self.get_run(run_id)
+        parent = self.get(run_id)
         return validated(
             Scenario,
             goal=goal,

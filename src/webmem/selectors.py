@@ -6,15 +6,15 @@ from typing import Any
 
 from sqlalchemy import and_, case, func, select, update
 
-from .clock import utcnow
-from .errors import InvalidInput
-from .models import SelectorEntry, positive_int, validated
-from .scope import Scope
+from .core.clock import utcnow
+from .core.errors import InvalidInput
+from .core.models import SelectorEntry, positive_int, validated
+from .core.text import clean_for_prompt
+from .core.urls import check_domain
 from .store.engine import retried
 from .store.schema import selectors
+from .store.scope import Scope
 from .store.statements import insert_or_change
-from .text import clean_for_prompt
-from .urls import check_domain
 
 PROMPT_LIMIT = 20
 MAX_ELEMENT_LENGTH = 200  # longer identities are not cached: they make poor keys
@@ -93,7 +93,7 @@ class SelectorCache:
                 conn.execute(selectors.insert().values(namespace=self._ns, **entry.model_dump()))
         return "merged" if merged else "added"
 
-    def top(self, domain: str, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:
+    def list(self, domain: str, *, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:
         """The most successful entries of a domain, most successes first."""
         positive_int(limit, field="limit")
         query = (
@@ -112,10 +112,10 @@ class SelectorCache:
                 select(selectors.c.domain).where(selectors.c.namespace == self._ns).distinct()
             ).scalars())
 
-    def format_for_brain(self, domain: str, limit: int = PROMPT_LIMIT) -> str:
+    def format_for_prompt(self, domain: str, limit: int = PROMPT_LIMIT) -> str:
         """One line per known element: identity, stable selector, last ref and success count."""
         lines = []
-        for entry in self.top(domain, limit):
+        for entry in self.list(domain, limit=limit):
             reach = [f"selector {clean_for_prompt(entry.stable_selector, 200)}"] if entry.stable_selector else []
             if entry.last_ref:
                 reach.append(f"ref {clean_for_prompt(entry.last_ref, 40)}")

@@ -8,6 +8,7 @@
 """
 
 from .actions import ACTION_KINDS, Action, Target
+from .browser import launch_chromium
 from .checks import SuccessCheck
 from .heuristic import HeuristicPolicy
 from .llm import LLMPolicy
@@ -30,6 +31,7 @@ __all__ = [
     "Policy",
     "PolicyStats",
     "ReplayPolicy",
+    "launch_chromium",
     "StepOutcome",
     "SuccessCheck",
     "Target",

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..browser import element_identity
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
+from .browser import element_identity
 
 #: Every action kind, and the kinds that act on an element of the page.
 ACTION_KINDS = ("goto", "click", "fill", "type", "press", "select", "check", "hover", "scroll", "wait", "finish")
@@ -32,6 +32,7 @@ class Target:
         return element_identity(self.role, self.name or "") if self.role else None
 
     def describe(self) -> str:
+        """The target as one line for prompts and logs."""
         return self.identity or self.selector or (f"ref {self.ref}" if self.ref else "(no target)")
 
 
@@ -79,6 +80,7 @@ class Action:
         return (self.kind, where, self.value or "")
 
     def with_target(self, target: Target) -> Action:
+        """The same action aimed at another target."""
         return replace(self, target=target)
 
     def describe(self) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .loop import EnvironmentOutcome
 
 
@@ -27,6 +27,7 @@ class SuccessCheck:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> SuccessCheck | None:
+        """A check from its JSON form (as in a cases file)."""
         if data is None:
             return None
         if not isinstance(data, Mapping):
@@ -37,6 +38,7 @@ class SuccessCheck:
         return cls(text=data.get("text"), url_contains=data.get("url_contains"))
 
     def outcome(self, page: Any) -> EnvironmentOutcome | None:
+        """Success once the page passes the check; None until then."""
         if self.url_contains is not None and self.url_contains not in page.url:
             return None
         if self.text is not None and self.text not in page.inner_text("body"):
@@ -44,6 +46,7 @@ class SuccessCheck:
         return EnvironmentOutcome(success=True, reward=1.0, detail=f"success check passed ({self.describe()})")
 
     def describe(self) -> str:
+        """The check as one line for people."""
         parts = [f"text {self.text!r}"] if self.text else []
         if self.url_contains:
             parts.append(f"url contains {self.url_contains!r}")

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..text import clean_for_prompt
+from ..core.text import clean_for_prompt
 from .actions import Action, Target
 from .observation import Element, Observation, observe
 

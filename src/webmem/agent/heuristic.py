@@ -8,14 +8,11 @@ a baseline to measure memory and LLM policies against, not an agent to rely on.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 
-from ..aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
-from ..browser import element_identity
 from .actions import Action, Target
+from .instructions import ROLE_WORDS, Instruction, input_form, norm, ordinal_of, same_name
+from .page_items import PageItem, read_page, text_target
 from .policy import PolicyStats, StepOutcome, Turn
 
 SUGGESTION_WAIT_MS = 500
@@ -23,286 +20,19 @@ MENU_WAIT_MS = 400
 OPENING = "open the menu on the way to the item"
 EXPLORING = "explore: nothing the instruction names is left"
 SELECT_ALL, COPY, PASTE = "ControlOrMeta+a", "ControlOrMeta+c", "ControlOrMeta+v"
-
-_TOKEN = re.compile(r'"[^"]+"|“[^”]+”|[\w#@/:.\'+-]+')
-_WORD = re.compile(r"[\w#@]+")
-_REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
-_NUMBER = re.compile(r"^-?\d[\d.,:/-]*$")
-_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
-_LOOKUP = re.compile(r"\bvalue (?:of|for) (.+?) (?:into|in|to)\b", re.IGNORECASE)
-_PATH = re.compile(r"[^\s>]+(?:\s*>\s*[^\s>.]+)+")
-_ORDINAL_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "last": -1}
-_TYPE_VERBS = frozenset({"enter", "type", "input", "fill", "write", "put", "paste"})
-_CLICK_VERBS = frozenset({"click", "press", "hit", "select", "choose", "check", "tap", "push", "pick", "open",
-                          "expand", "close", "find", "switch", "mark", "focus", "navigate", "submit", "use", "search"})
-_STOP = (_TYPE_VERBS | _CLICK_VERBS) - {"submit", "search"} | frozenset(
-    "a an the on in into to of and or then with by from for at as is it its this that them their these those all "
-    "both each any item items word words below above next text field fields box please your you when done "
-    "button link widget labeled named called set".split())
-_ROLE_WORDS = {
-    "textbox": ("textbox", "searchbox"), "field": ("textbox", "searchbox"), "input": ("textbox", "searchbox"),
-    "text": ("textbox", "searchbox"), "textarea": ("textbox",), "checkbox": ("checkbox",), "radio": ("radio",),
-    "button": ("button",), "link": ("link",), "tab": ("tab",), "dropdown": ("combobox",), "result": ("link",),
-    "spinner": ("spinbutton",)}
 _SUBMIT_NAMES = ("submit", "ok", "login", "log in", "sign in", "search", "go", "send", "done", "continue",
                  "save", "enter", "confirm", "apply")
 _DISMISS_NAMES = ("cancel", "close", "no", "x", "×", "dismiss", "not now", "no thanks", "later")
 _SECRET_WORDS = frozenset({"password", "passcode", "passphrase", "pin"})
 _PAGER_NAMES = (">", "»", "›", "next")
-_SYNONYMS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
 _FIELD_ROLES = frozenset({"textbox", "searchbox", "spinbutton", "combobox"})
 _CLICK_ROLES = frozenset({"button", "link", "tab", "menuitem", "menuitemcheckbox", "menuitemradio", "treeitem",
                           "option", "checkbox", "radio", "switch", "generic"})
 _WAYFINDING = frozenset({"tab", "link", "generic", "treeitem", "menuitem"})
 
 
-def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(text.casefold()))
-
-
-def _salient(text: str) -> list[str]:
-    return [word for word in _norm(text).split() if word not in _STOP]
-
-
-def _akin(one: str, other: str) -> bool:
-    """The same word, or two words sharing a five-letter stem ("directed", "director")."""
-    return one == other or (min(len(one), len(other)) >= 5 and one[:5] == other[:5])
-
-
-def _ordinal(word: str) -> int | None:
-    word = word.casefold().strip(".,")
-    return int(match.group(1)) if (match := _ORDINAL.match(word)) else _ORDINAL_WORDS.get(word)
-
-
-def _same(name: str, quoted: str) -> bool:
-    return name.strip().casefold() in (quoted.casefold(), *_SYNONYMS.get(quoted.casefold(), ()))
-
-
 def _named_like(name: str, names: tuple[str, ...]) -> bool:
-    return _norm(name) in names or name.strip().casefold() in names
-
-
-def _text_target(text: str) -> Target:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return Target(selector=f'internal:text="{escaped}"s >> visible=true >> nth=0')
-
-
-def _alternate(text: str) -> str | None:
-    """The form a date or time input takes (2014-12-01, 23:20) of a value written for people."""
-    if date := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", text):
-        return f"{date[3]}-{int(date[1]):02d}-{int(date[2]):02d}"
-    if time := re.fullmatch(r"(\d{1,2}):(\d{2})\s*([AaPp])[Mm]", text):
-        return f"{int(time[1]) % 12 + (12 if time[3] in 'Pp' else 0):02d}:{time[2]}"
-    return None
-
-
-@dataclass(frozen=True)
-class _Item:
-    """Something on the page to act on: an interactive element, or a text the page marks as clickable."""
-
-    ref: str
-    role: str
-    name: str
-    label: str = ""
-    value: str | None = None
-    checked: bool | None = None
-    selected: bool = False
-    disabled: bool = False
-    container: bool = False
-    options: tuple[tuple[str, bool], ...] = ()
-    handle: str = ""
-    unique: bool = True
-
-    @property
-    def identity(self) -> str:
-        return element_identity(self.role, self.name)
-
-    @property
-    def words(self) -> list[str]:
-        return _salient(self.name or self.label) if self.role != "combobox" else []
-
-    def target(self) -> Target:
-        if self.role not in INTERACTIVE_ROLES:
-            return _text_target(self.handle)
-        named = self.name and self.unique
-        return Target(ref=self.ref, role=self.role, name=self.name) if named else Target(ref=self.ref)
-
-
-@dataclass(frozen=True)
-class _Value:
-    """A value to type, with the word naming its field and the field's ordinal when the goal gives them."""
-
-    text: str
-    key: str | None = None
-    ordinal: int | None = None
-
-
-@dataclass
-class _Goal:
-    """What the policy reads from an instruction: values to type, names to click, roles to pick."""
-
-    text: str
-    norm: str = ""
-    values: list[_Value] = field(default_factory=list)
-    names: list[tuple[str, int]] = field(default_factory=list)
-    roles: list[tuple[str, int | None, int]] = field(default_factory=list)
-    case: Callable[[str], str] = str
-    via: frozenset[str] = frozenset()
-
-    @classmethod
-    def read(cls, text: str) -> _Goal:
-        goal, low = cls(text=text, norm=f" {_norm(text)} "), text.casefold()
-        goal.case = str.upper if "upper case" in low or "capital" in low else str.lower if "lower case" in low else str
-        paths = [[step.strip() for step in path.split(">")] for path in _PATH.findall(text)]
-        goal.via = frozenset(step.casefold() for path in paths for step in path[:-1])
-        goal.names += [(path[-1], text.find(path[-1])) for path in paths]
-        tokens = [(match.group(), match.start()) for match in _TOKEN.finditer(text)]
-        words = [token.casefold().strip(".,:;!?'") for token, _ in tokens] + ["", ""]
-        mode = "click"
-        for index, (token, start) in enumerate(tokens):
-            word, after = words[index], words[index + 1]
-            if word in _TYPE_VERBS | _CLICK_VERBS:
-                mode = "type" if word in _TYPE_VERBS and after not in _ROLE_WORDS else "click"
-            if token[0] in "\"“" and mode == "type":
-                before = [] if words[index - 1] in _TYPE_VERBS | _CLICK_VERBS else words[max(0, index - 3):index]
-                key = next((w for w in reversed(before) if w.isalpha() and w not in _STOP), None)
-                near = words[index + 1:index + 6]
-                near = near[:next((at for at, w in enumerate(near) if w in ("and", "then") or w[:1] == '"'), 5)]
-                goal.values.append(_Value(token[1:-1], key, next((n for n in map(_ordinal, near) if n), None)))
-            elif token[0] in "\"“" and token[1:-1].casefold() in _ROLE_WORDS:
-                goal.roles.append((token[1:-1].casefold(), None, start))
-            elif token[0] in "\"“":
-                goal.names.append((token[1:-1], start))
-            elif word in _TYPE_VERBS | {"select", "set"} and _NUMBER.match(after):
-                am_pm = f" {tokens[index + 2][0].strip('.,')}" if words[index + 2] in ("am", "pm") else ""
-                goal.values.append(_Value(tokens[index + 1][0].strip(".,") + am_pm))
-            elif mode == "click" and word in _ROLE_WORDS and '"' not in (words[index - 1][:1] + after[:1]):
-                ordinal = next((n for n in map(_ordinal, reversed(words[max(0, index - 2):index])) if n), None)
-                goal.roles.append((word, ordinal, start))
-        return goal
-
-    def match(self, name: str) -> tuple[float, int]:
-        """How well ``name`` matches what the instruction names (0-100), and where in the instruction."""
-        stripped = name.strip()
-        for quoted, position in self.names if stripped else ():
-            if _same(stripped, quoted):
-                return (100.0 if stripped == quoted else 90.0), position
-        phrase = _norm(name)
-        if any(phrase == _norm(value.text) for value in self.values):
-            return 0.0, -1
-        if phrase and any(word not in _STOP for word in phrase.split()) and (at := self.norm.find(f" {phrase} ")) >= 0:
-            return (70.0 if stripped in self.text else 60.0), at
-        own = _salient(name)
-        hits = [next((self.norm.find(f" {word} ") for word in self.norm.split() if _akin(word, mine)), -1)
-                for mine in own]
-        found = [hit for hit in hits if hit >= 0]
-        return (30.0 * len(found) / len(own) + (10.0 if hits[0] >= 0 else 0.0), min(found)) if found else (0.0, -1)
-
-    def field_values(self, fields: list[_Item], texts: list[str]) -> tuple[dict[int, str], list[str]]:
-        """Which value goes into which field (by index in ``fields``), and the values no field takes."""
-        values = self.values
-        if not values and (lookup := _LOOKUP.search(self.text)):
-            wanted = lookup.group(1).strip().casefold()
-            values = [_Value(after) for text, after in zip(texts, texts[1:]) if text.strip().casefold() == wanted][:1]
-        if not values:
-            return self._described_values(fields), []
-        plan: dict[int, str] = {}
-        spare = []
-        for value in values:
-            if value.ordinal is not None and value.ordinal <= len(fields):
-                matched = [value.ordinal - 1 if value.ordinal > 0 else len(fields) - 1]
-            else:
-                matched = [at for at, item in enumerate(fields)
-                           if value.key and any(_akin(value.key, word) for word in item.words)]
-            for index in matched:
-                plan.setdefault(index, self.case(value.text))
-            spare += [] if matched else [self.case(value.text)]
-        for index, item in enumerate(fields):
-            if index not in plan and spare and item.role != "combobox" and (
-                    not item.value or item.value in (spare[0], _alternate(spare[0])) or item.role == "spinbutton"):
-                plan[index] = spare.pop(0)
-        return plan, spare
-
-    def _described_values(self, fields: list[_Item]) -> dict[int, str]:
-        """Values given without quotes next to a word that labels their field ("directed by Scott")."""
-        tokens = [token.strip(".,;:!?\"“”") for token in _TOKEN.findall(self.text)]
-        folded = [token.casefold() for token in tokens]
-        naming = {at for at, word in enumerate(folded)
-                  if any(_akin(word, own) for item in fields for own in item.words)}
-        used: set[int] = set()
-
-        def free(at: int, step: int) -> int | None:
-            while 0 <= at < len(tokens) and folded[at] in _STOP:
-                at += step
-            return at if 0 <= at < len(tokens) and at not in naming | used and folded[at] not in _CLICK_VERBS else None
-
-        plan: dict[int, str] = {}
-        for index, item in enumerate(fields):
-            for at in (at for at in sorted(naming) if any(_akin(folded[at], own) for own in item.words)):
-                if (found := free(at + 1, 1)) is not None or (found := free(at - 1, -1)) is not None:
-                    plan[index] = tokens[found]
-                    used.add(found)
-                    break
-        rest = sorted((at for at in range(len(tokens)) if free(at, 1) == at),
-                      key=lambda at: (not (any(c.isdigit() for c in tokens[at]) or tokens[at][:1].isupper()), at))
-        for index, item in enumerate(fields):
-            if plan and index not in plan and rest and item.role != "combobox":
-                plan[index] = tokens[rest.pop(0)]
-        return plan
-
-
-def _read_page(snapshot: str, goal: str) -> tuple[list[_Item], list[str]]:
-    """The items of a snapshot (interactive elements with labels, options and flags, and texts the page
-    marks as clickable), and its texts other than the instruction."""
-    lines = snapshot.splitlines()
-    parsed = [snapshot_line_parts(line) for line in lines]
-    depths = [len(line) - len(line.lstrip()) for line in lines]
-    items: list[_Item] = []
-    texts: list[str] = []
-    last_text = ""
-    for index, parts in enumerate(parsed):
-        if parts is None:
-            continue
-        (match, raw), end = parts, index + 1
-        role, rest, value = match.group("role"), match.group("rest") or "", snapshot_scalar(raw)
-        name, ref = (match.group("name") or "").replace('\\"', '"').replace("\\\\", "\\"), _REF.search(rest)
-        while end < len(lines) and depths[end] > depths[index]:
-            end += 1
-        below = [p for p in parsed[index + 1:end] if p is not None]
-        inside = any(p[0].group("role") in INTERACTIVE_ROLES for p in below)
-        if role in INTERACTIVE_ROLES:
-            if ref is not None:
-                checked = "[checked" in rest and "[checked=false]" not in rest
-                options = [(p[0].group("name") or "", "[selected]" in (p[0].group("rest") or ""))
-                           for p in below if p[0].group("role") == "option"]
-                label = _sibling_text(parsed, depths, index, -1) or _sibling_text(parsed, depths, index, 1) or last_text
-                items.append(_Item(
-                    ref.group(1), role, name, label, value, checked if role in ("checkbox", "radio") else None,
-                    "[selected]" in rest, "[disabled" in rest, inside, tuple(options) if role == "combobox" else ()))
-                last_text = ""
-            continue
-        if "[cursor=pointer]" in rest and ref is not None and not inside:
-            inner = [text for p in below if (text := snapshot_scalar(p[1]) or p[0].group("name"))]
-            if handle := value or name or (inner[0] if inner else ""):
-                items.append(_Item(ref.group(1), "generic", " ".join([handle, *inner[1:3]])[:200], handle=handle))
-        text = value if value and role not in ("img", "/url") else name
-        if text and text.strip() != goal.strip():
-            texts.append(text)
-            last_text = last_text if "[cursor=pointer]" in rest else text
-    counts = Counter(item.identity for item in items)
-    return [item if counts[item.identity] == 1 else replace(item, unique=False) for item in items], texts
-
-
-def _sibling_text(parsed: list[tuple[re.Match[str], str | None] | None], depths: list[int], index: int,
-                  step: int) -> str:
-    """The text of the element's nearest sibling before (step -1) or after it (step 1), if that is a text."""
-    at = index + step
-    while 0 <= at < len(depths) and depths[at] > depths[index]:
-        at += step
-    if not (0 <= at < len(depths)) or depths[at] != depths[index] or parsed[at] is None:
-        return ""
-    match, raw = parsed[at]
-    return "" if match.group("role") in INTERACTIVE_ROLES else snapshot_scalar(raw) or match.group("name") or ""
+    return norm(name) in names or name.strip().casefold() in names
 
 
 def _key(target: Target | None) -> str:
@@ -329,11 +59,12 @@ class HeuristicPolicy:
         self.start("")
 
     def start(self, goal: str) -> None:
-        self._goal = _Goal.read(goal)
+        """Read a new instruction; forget the previous episode."""
+        self._goal = Instruction.read(goal)
         self._texts_tried: set[tuple[str, str]] = set()
         self._per_page = 0
         self._picked: tuple[Target, str] | None = None
-        self._items: list[_Item] = []
+        self._items: list[PageItem] = []
         self._texts: list[str] = []
         self._history: tuple[StepOutcome, ...] = ()
         self._done: Counter[tuple[str, str, str]] = Counter()
@@ -341,10 +72,11 @@ class HeuristicPolicy:
         self._known: dict[str, int] = {}
 
     def decide(self, turn: Turn) -> Action:
+        """The next action for this turn, from the instruction, the page and what was tried."""
         self.stats.decisions += 1
         if self._goal.text != turn.goal:
             self.start(turn.goal)
-        self._items, self._texts = _read_page(turn.observation.snapshot, turn.goal)
+        self._items, self._texts = read_page(turn.observation.snapshot, turn.goal)
         self._history = turn.history
         keys = [((step.action.kind, _key(step.action.target), step.action.value or ""), step.ok)
                 for step in turn.history]
@@ -361,7 +93,7 @@ class HeuristicPolicy:
             return Action(kind="finish", success=True, reason="every step the instruction names is done")
         return self._explore() or Action(kind="finish", success=False, reason="nothing left to try")
 
-    def _tried(self, kind: str, item: _Item, value: str = "") -> int:
+    def _tried(self, kind: str, item: PageItem, value: str = "") -> int:
         return self._done[(kind, _key(item.target()), value)]
 
     def _unclicked(self) -> list[str]:
@@ -369,14 +101,14 @@ class HeuristicPolicy:
         targets = [step.action.target for step in self._history if step.ok and step.action.target is not None]
         typed = {step.action.value for step in self._history if step.ok and step.action.kind in ("fill", "type")}
         return [quoted for quoted, _ in self._goal.names if quoted not in typed
-                and not any(_same(target.name or "", quoted) or target == _text_target(quoted) for target in targets)]
+                and not any(same_name(target.name or "", quoted) or target == text_target(quoted) for target in targets)]
 
-    def _plan(self) -> tuple[list[tuple[_Item, str]], list[str]]:
+    def _plan(self) -> tuple[list[tuple[PageItem, str]], list[str]]:
         fields = [item for item in self._items if item.role in _FIELD_ROLES and not item.options]
         plan, spare = self._goal.field_values(fields, self._texts)
         return [(fields[index], text) for index, text in sorted(plan.items())], spare
 
-    def _pending(self) -> list[tuple[_Item, str]]:
+    def _pending(self) -> list[tuple[PageItem, str]]:
         """Planned values not in their field yet; a field left empty by a fill that worked gets one more
         try, in the form a date or time input takes when there is one."""
         pending = []
@@ -384,7 +116,7 @@ class HeuristicPolicy:
             tries, key = self._tried("fill", item, text), ("fill", _key(item.target()), text)
             if (item.value or "") == text or tries and (item.value or key in self._failed) or tries >= 2:
                 continue
-            alternate = _alternate(text) if tries else None
+            alternate = input_form(text) if tries else None
             if alternate is None or not self._tried("fill", item, alternate):
                 pending.append((item, alternate or text))
         return pending
@@ -395,7 +127,7 @@ class HeuristicPolicy:
             return None
         fields = [item for item in self._items if item.role in ("textbox", "searchbox")]
         full = [item for item in fields if item.value]
-        ordinal = next((number for word in self._goal.text.split() if (number := _ordinal(word))), 1)
+        ordinal = next((number for word in self._goal.text.split() if (number := ordinal_of(word))), 1)
         source = full[ordinal - 1 if 0 < ordinal <= len(full) else 0] if full else None
         target = next((item for item in fields if item is not source and not self._tried("press", item, PASTE)
                        and (not item.value or item.value != getattr(source, "value", None))), None)
@@ -452,12 +184,12 @@ class HeuristicPolicy:
     def _text(self) -> Action | None:
         """A quoted name no element carries but the page shows: click that text (twice at most, each
         time the page shows other texts)."""
-        visible = f" {_norm(' '.join(self._texts))} "
+        visible = f" {norm(' '.join(self._texts))} "
         typed = {step.action.value for step in self._history if step.ok and step.action.kind in ("fill", "type")}
         for quoted, _ in self._goal.names:
-            if quoted in typed or f" {_norm(quoted)} " not in visible or any(_same(item.name, quoted) for item in self._items):
+            if quoted in typed or f" {norm(quoted)} " not in visible or any(same_name(item.name, quoted) for item in self._items):
                 continue
-            target = _text_target(quoted)
+            target = text_target(quoted)
             if (target.selector, visible) not in self._texts_tried and sum(
                     tried == target.selector for tried, _ in self._texts_tried) < 2:
                 self._texts_tried.add((target.selector or "", visible))
@@ -476,7 +208,7 @@ class HeuristicPolicy:
             if named and not self._tried(kind, item) and not (submit and pending):
                 wanted.append((submit, position, -score, -self._known.get(item.identity, 0), order, item, kind))
         for word, ordinal, position in goal.roles:
-            roles = _ROLE_WORDS[word]
+            roles = ROLE_WORDS[word]
             if (goal.values and set(roles) & _FIELD_ROLES) or word != "result" and any(
                     goal.match(item.name)[0] >= 50 for item in self._items if item.role in roles):
                 continue
@@ -491,20 +223,20 @@ class HeuristicPolicy:
         *_, item, kind = min(wanted, key=lambda entry: entry[:5])
         return Action(kind=kind, target=item.target(), reason="the goal names it" if kind == "click" else OPENING)
 
-    def _result(self, ordinal: int) -> _Item | None:
+    def _result(self, ordinal: int) -> PageItem | None:
         """The ordinal-th result of a paged list: on this page, or the link to the page that has it."""
         pagers = [item for item in self._items if item.role == "link" and (
-            _norm(item.name).isdigit() or _named_like(item.name, _PAGER_NAMES))]
+            norm(item.name).isdigit() or _named_like(item.name, _PAGER_NAMES))]
         results = [item for item in self._items if item.role == "link" and item not in pagers]
         if not results:
             return None
         self._per_page = self._per_page or len(results)
         page = next((int(name) for step in reversed(self._history) if step.ok and step.action.target is not None
-                     and (name := _norm(step.action.target.name or "")).isdigit()), 1)
+                     and (name := norm(step.action.target.name or "")).isdigit()), 1)
         wanted, index = divmod(ordinal - 1, self._per_page)
         if wanted + 1 == page:
             return results[index] if index < len(results) else None
-        return next((item for item in pagers if _norm(item.name) == str(wanted + 1)), None) or next(
+        return next((item for item in pagers if norm(item.name) == str(wanted + 1)), None) or next(
             (item for item in pagers if _named_like(item.name, _PAGER_NAMES)), None)
 
     def _submit(self) -> Action | None:
@@ -522,10 +254,10 @@ class HeuristicPolicy:
         buttons = [item for item in self._items if item.role in ("button", "generic") and not item.disabled
                    and _named_like(item.name, _SUBMIT_NAMES) and not self._tried("click", item)]
         if buttons:
-            best = min(buttons, key=lambda item: (-self._goal.match(item.name)[0], _SUBMIT_NAMES.index(_norm(item.name))
-                                                  if _norm(item.name) in _SUBMIT_NAMES else len(_SUBMIT_NAMES)))
+            best = min(buttons, key=lambda item: (-self._goal.match(item.name)[0], _SUBMIT_NAMES.index(norm(item.name))
+                                                  if norm(item.name) in _SUBMIT_NAMES else len(_SUBMIT_NAMES)))
             return Action(kind="click", target=best.target(), reason="submit the values")
-        texts = (_text_target(text) for text in self._texts if _named_like(text, _SUBMIT_NAMES))
+        texts = (text_target(text) for text in self._texts if _named_like(text, _SUBMIT_NAMES))
         target = next((target for target in texts if not self._done[("click", _key(target), "")]), None)
         return Action(kind="click", target=target, reason="submit the values") if target else None
 

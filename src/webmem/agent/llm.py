@@ -7,8 +7,8 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import InvalidInput, PolicyError
-from ..text import clean_for_prompt
+from ..core.errors import InvalidInput, PolicyError
+from ..core.text import clean_for_prompt
 from .actions import ACTION_KINDS, Action
 from .policy import PolicyStats, StepOutcome, Turn
 

@@ -7,12 +7,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..context import ContextPart
-from ..errors import InvalidInput, PolicyError
-from ..redaction import names_password_field
-from ..models import positive_int
-from ..text import clean_for_prompt
-from ..urls import check_url, domain_of, origin_of
+from ..core.errors import InvalidInput, PolicyError
+from ..core.models import positive_int
+from ..core.pack import ContextPart
+from ..core.redaction import names_password_field
+from ..core.text import clean_for_prompt
+from ..core.urls import check_url, domain_of, origin_of
 from .actions import Action
 from .execute import Execution, perform
 from .observation import Observation, observe
@@ -49,7 +49,9 @@ class EnvironmentOutcome:
 class Environment(Protocol):
     """Something that can tell from the page whether the task is over: ``None`` while it is not."""
 
-    def outcome(self, page: Any) -> EnvironmentOutcome | None: ...
+    def outcome(self, page: Any) -> EnvironmentOutcome | None:
+        """The environment's verdict on the episode now; None while it is not over."""
+        ...
 
 
 @dataclass
@@ -79,6 +81,7 @@ class AgentResult:
     history: list[StepOutcome] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """The result as plain data (for JSON output)."""
         data = {key: value for key, value in self.__dict__.items() if key != "history"}
         data["actions"] = [outcome.action.describe() for outcome in self.history]
         return data
@@ -245,7 +248,7 @@ class _Session:
             if self.system_prompt is None:  # a system prompt is set once per run
                 self.system_prompt = run.system_prompt()
             system_prompt = self.system_prompt
-            known = tuple(self.agent.memory.selectors.top(domain)) if self.agent.memory else ()
+            known = tuple(self.agent.memory.selectors.list(domain)) if self.agent.memory else ()
             if number == 1 and "reference_trajectory" in pack.included:
                 self.memory_hits += 1
         elif self.hints:

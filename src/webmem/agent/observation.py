@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
-from ..browser import element_identity
-from ..models import EnvironmentState, PageElement, validated
+from ..core.models import EnvironmentState, PageElement, validated
+from ..episodes.aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
+from .browser import element_identity
 
 MAX_SNAPSHOT_CHARS = 200_000
 _REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
@@ -34,9 +34,11 @@ class Element:
 
     @property
     def identity(self) -> str:
+        """``role "name"``: how memory names the element across runs."""
         return element_identity(self.role, self.name)
 
     def describe(self) -> str:
+        """The element as one line of the observation shown to the policy."""
         words = [f"[{self.ref}]" if self.ref else "[-]", self.identity]
         if not self.name and self.label:
             words.append(f"(label: {self.label[:80]!r})")
@@ -73,6 +75,7 @@ class Observation:
         ]
 
     def by_ref(self, ref: str) -> Element | None:
+        """The element with this snapshot ref, or None."""
         return next((element for element in self.elements if element.ref == ref), None)
 
     def environment(self) -> EnvironmentState:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from ..models import SelectorEntry
+from ..core.models import SelectorEntry
 from .actions import Action
 from .observation import Observation
 
@@ -52,9 +52,11 @@ class PolicyStats:
     extra: dict[str, int] = field(default_factory=dict)
 
     def snapshot(self) -> PolicyStats:
+        """A copy of the counts now."""
         return PolicyStats(self.decisions, self.llm_calls, self.prompt_tokens, self.completion_tokens, dict(self.extra))
 
     def since(self, before: PolicyStats) -> PolicyStats:
+        """The counts added since ``before`` was taken."""
         return PolicyStats(
             self.decisions - before.decisions, self.llm_calls - before.llm_calls,
             self.prompt_tokens - before.prompt_tokens, self.completion_tokens - before.completion_tokens,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ..models import Step
-from ..trajectories import ReplayPlan
+from ..core.models import Step
+from ..trajectories.store import ReplayPlan
 from .actions import MAX_WAIT_MS, Action, Target
 from .policy import Policy, PolicyStats, Turn
 
@@ -58,9 +58,11 @@ class ReplayPolicy:
 
     @property
     def stats(self) -> PolicyStats:
+        """The fallback policy's decisions, tokens and calls: replayed steps add none."""
         return self.fallback.stats
 
     def start(self, goal: str) -> None:
+        """Start the plan from its first step (the goal was bound when the plan was made)."""
         self.position = 0
         self.handed_over = False
         self.handover_reason = None
@@ -68,9 +70,11 @@ class ReplayPolicy:
 
     @property
     def finished_steps(self) -> bool:
+        """Whether every step of the plan has been replayed."""
         return self.position >= len(self.plan.steps)
 
     def decide(self, turn: Turn) -> Action:
+        """The plan's next step as an action; a hand-over to the fallback policy when the page no longer fits."""
         if not self.handed_over:
             action = self._next(turn)
             if action is not None:

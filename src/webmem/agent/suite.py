@@ -12,10 +12,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..clock import utcnow
-from ..errors import InvalidInput
-from ..text import clean_for_prompt
-from ..urls import check_url
+from ..core.clock import utcnow
+from ..core.errors import InvalidInput
+from ..core.text import clean_for_prompt
+from ..core.urls import check_url
 from .checks import SuccessCheck
 from .loop import AgentResult
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 
 __all__ = [
     "DEFAULT_TASKS",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .miniwob import DEFAULT_TASKS, TaskPage, available_tasks, close_matches, episode_seed, read_state, serve_miniwob
 from .results import BenchReport, EpisodeRecord
 
@@ -136,7 +136,7 @@ class _Plan:
     def run(self) -> BenchReport:
         from playwright.sync_api import sync_playwright
 
-        from ..browser import launch_chromium
+        from ..agent.browser import launch_chromium
 
         started = time.perf_counter()
         with serve_miniwob(port=self.port) as base_url, sync_playwright() as playwright:

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from .. import __version__
-from ..errors import WebmemError
+from ..core.errors import WebmemError
+from ..core.version import __version__
 from ..memory import DEFAULT_DIR, ENV_DIR, Memory, database_url, resolve_directory
 from ..store import DB_FILE
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from ..memory import Memory, resolve_directory
 from .output import console, emit_json, json_option, table
 
@@ -107,7 +107,7 @@ def _browser_page(headed: bool) -> Iterator[Any]:
         from playwright.sync_api import sync_playwright
     except ImportError:
         raise click.ClickException("The agent needs: pip install 'webmem[agent]' (and a Chromium)") from None
-    from ..browser import launch_chromium
+    from ..agent.browser import launch_chromium
 
     with sync_playwright() as playwright:
         browser = launch_chromium(playwright, headless=not headed)

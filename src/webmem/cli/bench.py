@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..errors import InvalidInput
+from ..core.errors import InvalidInput
 from .output import console, emit_json, table
 
 

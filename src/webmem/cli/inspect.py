@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..episode_export import export_memories
-from ..models import FACT_TYPES
-from ..trajectories import TrajectoryStore
-from ..urls import origin_of
+from ..core.models import FACT_TYPES
+from ..core.urls import origin_of
+from ..episodes.export import export_memories
+from ..trajectories.store import TrajectoryStore
 from .output import console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def facts(settings: Settings, domain: str, fact_type: str | None, min_confidence
 def selectors(settings: Settings, domain: str, limit: int, json_: bool) -> None:
     """Show the selectors known to work on a domain, most successful first."""
     with settings.memory() as mem:
-        found = mem.selectors.top(domain, limit)
+        found = mem.selectors.list(domain, limit=limit)
     if json_:
         emit_json([entry.model_dump(mode="json") for entry in found])
     elif not found:

@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..models import RunManifest
+from ..core.models import RunManifest
 from .output import console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def runs_group(
         return
     settings: Settings = ctx.obj
     with settings.memory() as mem:
-        manifests = mem.runs.list_runs(domain=domain, session_id=session_id, status=status, limit=limit)
+        manifests = mem.runs.list(domain=domain, session_id=session_id, status=status, limit=limit)
     if json_:
         emit_json([manifest.model_dump(mode="json") for manifest in manifests])
     elif not manifests:
@@ -53,7 +53,7 @@ def runs_group(
 def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
     """Show one run's manifest and steps."""
     with settings.memory() as mem:
-        manifest = mem.runs.get_run(run_id)
+        manifest = mem.runs.get(run_id)
         steps = mem.runs.steps(run_id)
     if json_:
         emit_json({**manifest.model_dump(mode="json"), "steps": [step.model_dump(mode="json") for step in steps]})

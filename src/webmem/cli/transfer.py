@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..agent_memory_layout import TransferReport, export_agent_memory
-from ..export import FORMATS, KINDS, collect, detect, import_path, render
+from ..interop.agent_memory import TransferReport, export_agent_memory
+from ..interop.transfer import FORMATS, KINDS, collect, detect, import_path, render
 from .output import emit_json, progress_bar, table
 
 if TYPE_CHECKING:

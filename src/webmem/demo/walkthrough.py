@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..browser import element_identity, launch_chromium
-from ..context import ContextPack
-from ..errors import BrowserUnavailable
+from ..agent.browser import element_identity, launch_chromium
+from ..core.errors import BrowserUnavailable
+from ..core.models import RunManifest, Step
+from ..core.pack import ContextPack
 from ..memory import Memory
-from ..models import RunManifest, Step
 from ..run import Run
 from .server import serve_site
 

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 
-from ..errors import StoreCorrupt, StoreError, StoreLocked
+from ..core.errors import StoreCorrupt, StoreError, StoreLocked
 
 DB_FILE = "memory.db"
 RETRY_ATTEMPTS = 5
@@ -122,12 +122,16 @@ class Store:
             yield conn
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
+    def write(self, *, dry_run: bool = False) -> Iterator[Connection]:
+        """A write transaction; with ``dry_run`` it is rolled back at the end instead of committed
+        (for commands that report what they would change) and runs no ``after_commit`` work."""
         active = self._active.get()
         if active is not None and active.writable:
+            if dry_run:
+                raise StoreError("a dry run cannot join a write transaction that is already open")
             yield active.conn
             return
-        with self._transaction(writable=True) as conn:
+        with self._transaction(writable=True, dry_run=dry_run) as conn:
             yield conn
 
     def after_commit(self, callback: Callable[[], None]) -> None:
@@ -139,13 +143,16 @@ class Store:
             active.after_commit.append(callback)
 
     @contextmanager
-    def _transaction(self, *, writable: bool) -> Iterator[Connection]:
+    def _transaction(self, *, writable: bool, dry_run: bool = False) -> Iterator[Connection]:
         with _translated_errors(self.location):
             conn, transaction = self._begin(writable=writable)
             tx = _Transaction(conn, writable)
             token = self._active.set(tx)
             try:
                 yield conn
+                if dry_run:
+                    transaction.rollback()
+                    return
                 transaction.commit()
             except BaseException:
                 if transaction.is_active:

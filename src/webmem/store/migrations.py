@@ -31,8 +31,8 @@ from sqlalchemy import (
     text,
 )
 
-from ..clock import utcnow
-from ..errors import InvalidInput, SchemaTooNew
+from ..core.clock import utcnow
+from ..core.errors import InvalidInput, SchemaTooNew
 from .schema import migrations_table
 from .types import UTCDateTime
 

@@ -9,7 +9,7 @@ from sqlalchemy import DateTime
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-from ..clock import as_utc
+from ..core.clock import as_utc
 
 
 class UTCDateTime(TypeDecorator[datetime]):

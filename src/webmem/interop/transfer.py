@@ -19,15 +19,23 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from .agent_memory_layout import DryRunRollback, TransferReport, import_agent_memory, is_agent_memory_dir
-from .episode_export import export_memories
-from .errors import InvalidInput
-from .models import Fact, Lesson, RunManifest, SelectorEntry, Session, Trajectory, describe_validation_error
-from .models import EpisodeEntry
-from .urls import check_domain
+from ..core.errors import InvalidInput
+from ..core.models import (
+    EpisodeEntry,
+    Fact,
+    Lesson,
+    RunManifest,
+    SelectorEntry,
+    Session,
+    Trajectory,
+    describe_validation_error,
+)
+from ..core.urls import check_domain
+from ..episodes.export import export_memories
+from .agent_memory import TransferReport, import_agent_memory, is_agent_memory_dir
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..memory import Memory
 
 KINDS = ("runs", "trajectories", "facts", "sessions", "selectors", "lessons", "episodes")
 FORMATS = ("json", "jsonl", "csv", "prompt")
@@ -46,7 +54,7 @@ def collect(mem: Memory, kinds: Iterable[str]) -> dict[str, list[BaseModel]]:
     domains = sorted(set(mem.knowledge.domains()) | set(mem.selectors.domains()))
     for kind in chosen:
         if kind == "runs":
-            records[kind] = list(mem.runs.list_runs())
+            records[kind] = list(mem.runs.list())
         elif kind == "trajectories":
             records[kind] = list(mem.trajectories.list())
         elif kind == "facts":
@@ -54,7 +62,7 @@ def collect(mem: Memory, kinds: Iterable[str]) -> dict[str, list[BaseModel]]:
         elif kind == "sessions":
             records[kind] = [session for domain in domains for session in mem.knowledge.sessions(domain)]
         elif kind == "selectors":
-            records[kind] = [entry for domain in domains for entry in mem.selectors.top(domain, limit=100_000)]
+            records[kind] = [entry for domain in domains for entry in mem.selectors.list(domain, limit=100_000)]
         elif kind == "lessons":
             records[kind] = list(mem.lessons.list())
         else:
@@ -130,18 +138,13 @@ def import_path(mem: Memory, path: str | Path, *, dry_run: bool = False, progres
     if kind == "agent-memory":
         return import_agent_memory(mem, source, dry_run=dry_run, progress=progress)
     report = TransferReport(dry_run=dry_run)
-    try:
-        with mem.store.write():
-            if kind == "lessons":
-                result = mem.lessons.import_file(source)
-                _add(report.added, "lessons", result.added)
-                _add(report.merged, "lessons", result.merged)
-            else:
-                _import_export(mem, _read_export(source), report, progress)
-            if dry_run:
-                raise DryRunRollback
-    except DryRunRollback:
-        pass
+    with mem.store.write(dry_run=dry_run):
+        if kind == "lessons":
+            result = mem.lessons.import_file(source)
+            _add(report.added, "lessons", result.added)
+            _add(report.merged, "lessons", result.merged)
+        else:
+            _import_export(mem, _read_export(source), report, progress)
     return report
 
 

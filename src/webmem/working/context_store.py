@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .errors import InvalidInput
-from .text import word_tokens
+from ..core.errors import InvalidInput
+from ..core.text import word_tokens
 
 EXTRACTION_TTL_SECONDS = 300.0
 # Words too common to make an entry relevant to a task ("the", "to"...).

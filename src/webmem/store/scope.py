@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .events import EventLog
-from .redaction import SecretRegistry
-from .store import Store
+from ..core.events import EventLog
+from ..core.redaction import SecretRegistry
+from . import Store
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .errors import InvalidInput
-from .models import Step
-from .text import clean_for_prompt
-from .urls import domain_of
+from ..core.errors import InvalidInput
+from ..core.models import Step
+from ..core.text import clean_for_prompt
+from ..core.urls import domain_of
 
 KNOWN_COMMANDS = frozenset({
     "goto", "navigate", "go_back", "go_forward", "reload", "click", "dblclick", "fill", "type", "press",

@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from .errors import InvalidInput
+from ..core.errors import InvalidInput
 
 Vector = list[float]
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -25,12 +25,18 @@ class Embedder(Protocol):
     """Anything that embeds texts into vectors of a fixed dimension, under a stable name."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """A stable name: entries embedded under another name are embedded again (``reembed``)."""
+        ...
 
     @property
-    def dimension(self) -> int: ...
+    def dimension(self) -> int:
+        """The length of every vector."""
+        ...
 
-    def embed(self, texts: Sequence[str]) -> list[Vector]: ...
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """One unit-length vector per text, in order."""
+        ...
 
 
 class HashingEmbedder:
@@ -43,13 +49,16 @@ class HashingEmbedder:
 
     @property
     def name(self) -> str:
+        """``hashing-v1-<dimension>``."""
         return f"hashing-v1-{self._dimension}"
 
     @property
     def dimension(self) -> int:
+        """The number of buckets."""
         return self._dimension
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """One normalised bucket vector per text."""
         return [self._embed_one(text) for text in texts]
 
     def _embed_one(self, text: str) -> Vector:
@@ -82,13 +91,16 @@ class SentenceTransformerEmbedder:
 
     @property
     def name(self) -> str:
+        """``sentence-transformers:<model>``."""
         return self._name
 
     @property
     def dimension(self) -> int:
+        """The model's embedding dimension."""
         return int(self._model.get_sentence_embedding_dimension())
 
     def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """The model's normalised embeddings, one per text."""
         rows = self._model.encode(list(texts), normalize_embeddings=True)
         return [[float(value) for value in row] for row in rows]
 

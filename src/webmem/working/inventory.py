@@ -23,9 +23,9 @@ What counts as an item to keep:
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _ABSOLUTE_URL = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]]+", re.I)
 _URL_TRAILING = ".,;:!?'\""

@@ -150,6 +150,7 @@ class Trajectory(Record):
 
     @property
     def verification_rate(self) -> float:
+        """The share of the trajectory's steps whose effect was verified (0 when it has none)."""
         if not self.steps:
             return 0.0
         return sum(1 for step in self.steps if step.verified) / len(self.steps)
@@ -254,6 +255,7 @@ class Lesson(Record):
 
     @property
     def tier(self) -> int:
+        """1 for lessons shown in every system prompt (tool fallbacks, best practices), else 2."""
         return 1 if self.category in ("tool_fallback", "best_practice") else 2
 
 
@@ -295,6 +297,7 @@ class EnvironmentState(Record):
     elements: list[PageElement] = Field(default_factory=list, max_length=5000)
 
     def element_keys(self) -> frozenset[tuple[str, str]]:
+        """The page's elements as (role, name) pairs, for comparing two pages."""
         return frozenset((element.role, element.name) for element in self.elements)
 
 
@@ -358,4 +361,5 @@ class RetrievedMemory(Record):
 
     @property
     def advice(self) -> str:
+        """REPEAT or AVOID and the action, as one prompt line (from the entry's grade)."""
         return "REPEAT" if self.entry.outcome == "success" else "AVOID"

@@ -11,7 +11,7 @@ import os
 import shutil
 from typing import Any
 
-from webmem.errors import BrowserUnavailable
+from ..core.errors import BrowserUnavailable
 
 __all__ = [
     "CHROMIUM_ARGS",

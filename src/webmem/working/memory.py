@@ -7,21 +7,24 @@ from __future__ import annotations
 
 import json
 import time
-from functools import lru_cache
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from sqlalchemy import select, update
 
-from .clock import utcnow
-from .compression import Compressor, compress_with, head_tail
-from .context import ContextPack, ContextPart, check_budget
+from ..core.clock import utcnow
+from ..core.errors import InvalidInput
+from ..core.pack import ContextPack, ContextPart, check_budget
+from ..core.redaction import names_password_field
+from ..core.tokens import TokenCounter
+from ..store.schema import working_entries, working_state
+from ..store.scope import Scope
+from ..store.statements import upsert
+from .compression import Compressor
 from .context_store import ContextStore
-from .errors import InvalidInput
 from .patterns import Pattern, PatternStore
-from .redaction import names_password_field
-from .scope import Scope
+from .prompt_parts import working_parts
 from .short_term import (
     Action,
     ExecutionOutcome,
@@ -31,32 +34,13 @@ from .short_term import (
     redact_tree,
 )
 from .sitemap import SitemapGraph, SitemapLimits, normalize_url
-from .store.schema import working_entries, working_state
-from .store.statements import upsert
-from .text import clean_for_prompt
-from .token_budget import TokenCounter
 
 OPERATION_MODES = ("auto", "navigate", "execute", "scrape", "research")
 EXTRACTION_SHARE = 0.20
-EXTRACTION_SHARE_BY_MODE = {"scrape": 0.40, "research": 0.40}
 MAX_EXTRACTION_TOKENS = 4000
 MAX_SINGLE_EXTRACTION_CHARS = 8000
 CONTEXT_WINDOW_BUDGET = 64_000
-HISTORY_IN_CONTEXT = 10
-NAVIGATION_IN_CONTEXT = 10
 
-# Priorities of the working-memory parts beside the persistent ones (last error 60, session
-# history 50, site tips 45, episode advice 42, reference trajectory 40, app knowledge 30,
-# known selectors 25). The task part is critical: never dropped, cut if it must be.
-PRIORITY_TASK = 100
-PRIORITY_LOOP_WARNINGS = 80
-PRIORITY_USER_CONTEXT = 70
-PRIORITY_HISTORY = 55
-PRIORITY_EXTRACTIONS = 35
-PRIORITY_PATTERNS = 28
-PRIORITY_NAVIGATION = 20
-PRIORITY_SCRATCH = 15
-PRIORITY_SITEMAP = 12
 
 
 @dataclass
@@ -212,6 +196,7 @@ class AgentMemory:
     # -- the unified interface ---------------------------------------------------------------
 
     def start_task(self, goal: str, user_context: Mapping[str, Any] | None = None) -> None:
+        """Begin a task: its goal (and any context the user gave) replaces the previous one's."""
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidInput("goal: expected a non-empty string")
         self.working.goal = self._redact(goal.strip()[:2000])
@@ -265,19 +250,25 @@ class AgentMemory:
         return self.short_term.has_failed(self.short_term.signature_of(action, page))
 
     def mark_url_visited(self, url: str) -> None:
+        """Remember that the agent has been on ``url`` in this run."""
         self._visited.add(self._page_key(url))
         self._save()
 
     def has_visited_url(self, url: str) -> bool:
+        """Whether the agent has been on ``url`` in this run (compared normalised)."""
         return self._page_key(url) in self._visited
 
     def set_operation_mode(self, mode: str) -> None:
+        """How the agent works now (auto, navigate, execute, scrape, research); scraping and research give
+        extractions a bigger share of the context.
+        """
         if mode not in OPERATION_MODES:
             raise InvalidInput(f"mode: {mode!r} is not one of {', '.join(OPERATION_MODES)}")
         self.operation_mode = mode
         self._save()
 
     def get_task_summary(self) -> dict[str, Any]:
+        """The goal, cycle count, mode, step counts and pages visited, as plain data."""
         entries = self.short_term.entries
         return {
             "goal": self.working.goal,
@@ -303,6 +294,7 @@ class AgentMemory:
     # -- working memory ----------------------------------------------------------------------
 
     def record_navigation(self, snapshot: StateSnapshot | Mapping[str, Any]) -> StateSnapshot:
+        """Add a page to the navigation path (URL, title, what was visible); returns it as kept."""
         state = snapshot if isinstance(snapshot, StateSnapshot) else _snapshot(snapshot)
         state.url = self._redact(state.url)
         state.title = self._redact(state.title)
@@ -316,21 +308,25 @@ class AgentMemory:
         return state
 
     def set_scratch(self, key: str, value: Any) -> None:
+        """Keep a JSON value under ``key`` on the scratch pad (shown in the context)."""
         _check_json(key, value)
         self.working.scratch[key] = self._redact_tree(value)
         self._save()
 
     def store_page_map(self, url: str, page_map: Any, summary: str | None = None) -> None:
+        """Keep a JSON map of the page at ``url``, with an optional one-line summary."""
         _check_json(url, page_map)
         self.working.page_maps[self._page_key(url)] = {"map": self._redact_tree(page_map),
                                                   "summary": self._redact(summary or "")}
         self._save()
 
     def add_inferred_context(self, key: str, value: Any, source: str) -> None:
+        """Keep a value the agent inferred, naming where it came from (``source``)."""
         self.context_store.add_inferred_context(key, value, source)
         self._save()
 
     def add_extraction(self, key: str, data: Any) -> None:
+        """Keep extracted data under ``key``; the context shows it within its share of the budget."""
         self.context_store.cache_extraction(key, data)
         self._save()
 
@@ -338,42 +334,51 @@ class AgentMemory:
 
     def learn_pattern(self, domain: str, description: str, pattern_type: str,
                       steps: list[Mapping[str, Any]]) -> Pattern:
+        """Learn (or strengthen) an action pattern for ``domain`` from these steps."""
         return self.patterns.learn_pattern(domain, description, pattern_type, steps, run_id=self.run_id)
 
     def get_patterns_for_domain(self, domain: str) -> list[Pattern]:
+        """Patterns of this domain or a parent domain, best success rate first."""
         return self.patterns.get_patterns_for_domain(domain)
 
     # -- sitemap -----------------------------------------------------------------------------
 
     def init_sitemap_graph(self, homepage_url: str, limits: SitemapLimits | None = None) -> SitemapGraph:
+        """Start exploring a site from ``homepage_url``, within ``limits`` (pages, depth)."""
         self.sitemap = SitemapGraph(self._redact_url(homepage_url), limits=limits or SitemapLimits())
         self._save()
         return self.sitemap
 
     def add_sitemap_links(self, parent_url: str, links: list[Mapping[str, str]], link_type: str) -> list[str]:
+        """Add links found on ``parent_url`` to the exploration; returns the URLs that were new."""
         safe = [self._redact_tree(dict(link)) if isinstance(link, Mapping) else link for link in links]
         added = self._require_sitemap().add_links(self._redact_url(parent_url), safe, link_type=link_type)
         self._save()
         return added
 
     def update_sitemap_visited(self, url: str, *, title: str, summary: str = "", section_count: int = 0) -> None:
+        """Mark ``url`` explored, with its title, a summary and its number of sections."""
         self._require_sitemap().mark_visited(self._redact_url(url), title=self._redact(title) if isinstance(title, str) else title,
                                              summary=self._redact(summary) if isinstance(summary, str) else summary,
                                              section_count=section_count)
         self._save()
 
     def get_next_page_to_visit(self) -> str | None:
+        """The unvisited page of lowest depth (earliest found among equals), or None when none is left."""
         return self._require_sitemap().next_page_to_visit()
 
     def is_sitemap_exploration_complete(self) -> bool:
+        """Whether every page found so far has been visited (or skipped)."""
         return self._require_sitemap().is_complete()
 
     def format_site_exploration_summary(self) -> str:
+        """The exploration so far as prompt text."""
         return self._require_sitemap().summary()
 
     # -- prompt ------------------------------------------------------------------------------
 
     def current_url(self) -> str | None:
+        """The page the agent is on: the last navigation, else the last step's URL."""
         if self.working.navigation:
             return self.working.navigation[-1].url
         entries = self.short_term.entries
@@ -381,85 +386,12 @@ class AgentMemory:
 
     def context_parts(self, domain: str | None = None) -> list[ContextPart]:
         """The working-memory parts of a context, with their priorities (the task part is critical)."""
-        relevant = self.context_store.get_relevant_context(self.working.goal or "")
-        user = {key: value for key, value in self.context_store.get_all().items()
-                if self.context_store.source_of(key) == "user"}
-        shown = {**relevant, **user}
-        return [
-            ContextPart("task", "TASK", PRIORITY_TASK, self._task_text(), critical=True),
-            ContextPart("loop_warnings", "LOOP WARNINGS", PRIORITY_LOOP_WARNINGS,
-                        "\n".join(self.short_term.get_loop_warnings())),
-            ContextPart("user_context", "CONTEXT", PRIORITY_USER_CONTEXT, self._context_text(shown)),
-            ContextPart("recent_history", "RECENT ACTIONS", PRIORITY_HISTORY,
-                        "\n".join(f"{n}. {e.format_for_prompt()}" for n, e in
-                                  enumerate(self.short_term.get_recent(HISTORY_IN_CONTEXT), start=1))),
-            ContextPart("extractions", "EXTRACTED DATA", PRIORITY_EXTRACTIONS, fit=self._extractions_text),
-            ContextPart("patterns", "KNOWN PATTERNS", PRIORITY_PATTERNS,
-                        self.patterns.format_for_brain(domain) if domain else ""),
-            ContextPart("navigation_path", "NAVIGATION PATH", PRIORITY_NAVIGATION, self._navigation_text()),
-            ContextPart("scratch_pad", "SCRATCH PAD", PRIORITY_SCRATCH, "\n".join(
-                f"- {clean_for_prompt(key, 80)}: {clean_for_prompt(json.dumps(value, ensure_ascii=False), 300)}"
-                for key, value in self.working.scratch.items())),
-            ContextPart("sitemap", "SITE EXPLORATION", PRIORITY_SITEMAP, self.sitemap.summary() if self.sitemap else ""),
-        ]
+        return working_parts(self, domain)
 
     def format_for_prompt(self, domain: str | None = None, budget_tokens: int | None = None) -> str:
         """The working memory alone as prompt text, within ``budget_tokens`` (default: the window budget)."""
         budget = self.context_window_budget if budget_tokens is None else budget_tokens
         return str(ContextPack.assemble(self.context_parts(domain), budget, counter=self.counter))
-
-    def _task_text(self) -> str:
-        if not self.working.goal:
-            return ""
-        lines = [f"Goal: {clean_for_prompt(self.working.goal, 2000)}",
-                 f"Mode: {self.operation_mode}, cycle {self.working.cycle_count}"]
-        page = self.working.navigation[-1] if self.working.navigation else None
-        url = self.current_url()
-        if url:
-            title = f" ({clean_for_prompt(page.title, 200)})" if page and page.title else ""
-            lines.append(f"Current page: {clean_for_prompt(url, 500)}{title}")
-            if page and page.visible_elements_summary:
-                lines.append(f"Visible: {clean_for_prompt(page.visible_elements_summary, 500)}")
-        return "\n".join(lines)
-
-    def _context_text(self, shown: Mapping[str, Any]) -> str:
-        lines = []
-        for key, value in shown.items():
-            source = self.context_store.source_of(key)
-            origin = "given by the user" if source == "user" else f"inferred from {clean_for_prompt(source or '', 100)}"
-            lines.append(f"- {clean_for_prompt(key, 80)}: "
-                         f"{clean_for_prompt(json.dumps(value, ensure_ascii=False), 300)} ({origin})")
-        return "\n".join(lines)
-
-    def _navigation_text(self) -> str:
-        recent = self.working.navigation[-NAVIGATION_IN_CONTEXT:]
-        return "\n".join(
-            f"{number}. {clean_for_prompt(item.url, 300)}"
-            + (f" - {clean_for_prompt(item.title, 120)}" if item.title else "")
-            + (f": {clean_for_prompt(item.visible_elements_summary, 200)}" if item.visible_elements_summary else "")
-            for number, item in enumerate(recent, start=1)
-        )
-
-    def _extractions_text(self, available_tokens: int) -> str:
-        """Extractions within their share of what remains: 20% (40% when scraping or researching),
-        at most ``max_extraction_tokens``; big ones are compressed (keeping URLs, selectors and
-        form fields) or cut head-and-tail to the per-extraction cap.
-        """
-        items = self.context_store.extractions()
-        if not items:
-            return ""
-        share = EXTRACTION_SHARE_BY_MODE.get(self.operation_mode, self.max_extraction_budget_percent)
-        allowance = min(int(available_tokens * share), self.max_extraction_tokens)
-        if allowance <= 0:
-            return ""
-        per_item = min(self.max_single_extraction_chars, allowance * 4 // len(items))
-        while per_item >= 40:
-            body = "\n\n".join(f"[{clean_for_prompt(key, 80)}]\n{_fit_extraction(data, per_item, self.compressor)}"
-                               for key, data in items.items())
-            if self.counter.count(body) <= allowance:
-                return body
-            per_item = per_item * 3 // 4
-        return ""
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -480,20 +412,6 @@ class AgentMemory:
 
     def _redact_tree(self, value: Any) -> Any:
         return redact_tree(value, self._redact)
-
-
-def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable[[str, int], str] | None) -> str:
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-    if len(text) <= max_chars:
-        return text
-    return _fitted(text, max_chars, compressor)
-
-
-@lru_cache(maxsize=256)
-def _fitted(text: str, max_chars: int, compressor: Compressor | Callable[[str, int], str] | None) -> str:
-    """Compressed (or cut head-and-tail) extraction; cached, since turns rebuild the same ones."""
-    result = compress_with(compressor, text, max_chars=max_chars)
-    return result.text if result.within_budget else head_tail(text, max_chars)
 
 
 def _page_key(url: str) -> str:

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
-from .episodes import action_signature
-from .errors import InvalidInput
-from .models import EpisodeEntry, RetrievedMemory
-from .text import clean_for_prompt
+from ..core.errors import InvalidInput
+from ..core.models import EpisodeEntry, RetrievedMemory
+from ..core.text import clean_for_prompt
+from .store import action_signature
 
 ExportFormat = Literal["json", "csv", "prompt"]
 EXPORT_FORMATS = ("json", "csv", "prompt")

@@ -13,11 +13,9 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy import Connection, and_, func, select, update
 
-from .aria import keys_iou
-from .clock import utcnow
-from .embeddings import Embedder, HashingEmbedder, check_embedder, cosine
-from .errors import InvalidInput
-from .models import (
+from ..core.clock import utcnow
+from ..core.errors import InvalidInput
+from ..core.models import (
     EnvironmentState,
     EpisodeEntry,
     GradingResult,
@@ -25,11 +23,13 @@ from .models import (
     describe_validation_error,
     validated_value,
 )
-from .models import Id as SessionId
-from .redaction import SecretRegistry
-from .scope import Scope
-from .store.schema import episode_entries, episode_sessions
-from .store.statements import serialize_on
+from ..core.models import Id as SessionId
+from ..core.redaction import SecretRegistry
+from ..store.schema import episode_entries, episode_sessions
+from ..store.scope import Scope
+from ..store.statements import serialize_on
+from .aria import keys_iou
+from .embeddings import Embedder, HashingEmbedder, check_embedder, cosine
 
 ENV_THRESHOLD = 0.7
 ENV_TOP_K = 10

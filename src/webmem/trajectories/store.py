@@ -10,15 +10,15 @@ from typing import Any
 
 from sqlalchemy import delete, select
 
-from .clock import as_utc, new_id, utcnow
-from .errors import InvalidInput, TrajectoryNotFound
-from .models import MatchCandidate, MatchReport, Step, Trajectory, positive_int, validated
-from .scope import Scope
-from .store.engine import retried
-from .store.schema import trajectories
-from .text import clean_for_prompt, jaccard, word_tokens
-from .trajectory_slots import GOAL_VALUE, bind, fill, parameterise
-from .urls import check_domain, domain_of, origin_of
+from ..core.clock import as_utc, new_id, utcnow
+from ..core.errors import InvalidInput, TrajectoryNotFound
+from ..core.models import MatchCandidate, MatchReport, Step, Trajectory, positive_int, validated
+from ..core.text import clean_for_prompt, jaccard, word_tokens
+from ..core.urls import check_domain, domain_of, origin_of
+from ..store.engine import retried
+from ..store.schema import trajectories
+from ..store.scope import Scope
+from .slots import GOAL_VALUE, bind, fill, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
@@ -40,6 +40,7 @@ class ReplayPlan:
 
     @property
     def trajectory_id(self) -> str:
+        """The id of the trajectory being replayed."""
         return self.trajectory.id
 
 
@@ -125,6 +126,7 @@ class TrajectoryStore:
         ))
 
     def get(self, trajectory_id: str) -> Trajectory:
+        """The trajectory with this id; ``TrajectoryNotFound`` when there is none in the namespace."""
         with self._scope.store.read() as conn:
             row = conn.execute(
                 select(*_TRAJECTORY_COLUMNS).where(
@@ -231,6 +233,7 @@ class TrajectoryStore:
     def find_best_match(
         self, goal: str, *, origin: str, exclude_run_id: str | None = None, trace_scoring: bool | None = None
     ) -> Trajectory | None:
+        """The best trajectory ``match`` finds for ``goal`` on ``origin``, or None (``match(...).best``)."""
         return self.match(goal, origin=origin, exclude_run_id=exclude_run_id, trace_scoring=trace_scoring).best
 
     @staticmethod
@@ -243,7 +246,7 @@ class TrajectoryStore:
         lines += [f"  {number}. {_describe_step(step)}" for number, step in enumerate(trajectory.steps, start=1)]
         return "\n".join(lines)
 
-    def prune_expired(self, *, now: datetime | None = None) -> int:
+    def prune(self, *, now: datetime | None = None) -> int:
         """Delete trajectories older than the TTL; returns how many went."""
         cutoff = (as_utc(now) if now else utcnow()) - timedelta(days=self.ttl_days)
         with self._scope.store.write() as conn:

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from .errors import InvalidInput
-from .extraction_inventory import Inventory, InventoryChecker, text_inventory
+from ..core.errors import InvalidInput
+from ..core.text import clean_for_prompt
 from .html_outline import looks_like_html, outline_html
-from .text import clean_for_prompt
+from .inventory import Inventory, InventoryChecker, text_inventory
 
 DEFAULT_MARKER = "\n[... {cut} characters cut ...]\n"
 HEAD_SHARE = 0.6  # head_tail keeps this share of the room for the head, the rest for the tail

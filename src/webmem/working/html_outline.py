@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from .extraction_inventory import FormField, Inventory, absolute_urls, selectors_in, unique
-from .text import clean_for_prompt
+from ..core.text import clean_for_prompt
+from .inventory import FormField, Inventory, absolute_urls, selectors_in, unique
 
 LABEL_CHARS = 100  # bound on a link text, label or button text in the outline
 MAX_OPTIONS = 12  # options of a select listed in the outline

@@ -22,8 +22,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit, urlunsplit
 
-from .errors import InvalidInput
-from .text import clean_for_prompt
+from ..core.errors import InvalidInput
+from ..core.text import clean_for_prompt
 
 FORMAT_VERSION = 1
 HOMEPAGE_LINK_TYPE = "homepage"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from .models import EnvironmentState, PageElement, validated
+from ..core.models import EnvironmentState, PageElement, validated
 
 INTERACTIVE_ROLES = frozenset({
     "button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox", "option",

@@ -15,15 +15,15 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints
 from sqlalchemy import Float, case, cast, delete, func, select, update
 
-from .clock import new_id, utcnow
-from .errors import InvalidInput, NotFound
-from .models import Count, Id, Name, Record, Step, validated
-from .scope import Scope
-from .store.engine import retried
-from .store.schema import patterns
-from .store.statements import serialize_on
-from .text import clean_for_prompt
-from .urls import check_domain, domain_matches
+from ..core.clock import new_id, utcnow
+from ..core.errors import InvalidInput, NotFound
+from ..core.models import Count, Id, Name, Record, Step, validated
+from ..core.text import clean_for_prompt
+from ..core.urls import check_domain, domain_matches
+from ..store.engine import retried
+from ..store.schema import patterns
+from ..store.scope import Scope
+from ..store.statements import serialize_on
 
 MAX_PATTERNS = 100
 KEEP_SHARE = 0.8  # pruning keeps the strongest 80% of the maximum
@@ -47,6 +47,7 @@ class Pattern(Record):
 
     @property
     def success_rate(self) -> float:
+        """Successful uses over all uses (0.0 for a pattern not used yet)."""
         total = self.success_count + self.failure_count
         return self.success_count / total if total else 0.0
 
@@ -121,7 +122,8 @@ class PatternStore:
                 raise NotFound(f"pattern_id: no pattern {pattern_id!r} in namespace {self._ns!r}")
             return _pattern(conn.execute(select(*_COLUMNS).where(self._mine(), patterns.c.pattern_id == pattern_id)).one())
 
-    def format_for_brain(self, domain: str, limit: int = 5) -> str:
+    def format_for_prompt(self, domain: str, limit: int = 5) -> str:
+        """The domain's best patterns as prompt text (KNOWN PATTERNS)."""
         lines = []
         for pattern in self.get_patterns_for_domain(domain)[:limit]:
             steps = " -> ".join(_describe(step) for step in pattern.steps)
@@ -133,6 +135,7 @@ class PatternStore:
         return "\n".join(lines)
 
     def prune(self) -> int:
+        """Over the namespace's maximum, remove the weakest patterns down to 80% of it; returns how many went."""
         with self._scope.store.write() as conn:
             return self._prune(conn)
 

@@ -13,9 +13,9 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
-from .errors import InvalidInput
-from .models import positive_int
-from .text import clean_for_prompt
+from ..core.errors import InvalidInput
+from ..core.models import positive_int
+from ..core.text import clean_for_prompt
 
 DEFAULT_MAX_ENTRIES = 50
 LOOP_THRESHOLD = 3

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .lesson_learning import failure_key
-from .models import Step
+from ..core.models import Step
+from .learning import failure_key
 
 JUDGE_WITHIN_STEPS = 2
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .clock import utcnow
-from .errors import InvalidInput, WebmemError
-from .models import (
+from ..core.clock import utcnow
+from ..core.errors import InvalidInput, WebmemError
+from ..core.models import (
     FACT_TYPES,
     Fact,
     RunManifest,
@@ -34,10 +34,10 @@ from .models import (
     Trajectory,
     describe_validation_error,
 )
-from .urls import check_domain, domain_of, origin_of
+from ..core.urls import check_domain, domain_of, origin_of
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from ..memory import Memory
 
 Progress = Callable[[int, int], None]
 MAX_FILE_BYTES = 50 * 1024 * 1024
@@ -46,10 +46,6 @@ _UNSAFE_DIR = re.compile(r"[^a-zA-Z0-9.-]")
 _UNSAFE_FILE = re.compile(r"[^a-zA-Z0-9_-]")
 _VALUE_KEYS = {"type": "text", "fill": "text", "press": "key", "select": "value", "navigate": "url", "goto": "url"}
 _KNOWN_STEP_KEYS = {"url", "action", "snapshotHash", "verified", "expectedEffect"}
-
-
-class DryRunRollback(Exception):
-    """Raised inside the import transaction to roll it back."""
 
 
 @dataclass
@@ -64,6 +60,7 @@ class TransferReport:
     dry_run: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """The report as plain data: what was added, merged, skipped, and notes."""
         return {
             "added": dict(self.added), "merged": dict(self.merged), "skipped": dict(self.skipped),
             "problems": self.problems, "notes": self.notes, "dry_run": self.dry_run,
@@ -84,17 +81,12 @@ def import_agent_memory(
         raise InvalidInput(f"path: {root} is not a directory")
     report = TransferReport(dry_run=dry_run)
     files = list(_files(root))
-    try:
-        with mem.store.write():
-            refs: dict[str, dict[str, str]] = {}
-            for number, (kind, path) in enumerate(files, start=1):
-                _import_file(mem, kind, path, root, refs, report)
-                if progress is not None:
-                    progress(number, len(files))
-            if dry_run:
-                raise DryRunRollback
-    except DryRunRollback:
-        pass
+    with mem.store.write(dry_run=dry_run):
+        refs: dict[str, dict[str, str]] = {}
+        for number, (kind, path) in enumerate(files, start=1):
+            _import_file(mem, kind, path, root, refs, report)
+            if progress is not None:
+                progress(number, len(files))
     for ignored in ("hints.json", "runs"):
         if (root / ignored).exists():
             report.notes.append(f"{ignored}: suite summaries and hints are not memory records; not imported")
@@ -292,7 +284,7 @@ def export_agent_memory(mem: Memory, directory: str | Path, *, progress: Progres
     root.mkdir(parents=True, exist_ok=True)
     report = TransferReport()
     trajectories = mem.trajectories.list()
-    manifests = mem.runs.list_runs()
+    manifests = mem.runs.list()
     domains = sorted({t.domain for t in trajectories} | {m.domain for m in manifests} | set(_knowledge_domains(mem)))
     total = len(trajectories) + len(manifests) + len(domains)
     done = 0
@@ -307,7 +299,7 @@ def export_agent_memory(mem: Memory, directory: str | Path, *, progress: Progres
         folder = _inside(root, "domains", name)
         facts = mem.knowledge.facts(domain, min_confidence=0.0)
         sessions = sorted(mem.knowledge.sessions(domain), key=lambda s: s.timestamp)
-        entries = mem.selectors.top(domain, limit=10_000)
+        entries = mem.selectors.list(domain, limit=10_000)
         if facts or sessions:
             scheme = next((t.origin.split("://")[0] for t in trajectories if t.domain == domain), "https")
             _write(folder / "knowledge.json", {

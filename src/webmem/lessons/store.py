@@ -15,16 +15,16 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, delete, func, insert, not_, select, update
 
-from .clock import as_utc, new_id, utcnow
-from .errors import InvalidInput
-from .lesson_learning import command_name, extract_lessons, matchable_text, plain_text
-from .models import LESSON_CATEGORIES, Lesson, Step, positive_int, validated
-from .scope import Scope
-from .store.engine import retried
-from .store.schema import lesson_domains, lesson_runs, lessons, namespace_state
-from .store.statements import insert_ignoring_duplicates, lock_rows, serialize_on
-from .text import clean_for_prompt
-from .urls import check_domain, domain_matches
+from ..core.clock import as_utc, new_id, utcnow
+from ..core.errors import InvalidInput
+from ..core.models import LESSON_CATEGORIES, Lesson, Step, positive_int, validated
+from ..core.text import clean_for_prompt
+from ..core.urls import check_domain, domain_matches
+from ..store.engine import retried
+from ..store.schema import lesson_domains, lesson_runs, lessons, namespace_state
+from ..store.scope import Scope
+from ..store.statements import insert_ignoring_duplicates, lock_rows, serialize_on
+from .learning import command_name, extract_lessons, matchable_text, plain_text
 
 TIER1_CATEGORIES = ("tool_fallback", "best_practice")
 TIER1_LIMIT = 10
@@ -293,6 +293,7 @@ class LessonStore:
         return pruned
 
     def get(self, lesson_id: str) -> Lesson:
+        """The lesson with this id; ``NotFound`` when there is none in the namespace."""
         with self._scope.store.read() as conn:
             found = self._load(conn, self._key(lesson_id))
         if not found:
@@ -301,7 +302,7 @@ class LessonStore:
 
     def import_file(self, path: Any) -> ImportReport:
         """Import a lesson file (``{"version": 1, "lessons": [...]}``); nothing changes if any entry is bad."""
-        from .lesson_files import read_lesson_file
+        from .files import read_lesson_file
 
         report = self.import_lessons(read_lesson_file(path))
         self._scope.emit("lessons_imported", path=str(path), added=report.added, merged=report.merged)

@@ -13,12 +13,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from .clock import new_id, utcnow
-from .errors import InvalidInput
-from .lesson_learning import command_name, plain_text
-from .models import LessonCategory, LessonSource, describe_validation_error
-from .models import Lesson as StoredLesson
-from .urls import check_domain
+from ..core.clock import new_id, utcnow
+from ..core.errors import InvalidInput
+from ..core.models import Lesson as StoredLesson
+from ..core.models import LessonCategory, LessonSource, describe_validation_error
+from ..core.urls import check_domain
+from .learning import command_name, plain_text
 
 MAX_FILE_BYTES = 20 * 1024 * 1024
 

@@ -1,0 +1,9 @@
+"""Trajectories: successful runs' steps kept as references to follow, and as templates to replay.
+
+``TrajectoryStore`` (``store``) saves, matches and prunes them; ``slots`` turns the values of a
+goal that recur in its steps into slots, so that a goal worded like it can be replayed.
+"""
+
+from .store import ReplayPlan, TrajectoryStore
+
+__all__ = ["ReplayPlan", "TrajectoryStore"]

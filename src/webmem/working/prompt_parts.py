@@ -1,0 +1,128 @@
+"""The working memory's parts of a run's context: task, loop warnings, user context, recent actions,
+extractions (within their share of the budget), patterns, navigation path, scratch pad, exploration."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from ..core.pack import ContextPart
+from ..core.text import clean_for_prompt
+from .compression import Compressor, compress_with, head_tail
+
+if TYPE_CHECKING:
+    from .memory import AgentMemory
+
+HISTORY_IN_CONTEXT = 10
+NAVIGATION_IN_CONTEXT = 10
+EXTRACTION_SHARE_BY_MODE = {"scrape": 0.40, "research": 0.40}
+
+# Priorities of the working-memory parts beside the persistent ones (last error 60, session
+# history 50, site tips 45, episode advice 42, reference trajectory 40, app knowledge 30,
+# known selectors 25). The task part is critical: never dropped, cut if it must be.
+PRIORITY_TASK = 100
+PRIORITY_LOOP_WARNINGS = 80
+PRIORITY_USER_CONTEXT = 70
+PRIORITY_HISTORY = 55
+PRIORITY_EXTRACTIONS = 35
+PRIORITY_PATTERNS = 28
+PRIORITY_NAVIGATION = 20
+PRIORITY_SCRATCH = 15
+PRIORITY_SITEMAP = 12
+
+
+def working_parts(memory: AgentMemory, domain: str | None = None) -> list[ContextPart]:
+    """The working-memory parts of a context, with their priorities (the task part is critical)."""
+    relevant = memory.context_store.get_relevant_context(memory.working.goal or "")
+    user = {key: value for key, value in memory.context_store.get_all().items()
+            if memory.context_store.source_of(key) == "user"}
+    shown = {**relevant, **user}
+    return [
+        ContextPart("task", "TASK", PRIORITY_TASK, _task_text(memory), critical=True),
+        ContextPart("loop_warnings", "LOOP WARNINGS", PRIORITY_LOOP_WARNINGS,
+                    "\n".join(memory.short_term.get_loop_warnings())),
+        ContextPart("user_context", "CONTEXT", PRIORITY_USER_CONTEXT, _context_text(memory, shown)),
+        ContextPart("recent_history", "RECENT ACTIONS", PRIORITY_HISTORY,
+                    "\n".join(f"{n}. {e.format_for_prompt()}" for n, e in
+                              enumerate(memory.short_term.get_recent(HISTORY_IN_CONTEXT), start=1))),
+        ContextPart("extractions", "EXTRACTED DATA", PRIORITY_EXTRACTIONS,
+                    fit=lambda available: _extractions_text(memory, available)),
+        ContextPart("patterns", "KNOWN PATTERNS", PRIORITY_PATTERNS,
+                    memory.patterns.format_for_prompt(domain) if domain else ""),
+        ContextPart("navigation_path", "NAVIGATION PATH", PRIORITY_NAVIGATION, _navigation_text(memory)),
+        ContextPart("scratch_pad", "SCRATCH PAD", PRIORITY_SCRATCH, "\n".join(
+            f"- {clean_for_prompt(key, 80)}: {clean_for_prompt(json.dumps(value, ensure_ascii=False), 300)}"
+            for key, value in memory.working.scratch.items())),
+        ContextPart("sitemap", "SITE EXPLORATION", PRIORITY_SITEMAP,
+                    memory.sitemap.summary() if memory.sitemap else ""),
+    ]
+
+
+def _task_text(memory: AgentMemory) -> str:
+    if not memory.working.goal:
+        return ""
+    lines = [f"Goal: {clean_for_prompt(memory.working.goal, 2000)}",
+             f"Mode: {memory.operation_mode}, cycle {memory.working.cycle_count}"]
+    page = memory.working.navigation[-1] if memory.working.navigation else None
+    url = memory.current_url()
+    if url:
+        title = f" ({clean_for_prompt(page.title, 200)})" if page and page.title else ""
+        lines.append(f"Current page: {clean_for_prompt(url, 500)}{title}")
+        if page and page.visible_elements_summary:
+            lines.append(f"Visible: {clean_for_prompt(page.visible_elements_summary, 500)}")
+    return "\n".join(lines)
+
+def _context_text(memory: AgentMemory, shown: Mapping[str, Any]) -> str:
+    lines = []
+    for key, value in shown.items():
+        source = memory.context_store.source_of(key)
+        origin = "given by the user" if source == "user" else f"inferred from {clean_for_prompt(source or '', 100)}"
+        lines.append(f"- {clean_for_prompt(key, 80)}: "
+                     f"{clean_for_prompt(json.dumps(value, ensure_ascii=False), 300)} ({origin})")
+    return "\n".join(lines)
+
+def _navigation_text(memory: AgentMemory) -> str:
+    recent = memory.working.navigation[-NAVIGATION_IN_CONTEXT:]
+    return "\n".join(
+        f"{number}. {clean_for_prompt(item.url, 300)}"
+        + (f" - {clean_for_prompt(item.title, 120)}" if item.title else "")
+        + (f": {clean_for_prompt(item.visible_elements_summary, 200)}" if item.visible_elements_summary else "")
+        for number, item in enumerate(recent, start=1)
+    )
+
+def _extractions_text(memory: AgentMemory, available_tokens: int) -> str:
+    """Extractions within their share of what remains: 20% (40% when scraping or researching),
+    at most ``max_extraction_tokens``; big ones are compressed (keeping URLs, selectors and
+    form fields) or cut head-and-tail to the per-extraction cap.
+    """
+    items = memory.context_store.extractions()
+    if not items:
+        return ""
+    share = EXTRACTION_SHARE_BY_MODE.get(memory.operation_mode, memory.max_extraction_budget_percent)
+    allowance = min(int(available_tokens * share), memory.max_extraction_tokens)
+    if allowance <= 0:
+        return ""
+    per_item = min(memory.max_single_extraction_chars, allowance * 4 // len(items))
+    while per_item >= 40:
+        body = "\n\n".join(f"[{clean_for_prompt(key, 80)}]\n{_fit_extraction(data, per_item, memory.compressor)}"
+                           for key, data in items.items())
+        if memory.counter.count(body) <= allowance:
+            return body
+        per_item = per_item * 3 // 4
+    return ""
+
+
+def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable[[str, int], str] | None) -> str:
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    if len(text) <= max_chars:
+        return text
+    return _fitted(text, max_chars, compressor)
+
+
+@lru_cache(maxsize=256)
+def _fitted(text: str, max_chars: int, compressor: Compressor | Callable[[str, int], str] | None) -> str:
+    """Compressed (or cut head-and-tail) extraction; cached, since turns rebuild the same ones."""
+    result = compress_with(compressor, text, max_chars=max_chars)
+    return result.text if result.within_budget else head_tail(text, max_chars)
