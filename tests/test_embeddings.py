@@ -18,7 +18,7 @@ import pytest
 
 import webmem
 from webmem import Embedder, HashingEmbedder, InvalidInput, SentenceTransformerEmbedder
-from webmem.episodes.embeddings import cosine
+from webmem.core.embeddings import cosine
 
 PAGE = {"url": "https://support.example.com/tickets", "title": "Tickets",
         "elements": [{"role": "button", "name": f"Action {i}"} for i in range(10)]}

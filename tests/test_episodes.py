@@ -16,7 +16,7 @@ from pydantic import ValidationError
 import webmem
 from webmem import EnvironmentState, EpisodeEntry, EpisodeStore, HashingEmbedder, InvalidInput, RetrievedMemory
 from webmem.episodes.aria import element_iou
-from webmem.episodes.embeddings import cosine
+from webmem.core.embeddings import cosine
 from webmem.episodes.store import ENV_THRESHOLD, ENV_TOP_K, ENV_WEIGHT, RETRIEVE_LIMIT, STATE_WEIGHT, action_signature
 
 TICKETS = "https://support.example.com/tickets"

@@ -49,7 +49,7 @@ from .core.models import (
 from .core.pack import ContextPack, ContextPart, PartReport
 from .core.redaction import SecretRegistry
 from .core.version import __version__
-from .episodes.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from .core.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
 from .episodes.export import export_memories
 from .episodes.store import Episode, EpisodeStore
 from .knowledge import AppKnowledge

@@ -15,7 +15,7 @@ from .core.models import Namespace, validated_value
 from .core.pack import ContextPack
 from .core.redaction import SecretRegistry
 from .core.tokens import TokenCounter
-from .episodes.embeddings import Embedder, check_embedder
+from .core.embeddings import Embedder, check_embedder
 from .episodes.store import EpisodeStore
 from .knowledge import AppKnowledge
 from .lessons.store import LessonStore
@@ -93,6 +93,7 @@ class Memory(metaclass=_OpenedOnly):
         trace_ttl_days: float,
         similarity_threshold: float,
         embedder: Embedder | None = None,
+        goal_embedder: Embedder | None = None,
         token_counter: TokenCounter | None = None,
     ) -> None:
         """Internal: ``open`` has checked every option."""
@@ -120,7 +121,7 @@ class Memory(metaclass=_OpenedOnly):
             self._runs = RunRegistry(scope)
             self._trajectories = TrajectoryStore(
                 scope, ttl_days=trace_ttl_days, similarity_threshold=similarity_threshold,
-                trace_scoring=trace_scoring,
+                trace_scoring=trace_scoring, goal_embedder=goal_embedder,
             )
             self._knowledge = AppKnowledge(scope)
             self._selectors = SelectorCache(scope)
@@ -141,6 +142,7 @@ class Memory(metaclass=_OpenedOnly):
         on_event: EventCallback | None = None,
         secrets: Mapping[str, str] | Iterable[str] | None = None,
         embedder: Embedder | None = None,
+        goal_embedder: Embedder | None = None,
         tokenizer: Callable[[str], int | Sequence[Any]] | None = None,
         local_dir: str | os.PathLike[str] | None = None,
         prune_lessons: bool = True,
@@ -167,6 +169,10 @@ class Memory(metaclass=_OpenedOnly):
                 would be written, in every encoding a page or server gives it.
             embedder: how episode memories compare agents' internal states (default: a hashing
                 embedder with no model; ``SentenceTransformerEmbedder`` for a real one).
+            goal_embedder: recognises a reworded goal when too few of its words match a stored
+                one (default: None, words alone). ``WordLlamaEmbedder()`` (``webmem[semantic]``)
+                is local and small; goals are embedded when saved and again when the embedder's
+                name changes.
             tokenizer: text -> token count (or tokens), replacing the built-in estimate when
                 contexts are fitted to their budget.
             local_dir: with a PostgreSQL URL, the directory for the event log (default
@@ -194,8 +200,9 @@ class Memory(metaclass=_OpenedOnly):
         threshold = _check_number("similarity_threshold", similarity_threshold, low=0, high=1)
         if on_event is not None and not callable(on_event):
             raise InvalidInput("on_event: expected a callable that takes one event dict")
-        if embedder is not None:
-            check_embedder(embedder)  # before the store is opened, so a refusal leaves nothing open
+        for field, option in (("embedder", embedder), ("goal_embedder", goal_embedder)):
+            if option is not None:
+                check_embedder(option, field=field)  # before the store is opened, so a refusal leaves nothing open
         registry = SecretRegistry(secrets)
         store = None
         log_path = None
@@ -216,10 +223,11 @@ class Memory(metaclass=_OpenedOnly):
         memory._setup(
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
             events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
-            embedder=embedder, token_counter=counter,
+            embedder=embedder, goal_embedder=goal_embedder, token_counter=counter,
         )
-        if memory._lessons is not None:
+        if memory._lessons is not None and memory._trajectories is not None:
             try:
+                memory._trajectories.index_legacy()
                 memory._lessons.open(prune=prune_lessons)
             except BaseException:
                 memory.close()

@@ -391,7 +391,7 @@ class Run:
     def _reference(self, origin: str) -> MatchReport:
         if origin not in self._references:
             self._references[origin] = self._memory.trajectories.match(
-                self.goal, origin=origin, exclude_run_id=self.id, run_id=self.id
+                self.goal, origin=origin, exclude_run_id=self.id, run_id=self.id, limit=3
             )
         return self._references[origin]
 

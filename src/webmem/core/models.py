@@ -204,10 +204,29 @@ class Scenario(Record):
     parent_run_id: Id
 
 
-class MatchCandidate(Record):
-    """One trajectory considered for a goal, with its scores and why it won or lost."""
+class TrajectorySummary(Record):
+    """A stored trajectory without its steps, as a match report lists it."""
 
-    trajectory: Trajectory
+    id: Id
+    goal: Goal
+    origin: Name
+    created_at: datetime
+    duration_ms: Millis
+    run_id: Id | None = None
+    step_count: Count
+    verification_rate: float
+    goal_template: Goal | None = None
+
+
+class MatchCandidate(Record):
+    """One trajectory considered for a goal, with its scores and why it won or lost.
+
+    ``similarity`` is how alike the goals are (0-1); ``semantic`` is the cosine of the goals'
+    vectors when a goal embedder was asked (None otherwise); ``why`` says what the similarity
+    rests on, and ``reason`` why the candidate is or is not eligible.
+    """
+
+    trajectory: TrajectorySummary
     similarity: float
     score: float
     recency: float
@@ -215,16 +234,20 @@ class MatchCandidate(Record):
     verification_rate: float
     eligible: bool
     reason: str
+    why: str = ""
+    semantic: float | None = None
 
 
 class MatchReport(Record):
-    """The outcome of looking for a reference trajectory."""
+    """The outcome of looking for a reference trajectory: every candidate scored (or the closest
+    ``limit`` of them; ``scored`` says how many there were), the winner, and why it won."""
 
     goal: str
     origin: str
     threshold: float
     trace_scoring: bool
     candidates: list[MatchCandidate]
+    scored: int = 0
     best: Trajectory | None = None
     reason: str
 

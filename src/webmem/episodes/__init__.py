@@ -2,10 +2,10 @@
 
 ``EpisodeStore`` (``store``) records steps with the page before and after, applies grades and
 retrieves the memories that fit a page; ``export`` renders them as JSON, CSV or prompt text;
-``embeddings`` compares agents' internal states; ``aria`` reads page elements from snapshots.
+``aria`` reads page elements from snapshots.
 """
 
-from .embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from ..core.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
 from .export import export_memories
 from .store import Episode, EpisodeStore
 

@@ -29,7 +29,7 @@ from ..store.schema import episode_entries, episode_sessions
 from ..store.scope import Scope
 from ..store.statements import serialize_on
 from .aria import keys_iou
-from .embeddings import Embedder, HashingEmbedder, check_embedder, cosine
+from ..core.embeddings import Embedder, HashingEmbedder, check_embedder, cosine
 
 ENV_THRESHOLD = 0.7
 ENV_TOP_K = 10

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     Connection,
@@ -334,6 +335,35 @@ def _replay_templates(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE trajectories ADD COLUMN replay_steps JSON"))
 
 
+def _goal_index(conn: Connection) -> None:
+    """What recall needs without reading a trajectory's steps: the goal's signature, the step counts,
+    the goal's vector, and per origin a version that tells processes holding goals in memory what
+    changed. Existing trajectories get them when their namespace is next opened (on PostgreSQL a
+    migration sees only its own namespace's rows).
+    """
+    big = "BIGINT" if conn.dialect.name == "postgresql" else "INTEGER"
+    blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
+    for column, kind in (("goal_signature", "TEXT"), ("origin_seq", big), ("step_count", "INTEGER"),
+                         ("verified_steps", "INTEGER"), ("goal_vector", blob), ("goal_vector_model", "VARCHAR(200)")):
+        conn.execute(text(f"ALTER TABLE trajectories ADD COLUMN {column} {kind}"))
+    Table(
+        "trajectory_origins", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("origin", String(200), primary_key=True),
+        Column("version", BigInteger, nullable=False),
+        Column("removals", BigInteger, nullable=False),
+    ).create(conn)
+    conn.execute(text("CREATE INDEX ix_trajectories_origin_seq ON trajectories (namespace, origin, origin_seq)"))
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("ALTER TABLE trajectory_origins ENABLE ROW LEVEL SECURITY"))
+        conn.execute(text("ALTER TABLE trajectory_origins FORCE ROW LEVEL SECURITY"))
+        conn.execute(text(
+            "CREATE POLICY webmem_namespace ON trajectory_origins "
+            "USING (namespace = current_setting('webmem.namespace', true)) "
+            "WITH CHECK (namespace = current_setting('webmem.namespace', true))"
+        ))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
@@ -343,6 +373,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006_row_level_security", _row_level_security),
     Migration("0007_wide_durations", _wide_durations),
     Migration("0008_replay_templates", _replay_templates),
+    Migration("0009_goal_index", _goal_index),
 )
 
 

@@ -14,6 +14,7 @@ from sqlalchemy import (
     Float,
     ForeignKeyConstraint,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -97,6 +98,24 @@ trajectories = Table(
     Column("steps", JSON, nullable=False),
     Column("goal_template", Text),
     Column("replay_steps", JSON),
+    Column("goal_signature", Text),
+    Column("origin_seq", BigInteger),
+    Column("step_count", Integer),
+    Column("verified_steps", Integer),
+    Column("goal_vector", LargeBinary),
+    Column("goal_vector_model", String(NAME)),
+)
+
+#: One row per origin with trajectories: ``version`` grows with every trajectory saved there (each
+#: trajectory keeps the version it was saved under as ``origin_seq``), ``removals`` with every delete.
+#: A process holding an origin's goals in memory compares the two to know what changed.
+trajectory_origins = Table(
+    "trajectory_origins",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("origin", String(NAME), primary_key=True),
+    Column("version", BigInteger, nullable=False),
+    Column("removals", BigInteger, nullable=False),
 )
 
 sessions = Table(

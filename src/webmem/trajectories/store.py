@@ -3,28 +3,48 @@
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import Connection, bindparam, delete, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
+from ..core.embeddings import Embedder
 from ..core.errors import InvalidInput, TrajectoryNotFound
-from ..core.models import MatchCandidate, MatchReport, Step, Trajectory, positive_int, validated
-from ..core.text import clean_for_prompt, jaccard, word_tokens
+from ..core.models import (
+    MatchCandidate,
+    MatchReport,
+    Step,
+    Trajectory,
+    TrajectorySummary,
+    positive_int,
+    validated,
+)
+from ..core.text import clean_for_prompt
 from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
 from ..store.schema import trajectories
 from ..store.scope import Scope
+from .index import GoalIndex, OriginGoals, StoredGoal, bump_origin, store_vectors
+from .ranking import Scored, rank, rescue
+from .recall import signature
 from .slots import GOAL_VALUE, bind, fill, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
-MAX_CANDIDATES = 500
+DECODED_WINNERS = 256  # trajectories kept decoded after they won a match (they never change)
 _STEP_TEXT_LIMIT = 160
-_TRAJECTORY_COLUMNS = [column for column in trajectories.c if column.name != "namespace"]
+_TRAJECTORY_FIELDS = (
+    "trajectory_id", "run_id", "goal", "origin", "domain", "success", "duration_ms", "model", "created_at",
+    "steps", "goal_template", "replay_steps",
+)
+_TRAJECTORY_COLUMNS = [trajectories.c[name] for name in _TRAJECTORY_FIELDS]
+_BY_ID = select(*_TRAJECTORY_COLUMNS).where(
+    trajectories.c.namespace == bindparam("ns"), trajectories.c.trajectory_id == bindparam("id")
+)
 _NOT_REPLAYED = frozenset({"finish"})
 _TYPING = frozenset({"fill", "type", "select"})
 
@@ -48,13 +68,21 @@ class TrajectoryStore:
     """Save successful step sequences and find the best one for a new goal on the same origin."""
 
     def __init__(
-        self, scope: Scope, *, ttl_days: float, similarity_threshold: float, trace_scoring: bool
+        self, scope: Scope, *, ttl_days: float, similarity_threshold: float, trace_scoring: bool,
+        goal_embedder: Embedder | None = None,
     ) -> None:
         self._scope = scope
         self._ns = scope.namespace
         self.ttl_days = ttl_days
         self.similarity_threshold = similarity_threshold
         self.trace_scoring = trace_scoring
+        self._index = GoalIndex(scope.namespace, embedder=goal_embedder)
+        self._decoded: OrderedDict[str, Trajectory] = OrderedDict()
+
+    @property
+    def goal_embedder(self) -> Embedder | None:
+        """The embedder that recognises reworded goals, or None (lexical matching only)."""
+        return self._index.embedder
 
     @retried
     def save(
@@ -119,23 +147,71 @@ class TrajectoryStore:
             self._insert(conn, trajectory)
         return True
 
-    def _insert(self, conn: Any, trajectory: Trajectory) -> None:
+    def _insert(self, conn: Connection, trajectory: Trajectory) -> None:
         row = trajectory.model_dump(mode="json", exclude={"id", "created_at"})
+        vector = self._index.embed([trajectory.goal]) if trajectory.success else None
         conn.execute(trajectories.insert().values(
-            namespace=self._ns, trajectory_id=trajectory.id, created_at=trajectory.created_at, **row
+            namespace=self._ns, trajectory_id=trajectory.id, created_at=trajectory.created_at, **row,
+            goal_signature=signature(trajectory.goal, trajectory.goal_template).encode(),
+            origin_seq=bump_origin(conn, self._ns, trajectory.origin),
+            step_count=len(trajectory.steps), verified_steps=sum(1 for step in trajectory.steps if step.verified),
+            goal_vector=vector[0] if vector else None,
+            goal_vector_model=self._index.embedder.name if vector and self._index.embedder else None,
         ))
+
+    def index_legacy(self) -> int:
+        """Give trajectories stored before the goal index (webmem < 0.2) their place in it; returns
+        how many there were. ``Memory.open`` calls it; it reads nothing when there are none."""
+        unindexed = select(*_TRAJECTORY_COLUMNS).where(
+            trajectories.c.namespace == self._ns, trajectories.c.origin_seq.is_(None)
+        ).order_by(trajectories.c.created_at)
+        with self._scope.store.read() as conn:
+            if conn.execute(unindexed.limit(1)).first() is None:
+                return 0
+        with self._scope.store.write() as conn:
+            rows = conn.execute(unindexed).all()
+            for row in rows:
+                trajectory = _trajectory(row)
+                conn.execute(update(trajectories).where(
+                    trajectories.c.namespace == self._ns, trajectories.c.trajectory_id == trajectory.id
+                ).values(
+                    goal_signature=signature(trajectory.goal, trajectory.goal_template).encode(),
+                    origin_seq=bump_origin(conn, self._ns, trajectory.origin), step_count=len(trajectory.steps),
+                    verified_steps=sum(1 for step in trajectory.steps if step.verified),
+                ))
+        return len(rows)
 
     def get(self, trajectory_id: str) -> Trajectory:
         """The trajectory with this id; ``TrajectoryNotFound`` when there is none in the namespace."""
         with self._scope.store.read() as conn:
-            row = conn.execute(
-                select(*_TRAJECTORY_COLUMNS).where(
-                    trajectories.c.namespace == self._ns, trajectories.c.trajectory_id == trajectory_id
-                )
-            ).first()
-        if row is None:
+            found = self._load(conn, trajectory_id)
+        if found is None:
             raise TrajectoryNotFound(f"trajectory_id: no trajectory {trajectory_id!r} in namespace {self._ns!r}")
-        return _trajectory(row)
+        return found
+
+    def _load(self, conn: Connection, trajectory_id: str) -> Trajectory | None:
+        if trajectory_id in self._decoded:
+            self._decoded.move_to_end(trajectory_id)
+            return self._decoded[trajectory_id]
+        row = conn.execute(_BY_ID, {"ns": self._ns, "id": trajectory_id}).first()
+        if row is None:
+            return None
+        trajectory = _trajectory(row)
+        self._decoded[trajectory_id] = trajectory
+        if len(self._decoded) > DECODED_WINNERS:
+            self._decoded.popitem(last=False)
+        return trajectory
+
+    def _held(self, conn: Connection, origin: str) -> OriginGoals:
+        held, vectors = self._index.goals(conn, origin)
+        embedder = self._index.embedder
+        if vectors and embedder is not None:
+            def write_back() -> None:
+                with self._scope.store.write() as writer:
+                    store_vectors(writer, self._ns, embedder.name, vectors)
+
+            self._scope.store.after_commit(write_back)
+        return held
 
     def match(
         self,
@@ -146,56 +222,62 @@ class TrajectoryStore:
         trace_scoring: bool | None = None,
         now: datetime | None = None,
         run_id: str | None = None,
+        limit: int | None = None,
     ) -> MatchReport:
-        """Score every successful trajectory on ``origin`` against ``goal`` and pick the best.
+        """Score the successful trajectories on ``origin`` against ``goal`` and pick the best.
 
         Only candidates within the TTL whose similarity reaches the threshold are eligible; the
         winner is the eligible one with the highest score (the similarity, or with trace scoring
-        a blend of similarity, recency, speed and verification rate).
+        a blend of similarity, recency, speed and verification rate). The report lists every
+        candidate scored, or with ``limit`` the closest ``limit`` (``scored`` says how many there were).
         """
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidInput("goal: expected a non-empty string")
+        if limit is not None:
+            limit = positive_int(limit, field="limit")
         origin_key = origin_of(origin, field="origin")
         scoring = self.trace_scoring if trace_scoring is None else trace_scoring
         moment = as_utc(now) if now else utcnow()
         cutoff = moment - timedelta(days=self.ttl_days)
-        goal_tokens = word_tokens(goal)
+        query = signature(goal)
+        threshold = self.similarity_threshold
+
+        def competing(stored: StoredGoal) -> bool:
+            return stored.created_at >= cutoff and (exclude_run_id is None or stored.run_id != exclude_run_id)
+
         with self._scope.store.read() as conn:
-            rows = conn.execute(
-                select(*_TRAJECTORY_COLUMNS)
-                .where(
-                    trajectories.c.namespace == self._ns,
-                    trajectories.c.origin == origin_key,
-                    trajectories.c.success.is_(True),
-                )
-                .order_by(trajectories.c.created_at.desc())
-                .limit(MAX_CANDIDATES)
-            ).all()
-        candidates = [
-            self._candidate(_trajectory(row), goal_tokens, moment, cutoff, scoring, exclude_run_id)
-            for row in rows
-        ]
-        candidates.sort(key=lambda c: (c.eligible, c.score, c.trajectory.created_at), reverse=True)
-        best = candidates[0] if candidates and candidates[0].eligible else None
+            held = self._held(conn, origin_key)
+            ranked = rank(held, query, goal, limit=None if scoring else limit or 1,
+                          competing=competing)
+            if self._index.embedder is not None and not any(
+                item.similarity >= threshold and competing(item.goal) for item in ranked
+            ):
+                vector = self._index.embed([goal])
+                ranked = rescue(held, query, goal, vector[0] if vector else None, ranked, threshold=threshold)
+            candidates = [self._candidate(item, origin_key, moment, cutoff, scoring, exclude_run_id) for item in ranked]
+            candidates.sort(key=lambda c: (c.eligible, c.score, c.trajectory.created_at), reverse=True)
+            winner = candidates[0] if candidates and candidates[0].eligible else None
+            best = self._load(conn, winner.trajectory.id) if winner else None
         report = MatchReport(
             goal=goal,
             origin=origin_key,
-            threshold=self.similarity_threshold,
+            threshold=threshold,
             trace_scoring=scoring,
-            candidates=candidates,
-            best=best.trajectory if best else None,
-            reason=_verdict(best, candidates, self.similarity_threshold),
+            candidates=candidates if limit is None else candidates[:limit],
+            scored=len(held.goals),
+            best=best,
+            reason=_verdict(winner, candidates, threshold, len(held.goals)),
         )
-        if best is not None:
+        if winner is not None:
             self._scope.emit(
-                "trajectory_matched", run_id=run_id, trajectory_id=best.trajectory.id, goal=goal,
-                origin=origin_key, similarity=round(best.similarity, 4), score=round(best.score, 4),
-                candidates=len(candidates),
+                "trajectory_matched", run_id=run_id, trajectory_id=winner.trajectory.id, goal=goal,
+                origin=origin_key, similarity=round(winner.similarity, 4), score=round(winner.score, 4),
+                candidates=len(held.goals),
             )
         else:
             self._scope.emit(
                 "trajectory_missed", run_id=run_id, goal=goal, origin=origin_key,
-                candidates=len(candidates), reason=report.reason,
+                candidates=len(held.goals), reason=report.reason,
             )
         return report
 
@@ -209,25 +291,26 @@ class TrajectoryStore:
             raise InvalidInput("goal: expected a non-empty string")
         origin_key = origin_of(origin, field="origin")
         wanted = self._scope.redact(goal)
+        words = wanted.split()
+        query = signature(wanted)
         cutoff = (as_utc(now) if now else utcnow()) - timedelta(days=self.ttl_days)
         with self._scope.store.read() as conn:
-            rows = conn.execute(
-                select(*_TRAJECTORY_COLUMNS)
-                .where(
-                    trajectories.c.namespace == self._ns,
-                    trajectories.c.origin == origin_key,
-                    trajectories.c.success.is_(True),
-                    trajectories.c.created_at >= cutoff,
+            held = self._held(conn, origin_key)
+            fitting = [
+                stored for stored in held.goals
+                if stored.created_at >= cutoff and (
+                    stored.goal.split() == words
+                    or (stored.signature.template is not None and stored.signature.terms <= query.terms)
                 )
-                .order_by(trajectories.c.created_at.desc(), trajectories.c.trajectory_id.desc())
-                .limit(MAX_CANDIDATES)
-            ).all()
-        for row in rows:
-            plan = _replay_plan(_trajectory(row), wanted)
-            if plan is not None:
-                self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
-                                 slots=len(plan.slots), steps=len(plan.steps))
-                return plan
+            ]
+            fitting.sort(key=lambda stored: (stored.created_at, stored.id), reverse=True)
+            for stored in fitting:
+                trajectory = self._load(conn, stored.id)
+                plan = _replay_plan(trajectory, wanted) if trajectory is not None else None
+                if plan is not None:
+                    self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
+                                     slots=len(plan.slots), steps=len(plan.steps))
+                    return plan
         return None
 
     def find_best_match(
@@ -249,48 +332,47 @@ class TrajectoryStore:
     def prune(self, *, now: datetime | None = None) -> int:
         """Delete trajectories older than the TTL; returns how many went."""
         cutoff = (as_utc(now) if now else utcnow()) - timedelta(days=self.ttl_days)
+        expired = (trajectories.c.namespace == self._ns, trajectories.c.created_at < cutoff)
         with self._scope.store.write() as conn:
-            deleted = conn.execute(
-                delete(trajectories).where(
-                    trajectories.c.namespace == self._ns, trajectories.c.created_at < cutoff
-                )
-            ).rowcount
+            origins = conn.execute(
+                select(trajectories.c.origin, trajectories.c.trajectory_id).where(*expired)
+            ).all()
+            deleted = conn.execute(delete(trajectories).where(*expired)).rowcount
+            for origin in sorted({row.origin for row in origins}):
+                bump_origin(conn, self._ns, origin, removed=1)
+        for row in origins:
+            self._decoded.pop(row.trajectory_id, None)
         if deleted:
             self._scope.emit("trajectories_pruned", count=deleted, ttl_days=self.ttl_days)
         return int(deleted)
 
     def _candidate(
-        self,
-        trajectory: Trajectory,
-        goal_tokens: frozenset[str],
-        now: datetime,
-        cutoff: datetime,
-        scoring: bool,
-        exclude_run_id: str | None,
+        self, item: Scored, origin: str, now: datetime, cutoff: datetime, scoring: bool, exclude_run_id: str | None
     ) -> MatchCandidate:
-        similarity = jaccard(goal_tokens, word_tokens(trajectory.goal))
-        age_days = max(0.0, (now - trajectory.created_at).total_seconds() / 86_400)
+        stored = item.goal
+        similarity = item.similarity
+        age_days = max(0.0, (now - stored.created_at).total_seconds() / 86_400)
         recency = math.exp(-age_days / RECENCY_HALF_LIFE_DAYS)
-        speed = 1.0 / (1.0 + trajectory.duration_ms / SPEED_SCALE_MS)
-        verification = trajectory.verification_rate
+        speed = 1.0 / (1.0 + stored.duration_ms / SPEED_SCALE_MS)
+        verification = stored.verification_rate
         score = 0.6 * similarity + 0.2 * recency + 0.1 * speed + 0.1 * verification if scoring else similarity
-        if exclude_run_id is not None and trajectory.run_id == exclude_run_id:
+        if exclude_run_id is not None and stored.run_id == exclude_run_id:
             reason = "this run's own trajectory"
-        elif trajectory.created_at < cutoff:
+        elif stored.created_at < cutoff:
             reason = f"expired: {age_days:.1f} days old, TTL is {self.ttl_days:g} days"
         elif similarity < self.similarity_threshold:
             reason = f"similarity {similarity:.2f} is below the threshold {self.similarity_threshold:.2f}"
         else:
             reason = "eligible"
-        return MatchCandidate(
-            trajectory=trajectory,
-            similarity=similarity,
-            score=score,
-            recency=recency,
-            speed=speed,
-            verification_rate=verification,
-            eligible=reason == "eligible",
-            reason=reason,
+        summary = TrajectorySummary.model_construct(
+            id=stored.id, goal=stored.goal, origin=origin, created_at=stored.created_at,
+            duration_ms=stored.duration_ms, run_id=stored.run_id, step_count=stored.step_count,
+            verification_rate=verification, goal_template=stored.signature.template,
+        )
+        return MatchCandidate.model_construct(
+            trajectory=summary, similarity=similarity, score=score, recency=recency, speed=speed,
+            verification_rate=verification, eligible=reason == "eligible", reason=reason, why=item.why,
+            semantic=item.semantic,
         )
 
     def list(self, *, domain: str | None = None, limit: int | None = None) -> list[Trajectory]:  # noqa: A003
@@ -369,11 +451,12 @@ def _describe_step(step: Step) -> str:
     return line
 
 
-def _verdict(best: MatchCandidate | None, candidates: list[MatchCandidate], threshold: float) -> str:
+def _verdict(best: MatchCandidate | None, candidates: list[MatchCandidate], threshold: float, scored: int) -> str:
     if best is not None:
         how = "highest score" if len([c for c in candidates if c.eligible]) > 1 else "only eligible candidate"
-        return f"{best.trajectory.id} won: similarity {best.similarity:.2f} >= {threshold:.2f}, {how} ({best.score:.3f})"
+        return (f"{best.trajectory.id} won: similarity {best.similarity:.2f} >= {threshold:.2f} ({best.why}), "
+                f"{how} ({best.score:.3f})")
     if not candidates:
         return "no successful trajectory on this origin"
     top = max(candidates, key=lambda c: c.similarity)
-    return f"no eligible candidate among {len(candidates)}; closest: {top.trajectory.id} ({top.reason})"
+    return f"no eligible candidate among {scored}; closest: {top.trajectory.id} ({top.reason}; {top.why})"

@@ -2,7 +2,8 @@
 
 The default, :class:`HashingEmbedder`, needs no download and no heavy dependency: hashed word
 and character n-gram features, L2-normalised, deterministic across processes and machines.
-``webmem[embeddings]`` adds :class:`SentenceTransformerEmbedder` for a model you have locally.
+``webmem[embeddings]`` adds :class:`SentenceTransformerEmbedder` for a model you have locally;
+``webmem[semantic]`` adds :class:`WordLlamaEmbedder`, whose weights ship inside its package.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 import re
 import unicodedata
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from ..core.errors import InvalidInput
@@ -105,6 +107,43 @@ class SentenceTransformerEmbedder:
         return [[float(value) for value in row] for row in rows]
 
 
+class WordLlamaEmbedder:
+    """WordLlama's static word embeddings, whose weights ship inside the ``wordllama`` package:
+    CPU only, nothing downloaded (``pip install 'webmem[semantic]'``). Used to recognise a reworded
+    goal (``Memory.open(..., goal_embedder=WordLlamaEmbedder())``).
+    """
+
+    def __init__(self, dimension: int = 256) -> None:
+        try:
+            import wordllama
+            from wordllama import WordLlama
+        except ImportError:
+            raise ImportError("semantic recall needs: pip install 'webmem[semantic]'") from None
+        if dimension not in (64, 128, 256):
+            raise InvalidInput(f"dimension: expected 64, 128 or 256, got {dimension!r}")
+        shipped = Path(wordllama.__file__).parent  # holds weights/ and tokenizers/
+        self._model: Any = WordLlama.load(
+            config="l2_supercat", dim=256, trunc_dim=None if dimension == 256 else dimension,
+            cache_dir=shipped, disable_download=True,
+        )
+        self._dimension = dimension
+
+    @property
+    def name(self) -> str:
+        """``wordllama-l2_supercat-<dimension>``."""
+        return f"wordllama-l2_supercat-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        """The vector length (64, 128 or 256)."""
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """Unit-length vectors, one per text."""
+        rows = self._model.embed(list(texts), norm=True)
+        return [[float(value) for value in row] for row in rows]
+
+
 def normalised(vector: Vector) -> Vector:
     length = math.sqrt(sum(value * value for value in vector))
     return [value / length for value in vector] if length else vector
@@ -119,13 +158,13 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def check_embedder(embedder: object) -> Embedder:
+def check_embedder(embedder: object, *, field: str = "embedder") -> Embedder:
     # a class (embedder=HashingEmbedder) has the attributes too, but its name is a property object
     if isinstance(embedder, type) or not isinstance(embedder, Embedder):
-        raise InvalidInput("embedder: expected an object with name, dimension and embed(texts)")
+        raise InvalidInput(f"{field}: expected an object with name, dimension and embed(texts)")
     name, dimension = embedder.name, embedder.dimension
     if not isinstance(name, str) or not name.strip() or len(name) > 200:
-        raise InvalidInput(f"embedder: its name must be a non-empty string of at most 200 characters, got {name!r}")
+        raise InvalidInput(f"{field}: its name must be a non-empty string of at most 200 characters, got {name!r}")
     if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-        raise InvalidInput(f"embedder: its dimension must be a positive integer, got {dimension!r}")
+        raise InvalidInput(f"{field}: its dimension must be a positive integer, got {dimension!r}")
     return embedder

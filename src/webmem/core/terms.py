@@ -1,0 +1,82 @@
+"""Words as a matcher compares them: case-folded, stemmed, without the words that carry no task meaning.
+
+Stemming is Snowball's English stemmer (the ``snowballstemmer`` package, Porter2), cached per word.
+Words that change what a task means ("cheapest", "most expensive", "newest", "not") are kept and
+put in one canonical spelling each, so two goals agree on them only when they mean the same.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import snowballstemmer
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+_STEMMER = snowballstemmer.stemmer("english")
+
+#: Function words, politeness and filler: words whose presence says nothing about which task it is.
+STOP_WORDS = frozenset("""
+a an the and or but of to in on at by for from with into onto over under as is are was were be been
+being am do does did done doing have has had having it its it's this that these those there here
+then than so such very too also just only again please kindly thanks thank i me my mine myself we
+us our ours you your yours he him his she her hers they them their theirs what which who whom whose
+when where why how can could would should will shall may might must need needs want wants wanted
+like let lets let's go going get gets got make sure some any all each every both either neither one
+ones someone something anything everything via per about up out off if whether while yet now
+currently quickly right away tell show give find look see help
+""".split())
+
+#: Words that change what a task means, each mapped to one spelling; a multi-word form counts as one.
+_CONTRAST_PHRASES = {
+    "most expensive": "priciest", "highest price": "priciest", "highest priced": "priciest",
+    "least expensive": "cheapest", "lowest price": "cheapest", "lowest priced": "cheapest",
+    "most recent": "newest", "most recently": "newest", "least recent": "oldest",
+    "most popular": "popular", "least popular": "unpopular",
+}
+_CONTRAST_WORDS = {
+    "cheapest": "cheapest", "priciest": "priciest", "newest": "newest", "latest": "newest",
+    "oldest": "oldest", "earliest": "oldest", "highest": "highest", "lowest": "lowest",
+    "largest": "largest", "biggest": "largest", "smallest": "smallest", "best": "best",
+    "worst": "worst", "first": "first", "last": "last", "second": "second", "third": "third",
+    "most": "most", "least": "least", "not": "not", "no": "not", "never": "not", "without": "not",
+    "except": "not", "ascending": "ascending", "descending": "descending", "maximum": "highest",
+    "minimum": "lowest", "max": "highest", "min": "lowest", "top": "top", "bottom": "bottom",
+}
+CONTRAST_TERMS = frozenset(_CONTRAST_WORDS.values()) | frozenset(_CONTRAST_PHRASES.values())
+
+
+def words(text: str) -> list[str]:
+    """The text's words, case-folded and Unicode-normalised, apostrophes inside words kept."""
+    normal = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    return _WORD.findall(normal)
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """The Snowball English stem of a case-folded word (``watches`` -> ``watch``, ``reviews`` -> ``review``)."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    return _STEMMER.stemWord(word)
+
+
+def content_terms(text: str) -> tuple[list[str], set[str]]:
+    """The stems of the text's content words in order, and the canonical contrast terms it carries."""
+    found = words(text)
+    terms: list[str] = []
+    contrasts: set[str] = set()
+    index = 0
+    while index < len(found):
+        pair = " ".join(found[index:index + 2])
+        if pair in _CONTRAST_PHRASES:
+            contrasts.add(_CONTRAST_PHRASES[pair])
+            index += 2
+            continue
+        word = found[index]
+        index += 1
+        if word in _CONTRAST_WORDS:
+            contrasts.add(_CONTRAST_WORDS[word])
+        elif word not in STOP_WORDS and not word.isdigit():
+            terms.append(stem(word))
+    return terms, contrasts

@@ -1,0 +1,116 @@
+"""How close a new goal is to a stored one: the goal's signature, and the score of two signatures.
+
+A signature splits a goal into what names the task and what names its values:
+- ``terms``: stems of the content words (no stop words, no values), which must agree;
+- ``kinds``: the kinds of value the goal carries (quoted text, number, name, email, URL, date);
+- ``values``: the values themselves, normalised, which raise the score when they agree and never
+  lower it when they differ ("Buy 3 apples" and "Buy 12 pears" are one task with other values);
+- ``contrasts``: words that change the task's meaning ("cheapest", "most expensive", "not"),
+  which must agree exactly or the goals are different tasks.
+
+With a goal template (the values that recurred in a run's steps are its slots), the template's
+literal words are the stored goal's terms, and a new goal that fits the template scores 1.
+Signatures are stored with the trajectory (``encode``/``decode``), so a match never re-parses
+stored goals.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..core.terms import content_terms, words
+from .slots import bind, goal_values
+
+#: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
+SIGNATURE_VERSION = "s1"
+VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.IGNORECASE)
+_DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
+_SLOT = re.compile(r"\{\d{1,3}\}")
+_FIELD = "\x1f"
+_ITEM = " "
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A goal as the matcher sees it."""
+
+    terms: frozenset[str]
+    kinds: frozenset[str]
+    values: frozenset[str]
+    contrasts: frozenset[str]
+    template: str | None = None
+
+    def encode(self) -> str:
+        """One line of text to store with the trajectory."""
+        fields = [SIGNATURE_VERSION, *(_ITEM.join(sorted(part)) for part in (
+            self.terms, self.kinds, self.values, self.contrasts
+        ))]
+        return _FIELD.join(fields)
+
+
+def decode(text: str | None, template: str | None) -> Signature | None:
+    """The stored signature, or None when it is missing or of another version (then rebuild it)."""
+    if not text:
+        return None
+    fields = text.split(_FIELD)
+    if fields[0] != SIGNATURE_VERSION or len(fields) != 5:
+        return None
+    terms, kinds, values, contrasts = (frozenset(field.split(_ITEM)) - {""} for field in fields[1:])
+    return Signature(terms, kinds, values, contrasts, template)
+
+
+def signature(goal: str, template: str | None = None) -> Signature:
+    """The signature of a goal; with its template, the template's literal words are the terms."""
+    spans: list[tuple[int, int, str, str]] = []
+    for kind, pattern in (("email", _EMAIL), ("url", _URL), ("date", _DATE)):
+        spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
+    for value in goal_values(goal):
+        if any(start <= value.start < end for start, end, _, _ in spans):
+            continue
+        kind = "quoted" if value.quoted else "number" if _is_number(value.text) else "name"
+        spans.append((value.start, value.end, kind, " ".join(words(value.text))))
+    spans.sort()
+    rest = []
+    position = 0
+    for start, end, _, _ in spans:
+        if start >= position:
+            rest.append(goal[position:start])
+            position = end
+    rest.append(goal[position:])
+    kinds = frozenset(kind for _, _, kind, _ in spans)
+    values = frozenset(value.replace(" ", "_") for _, _, _, value in spans if value)
+    literal = _SLOT.sub(" ", template) if template else " ".join(rest)
+    terms, contrasts = content_terms(literal)
+    return Signature(frozenset(terms), kinds, values, frozenset(contrasts), template)
+
+
+def score(query: Signature, stored: Signature, query_goal: str) -> tuple[float, str]:
+    """How alike two goals are (0-1), and in a few words why."""
+    if stored.template and bind(stored.template, query_goal) is not None:
+        return 1.0, "fits the goal template"
+    if query.contrasts != stored.contrasts:
+        differ = sorted(query.contrasts ^ stored.contrasts)
+        return 0.0, f"different meaning: {', '.join(differ)}"
+    left = query.terms | {f"<{kind}>" for kind in query.kinds}
+    right = stored.terms | {f"<{kind}>" for kind in stored.kinds}
+    if not left and not right:
+        return 0.0, "no words to compare"
+    shared = len(left & right)
+    dice = 2 * shared / (len(left) + len(right))
+    if query.values and stored.values:
+        agree = len(query.values & stored.values) / max(len(query.values), len(stored.values))
+    else:
+        agree = 0.0
+    similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
+    missing = sorted(right - left)[:4]
+    why = f"{shared} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
+    if agree:
+        why += f"; values agree {agree:.0%}"
+    return similarity, why
+
+
+def _is_number(text: str) -> bool:
+    return any(char.isdigit() for char in text) and not any(char.isalpha() for char in text)
