@@ -45,11 +45,12 @@ from .core.models import (
     Step,
     StepGrade,
     Trajectory,
+    TrajectorySummary,
 )
 from .core.pack import ContextPack, ContextPart, PartReport
 from .core.redaction import SecretRegistry
 from .core.version import __version__
-from .core.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder
+from .core.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder, WordLlamaEmbedder
 from .episodes.export import export_memories
 from .episodes.store import Episode, EpisodeStore
 from .knowledge import AppKnowledge
@@ -106,7 +107,9 @@ __all__ = [
     "Trajectory",
     "TrajectoryNotFound",
     "TrajectoryStore",
+    "TrajectorySummary",
     "WebmemError",
+    "WordLlamaEmbedder",
     "__version__",
     "export_memories",
 ]

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..core.embeddings import WordLlamaEmbedder
 from ..core.models import FACT_TYPES
 from ..core.urls import origin_of
 from ..episodes.export import export_memories
@@ -114,20 +115,29 @@ def trajectories_show(settings: Settings, trajectory_id: str, json_: bool) -> No
 @click.argument("goal")
 @click.option("--url", required=True, help="The page the run would start on.")
 @click.option("--trace-scoring", is_flag=True, help="Rank by similarity, recency, speed and verification.")
+@click.option("--semantic", is_flag=True, help="Also compare the goals' meaning (needs webmem[semantic]).")
+@click.option("--limit", type=click.IntRange(min=1), help="Show only the closest N candidates.")
 @json_option
 @click.pass_obj
-def trajectories_match(settings: Settings, goal: str, url: str, trace_scoring: bool, json_: bool) -> None:
+def trajectories_match(
+    settings: Settings, goal: str, url: str, trace_scoring: bool, semantic: bool, limit: int | None, json_: bool
+) -> None:
     """Show how a goal matches the trajectories of a site: every candidate, its scores, the verdict."""
-    with settings.memory() as mem:
-        report = mem.trajectories.match(goal, origin=origin_of(url), trace_scoring=trace_scoring or None)
+    options = {"goal_embedder": WordLlamaEmbedder()} if semantic else {}
+    with settings.memory(**options) as mem:
+        report = mem.trajectories.match(goal, origin=origin_of(url), trace_scoring=trace_scoring or None, limit=limit)
     if json_:
         emit_json(report.model_dump(mode="json"))
         return
     if report.candidates:
-        table(("trajectory", "similarity", "score", "recency", "speed", "verified", "eligible", "why"),
-              ((c.trajectory.id, f"{c.similarity:.2f}", f"{c.score:.3f}", f"{c.recency:.2f}", f"{c.speed:.2f}",
-                f"{c.verification_rate:.0%}", "yes" if c.eligible else "no", c.reason) for c in report.candidates),
-              title=f"Candidates on {report.origin} (threshold {report.threshold:.2f})", no_wrap=("trajectory",))
+        shown = f"the closest {len(report.candidates)} of {report.scored}" if len(report.candidates) < report.scored \
+            else f"{report.scored}"
+        table(("trajectory", "goal", "similarity", "score", "eligible", "why"),
+              ((c.trajectory.id, c.trajectory.goal, f"{c.similarity:.2f}", f"{c.score:.3f}",
+                "yes" if c.eligible else "no", c.why if c.eligible else f"{c.reason}; {c.why}")
+               for c in report.candidates),
+              title=f"Candidates on {report.origin}: {shown} (threshold {report.threshold:.2f})",
+              no_wrap=("trajectory",))
     click.echo(report.reason)
 
 

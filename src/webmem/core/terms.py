@@ -43,6 +43,11 @@ _CONTRAST_WORDS = {
     "most": "most", "least": "least", "not": "not", "no": "not", "never": "not", "without": "not",
     "except": "not", "ascending": "ascending", "descending": "descending", "maximum": "highest",
     "minimum": "lowest", "max": "highest", "min": "lowest", "top": "top", "bottom": "bottom",
+    # what is done to a thing: two goals that do different things to it are different tasks
+    "buy": "buy", "purchase": "buy", "sell": "sell", "delete": "delete", "remove": "delete", "erase": "delete",
+    "add": "create", "create": "create", "edit": "update", "change": "update", "update": "update",
+    "modify": "update", "rename": "update", "cancel": "cancel", "subscribe": "subscribe",
+    "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",
 }
 CONTRAST_TERMS = frozenset(_CONTRAST_WORDS.values()) | frozenset(_CONTRAST_PHRASES.values())
 

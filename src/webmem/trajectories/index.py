@@ -21,7 +21,7 @@ from sqlalchemy import Connection, bindparam, select, update
 from ..core.embeddings import Embedder
 from ..store.schema import trajectories, trajectory_origins
 from ..store.statements import insert_or_change
-from .recall import Signature, decode, signature
+from .recall import Signature, decode, signature, tokens
 
 MAX_HELD_GOALS = 200_000  # across origins; the least recently matched origins are let go first
 _GOAL_COLUMNS = (
@@ -85,11 +85,6 @@ class OriginGoals:
         return self._vectors
 
 
-def tokens(sig: Signature) -> set[str]:
-    """What two signatures are compared on: their terms and the kinds of value they carry."""
-    return set(sig.terms) | {f"<{kind}>" for kind in sig.kinds}
-
-
 class GoalIndex:
     """Per-origin goals of one namespace, read lazily and refreshed by version."""
 
@@ -144,6 +139,11 @@ class GoalIndex:
         import numpy
 
         return [numpy.asarray(vector, dtype=numpy.float32).tobytes() for vector in self.embedder.embed(list(texts))]
+
+    def vector(self, text: str) -> Any:
+        """The vector of one text as an array, or None without an embedder."""
+        stored = self.embed([text])
+        return _array(stored[0]) if stored else None
 
     def _stored_goals(self, rows: Sequence[Any]) -> tuple[list[StoredGoal], list[tuple[str, bytes]]]:
         model = self.embedder.name if self.embedder is not None else None

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .index import OriginGoals, StoredGoal, tokens
-from .recall import VALUE_WEIGHT, Signature, score
+from .index import OriginGoals, StoredGoal
+from .recall import VALUE_WEIGHT, Signature, score, tokens
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
 SEMANTIC_THRESHOLD = 0.80
@@ -47,7 +47,7 @@ def rank(
         if sig.template and shared.get(position, 0) == len(sig.terms):
             bound = 1.0  # might fit the template
         else:
-            size = query_size + len(sig.terms) + len(sig.kinds)
+            size = query_size + len(sig.terms) + len(sig.kinds) + len(sig.contrasts)
             dice = 2 * shared.get(position, 0) / size if size else 0.0
             bound = dice + VALUE_WEIGHT * (1 - dice)
         bounds.append((bound, position))

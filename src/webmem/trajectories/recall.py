@@ -25,10 +25,12 @@ from .slots import bind, goal_values
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
 SIGNATURE_VERSION = "s1"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
+VALUE_TIE_SHARE = 0.02  # the share of the score that only agreeing values earn
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
 _SLOT = re.compile(r"\{\d{1,3}\}")
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _FIELD = "\x1f"
 _ITEM = " "
 
@@ -67,10 +69,13 @@ def signature(goal: str, template: str | None = None) -> Signature:
     spans: list[tuple[int, int, str, str]] = []
     for kind, pattern in (("email", _EMAIL), ("url", _URL), ("date", _DATE)):
         spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
+    capitals_mean_names = not _mostly_capitalised(goal)
     for value in goal_values(goal):
         if any(start <= value.start < end for start, end, _, _ in spans):
             continue
         kind = "quoted" if value.quoted else "number" if _is_number(value.text) else "name"
+        if kind == "name" and not capitals_mean_names and not any(char.isdigit() for char in value.text):
+            continue
         spans.append((value.start, value.end, kind, " ".join(words(value.text))))
     spans.sort()
     rest = []
@@ -94,8 +99,7 @@ def score(query: Signature, stored: Signature, query_goal: str) -> tuple[float, 
     if query.contrasts != stored.contrasts:
         differ = sorted(query.contrasts ^ stored.contrasts)
         return 0.0, f"different meaning: {', '.join(differ)}"
-    left = query.terms | {f"<{kind}>" for kind in query.kinds}
-    right = stored.terms | {f"<{kind}>" for kind in stored.kinds}
+    left, right = tokens(query), tokens(stored)
     if not left and not right:
         return 0.0, "no words to compare"
     shared = len(left & right)
@@ -104,12 +108,25 @@ def score(query: Signature, stored: Signature, query_goal: str) -> tuple[float, 
         agree = len(query.values & stored.values) / max(len(query.values), len(stored.values))
     else:
         agree = 0.0
-    similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
+    # agreeing values lift the score towards 1, and break ties between goals of one shape
+    similarity = (1 - VALUE_TIE_SHARE) * (dice + VALUE_WEIGHT * agree * (1 - dice)) + VALUE_TIE_SHARE * agree
     missing = sorted(right - left)[:4]
     why = f"{shared} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
     if agree:
         why += f"; values agree {agree:.0%}"
     return similarity, why
+
+
+def tokens(sig: Signature) -> set[str]:
+    """What two signatures are compared on: terms, the kinds of value, and the (agreeing) contrasts."""
+    return set(sig.terms) | {f"<{kind}>" for kind in sig.kinds} | {f"!{word}" for word in sig.contrasts}
+
+
+def _mostly_capitalised(goal: str) -> bool:
+    """True for goals In Title Case or IN CAPITALS, where a capital says nothing about a name."""
+    unquoted = _QUOTED.sub(" ", goal)
+    found = [word for word in re.findall(r"[^\W\d_]+", unquoted)[1:] if len(word) >= 2]
+    return len(found) >= 2 and sum(word[0].isupper() for word in found) >= 0.8 * len(found)
 
 
 def _is_number(text: str) -> bool:

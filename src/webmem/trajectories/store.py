@@ -247,13 +247,12 @@ class TrajectoryStore:
 
         with self._scope.store.read() as conn:
             held = self._held(conn, origin_key)
-            ranked = rank(held, query, goal, limit=None if scoring else limit or 1,
+            ranked = rank(held, query, goal, limit=None if scoring else limit,
                           competing=competing)
             if self._index.embedder is not None and not any(
                 item.similarity >= threshold and competing(item.goal) for item in ranked
             ):
-                vector = self._index.embed([goal])
-                ranked = rescue(held, query, goal, vector[0] if vector else None, ranked, threshold=threshold)
+                ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
             candidates = [self._candidate(item, origin_key, moment, cutoff, scoring, exclude_run_id) for item in ranked]
             candidates.sort(key=lambda c: (c.eligible, c.score, c.trajectory.created_at), reverse=True)
             winner = candidates[0] if candidates and candidates[0].eligible else None

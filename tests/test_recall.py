@@ -1,0 +1,256 @@
+"""Recall: goals matched whatever their wording, through an index that reaches every trajectory of an
+origin, kept right across processes, decoding only the winner."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import rows
+from sqlalchemy import text
+
+import webmem
+from webmem.store.migrations import apply_migrations
+from webmem.trajectories.recall import decode, signature
+
+SHOP = "https://www.example-shop.com/"
+ORIGIN = "https://www.example-shop.com"
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def save(mem: webmem.Memory, goal: str, *, steps: list[webmem.Step] | None = None, age_days: float = 0,
+         url: str = SHOP) -> webmem.Trajectory:
+    return mem.trajectories.save(
+        goal=goal, start_url=url, steps=steps or [webmem.Step(action="click", target='button "Go"')],
+        created_at=NOW - timedelta(days=age_days),
+    )
+
+
+def best(mem: webmem.Memory, goal: str, origin: str = ORIGIN) -> str | None:
+    found = mem.trajectories.match(goal, origin=origin, now=NOW).best
+    return found.goal if found else None
+
+
+# --- wording ---------------------------------------------------------------------------------
+
+
+def test_plurals_word_order_and_filler_do_not_hide_the_same_task(mem: webmem.Memory) -> None:
+    save(mem, "Search for smart watch reviews")
+    save(mem, "Track my parcel")
+    assert best(mem, "Find reviews of smart watches") == "Search for smart watch reviews"
+    assert best(mem, "could you please search for reviews of a smart watch?") == "Search for smart watch reviews"
+    assert best(mem, "TRACK MY PARCELS") == "Track my parcel"
+
+
+def test_the_readme_example_finds_its_trajectory(mem: webmem.Memory) -> None:
+    save(mem, "Search for smart watch reviews")
+    assert best(mem, "find reviews") == "Search for smart watch reviews"
+
+
+def test_values_are_slots_so_other_values_are_the_same_task(mem: webmem.Memory) -> None:
+    save(mem, 'Enter "Kasie" into the name field and press Submit')
+    save(mem, "Buy 3 apples", steps=[webmem.Step(action="fill", target='spinbutton "Quantity"', value="3"),
+                                     webmem.Step(action="click", target='button "apples"')])
+    save(mem, "Track the parcel 1Z999")
+    assert best(mem, 'Enter "Marguerite Duras" into the name field and press Submit') == (
+        'Enter "Kasie" into the name field and press Submit'
+    )
+    assert best(mem, "Buy 12 pears") == "Buy 3 apples"
+    assert best(mem, "Sell 3 apples") is None
+
+
+def test_words_that_change_the_meaning_must_agree(mem: webmem.Memory) -> None:
+    save(mem, "Buy the cheapest laptop")
+    save(mem, "Sort the orders by newest first")
+    assert best(mem, "Buy the most expensive laptop") is None
+    assert best(mem, "buy the least expensive laptop") == "Buy the cheapest laptop"
+    assert best(mem, "Sort the orders by oldest first") is None
+    assert best(mem, "sort orders by latest first") == "Sort the orders by newest first"
+
+
+def test_different_tasks_on_one_site_stay_apart(mem: webmem.Memory) -> None:
+    save(mem, "delete the book Blue Hour Sonnets")
+    save(mem, "add a book titled Blue Hour Sonnets by Ann Lee")
+    assert best(mem, "delete the book Harbors and Gardens") == "delete the book Blue Hour Sonnets"
+    assert best(mem, "change the year of the book Blue Hour Sonnets to 1999") is None
+
+
+def test_among_goals_of_one_shape_the_one_with_the_same_values_wins(mem: webmem.Memory) -> None:
+    save(mem, "Who is the mayor of Paris according to the Paris article?", age_days=1)
+    save(mem, "Who is the mayor of Lyon according to the Lyon article?", age_days=2)
+    assert best(mem, "According to the Lyon article, who is its mayor?") == (
+        "Who is the mayor of Lyon according to the Lyon article?"
+    )
+
+
+def test_a_signature_survives_its_stored_form() -> None:
+    sig = signature('Buy 3 "red apples" for ann@example.com, not the cheapest, on 2026-01-02')
+    assert decode(sig.encode(), None) == sig
+    assert sig.kinds == {"number", "quoted", "email", "date"}
+    assert sig.contrasts == {"cheapest", "not"}
+    assert decode("s0\x1fold format", None) is None  # another version: rebuilt, never misread
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+def test_the_report_explains_every_candidate_and_why_the_winner_won(mem: webmem.Memory) -> None:
+    won = save(mem, "Search for smart watch reviews")
+    save(mem, "Track my parcel")
+    save(mem, "Apply the promo code at checkout")
+    report = mem.trajectories.match("find smart watch reviews", origin=ORIGIN, now=NOW)
+    assert report.scored == 3 and len(report.candidates) == 3
+    assert report.best is not None and report.best.id == won.id
+    assert report.candidates[0].why.startswith("3 of 3 words shared") or "shared" in report.candidates[0].why
+    assert won.id in report.reason and "shared" in report.reason
+    assert all(candidate.why for candidate in report.candidates)
+    top = mem.trajectories.match("find smart watch reviews", origin=ORIGIN, now=NOW, limit=1)
+    assert top.scored == 3 and [c.trajectory.id for c in top.candidates] == [won.id]
+
+
+def test_the_cli_match_explains_what_it_scored(mem: webmem.Memory, memory_location: str) -> None:
+    from click.testing import CliRunner
+
+    from webmem.cli import cli
+
+    save(mem, "Search for smart watch reviews")
+    result = CliRunner().invoke(cli, ["--memory-dir", memory_location, "trajectories", "match", "find reviews",
+                                      "--url", SHOP], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "Search for smart watch reviews" in result.output and "shared" in result.output
+
+
+# --- the index ---------------------------------------------------------------------------------
+
+
+def test_every_trajectory_of_an_origin_is_reachable_not_only_the_newest(mem: webmem.Memory) -> None:
+    oldest = save(mem, "Export the quarterly invoices as a spreadsheet", age_days=5)
+    with mem.store.write():
+        for index in range(700):
+            save(mem, f"Open the order number {index} details page", age_days=1)
+    report = mem.trajectories.match("export quarterly invoices to a spreadsheet", origin=ORIGIN, now=NOW, limit=3)
+    assert report.scored == 701
+    assert report.best is not None and report.best.id == oldest.id
+
+
+def test_only_the_winner_is_decoded(mem: webmem.Memory) -> None:
+    winner = save(mem, "Search for smart watch reviews")
+    loser = save(mem, "Search for running shoe reviews")
+    # a candidate whose steps could not even be read does not stop the match, since they are never read
+    rows.execute(mem, "UPDATE trajectories SET steps = :bad WHERE trajectory_id = :id", bad='"not a step list"',
+                 id=loser.id)
+    report = mem.trajectories.match("find smart watch reviews", origin=ORIGIN, now=NOW)
+    assert report.best is not None and report.best.id == winner.id
+    assert {c.trajectory.id for c in report.candidates} == {winner.id, loser.id}
+    assert next(c for c in report.candidates if c.trajectory.id == loser.id).trajectory.step_count == 1
+
+
+def test_a_trajectory_saved_by_another_process_is_found_at_once(open_memory: Any) -> None:
+    reader = open_memory()
+    writer = open_memory()
+    save(reader, "Track my parcel")
+    assert best(reader, "search smart watch reviews") is None  # the origin is now held by the reader
+    save(writer, "Search for smart watch reviews")
+    assert best(reader, "search smart watch reviews") == "Search for smart watch reviews"
+    assert best(reader, "track my parcel") == "Track my parcel"
+
+
+def test_a_trajectory_deleted_by_another_process_is_never_offered(open_memory: Any) -> None:
+    reader = open_memory()
+    writer = open_memory()
+    save(writer, "Search for smart watch reviews", age_days=60)
+    save(writer, "Track my parcel")
+    assert best(reader, "track my parcel") == "Track my parcel"
+    old = reader.trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW)
+    assert old.best is None and old.candidates[0].reason.startswith("expired")
+    assert writer.trajectories.prune(now=NOW) == 1
+    report = reader.trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW)
+    assert report.scored == 1 and report.candidates[0].trajectory.goal == "Track my parcel"
+
+
+def test_memories_from_before_the_index_are_indexed_when_opened(open_memory: Any, memory_location: str) -> None:
+    store = rows.open_store(memory_location)
+    try:
+        apply_migrations(store, target="0008_replay_templates")
+        steps = json.dumps([{"action": "click", "target": 'button "Go"', "ok": True, "verified": True}])
+        with store.write() as conn:
+            for number, goal in enumerate(("Search for smart watch reviews", "Track my parcel")):
+                conn.execute(text(
+                    "INSERT INTO trajectories (namespace, trajectory_id, goal, origin, domain, success, duration_ms,"
+                    " created_at, steps) VALUES ('default', :id, :goal, :origin, 'www.example-shop.com', :ok, 10,"
+                    " :at, :steps)"
+                ), {"id": f"traj_old{number}", "goal": goal, "origin": ORIGIN, "ok": True, "at": NOW, "steps": steps})
+    finally:
+        store.close()
+    mem = open_memory()
+    report = mem.trajectories.match("find smart watch reviews", origin=ORIGIN, now=NOW)
+    assert report.best is not None and report.best.id == "traj_old0"
+    assert report.candidates[0].trajectory.verification_rate == 1.0
+    assert rows.count(mem, "trajectories", "origin_seq IS NULL") == 0
+    assert rows.value(mem, "trajectory_origins", "version", origin=ORIGIN) == 2
+    assert mem.trajectories.index_legacy() == 0  # done once
+
+
+def test_replay_reaches_past_the_newest_trajectories(mem: webmem.Memory) -> None:
+    steps = [webmem.Step(action="fill", target='textbox "Name"', value="Kasie"),
+             webmem.Step(action="click", target='button "Submit"')]
+    save(mem, 'Enter "Kasie" and press Submit', steps=steps, age_days=3)
+    with mem.store.write():
+        for index in range(600):
+            save(mem, f"Open the order number {index} details page", age_days=1)
+    plan = mem.trajectories.find_replay('Enter "Noor" and press Submit', SHOP, now=NOW)
+    assert plan is not None and plan.steps[0].value == "Noor"
+
+
+# --- the semantic stage ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wordllama() -> webmem.WordLlamaEmbedder:
+    return webmem.WordLlamaEmbedder()
+
+
+class Renamed:
+    """The same vectors under another model name, as after an upgrade of the embedder."""
+
+    def __init__(self, inner: webmem.WordLlamaEmbedder) -> None:
+        self._inner = inner
+
+    name = "wordllama-renamed"
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        return self._inner.embed(texts)
+
+
+def test_a_goal_embedder_rescues_rewordings_the_words_miss(open_memory: Any, wordllama: Any) -> None:
+    lexical = open_memory()
+    semantic = open_memory(goal_embedder=wordllama)
+    save(semantic, "Purchase a pair of running shoes")
+    save(semantic, "Cancel my newsletter subscription")
+    reworded = "Buy some running sneakers"
+    assert best(lexical, reworded) is None
+    assert best(semantic, reworded) == "Purchase a pair of running shoes"
+    candidate = semantic.trajectories.match(reworded, origin=ORIGIN, now=NOW).candidates[0]
+    assert candidate.semantic is not None and "reworded" in candidate.why
+    assert best(semantic, "Buy some running sneakers, but not the cheapest") is None  # contrasts still rule
+    assert best(semantic, "Delete my account") is None
+
+
+def test_goal_vectors_are_stored_and_remade_when_the_model_changes(open_memory: Any, wordllama: Any) -> None:
+    first = open_memory(goal_embedder=wordllama)
+    saved = save(first, "Purchase a pair of running shoes")
+    assert rows.value(first, "trajectories", "goal_vector_model", trajectory_id=saved.id) == wordllama.name
+    second = open_memory(goal_embedder=Renamed(wordllama))
+    assert best(second, "Buy some running sneakers") == "Purchase a pair of running shoes"
+    assert rows.value(second, "trajectories", "goal_vector_model", trajectory_id=saved.id) == "wordllama-renamed"
+
+
+def test_a_goal_embedder_that_is_not_one_is_refused_by_name(open_memory: Any) -> None:
+    with pytest.raises(webmem.InvalidInput, match="goal_embedder"):
+        open_memory(goal_embedder="wordllama")
