@@ -50,6 +50,9 @@ _CONTRAST_WORDS = {
     "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",
 }
 CONTRAST_TERMS = frozenset(_CONTRAST_WORDS.values()) | frozenset(_CONTRAST_PHRASES.values())
+#: The contrast terms that name an operation: a goal that names none may simply not say it.
+OPERATIONS = frozenset({"buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe",
+                        "upvote", "downvote"})
 
 
 def words(text: str) -> list[str]:

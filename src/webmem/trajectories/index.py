@@ -67,11 +67,16 @@ class OriginGoals:
     removals: int = 0
     goals: list[StoredGoal] = field(default_factory=list)
     postings: dict[str, list[int]] = field(default_factory=dict)
+    templated: list[int] = field(default_factory=list)  # positions of the goals with a template
+    sizes: list[int] = field(default_factory=list)  # how many tokens each goal has
     _vectors: Any = None
 
     def add(self, goal: StoredGoal) -> None:
         position = len(self.goals)
         self.goals.append(goal)
+        self.sizes.append(len(tokens(goal.signature)))
+        if goal.signature.template:
+            self.templated.append(position)
         for token in tokens(goal.signature):
             self.postings.setdefault(token, []).append(position)
         self._vectors = None

@@ -10,17 +10,19 @@ new goal's, that shares some words and agrees on contrasts, reaches the threshol
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Callable
+from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
 from .index import OriginGoals, StoredGoal
-from .recall import VALUE_WEIGHT, Signature, score, tokens
+from .recall import VALUE_WEIGHT, Signature, contrast_conflict, score, tokens, value_agreement
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
-SEMANTIC_THRESHOLD = 0.80
+SEMANTIC_THRESHOLD = 0.55
 #: ... provided the two goals still share this much lexical similarity.
-SEMANTIC_LEXICAL_FLOOR = 0.25
+SEMANTIC_LEXICAL_FLOOR = 0.2
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Scored:
     similarity: float
     why: str
     semantic: float | None = None
+    agree: float = 0.0  # how many values agree: the tie-break between goals of one shape
 
 
 def rank(
@@ -38,45 +41,51 @@ def rank(
     competing: Callable[[StoredGoal], bool],
 ) -> list[Scored]:
     """The stored goals, best first: all of them scored when ``limit`` is None, else enough to be
-    sure of the ``limit`` closest ``competing`` ones (goals that may win: not expired, not excluded)."""
-    shared = _shared_counts(held, query)
-    query_size = len(tokens(query))
-    bounds = []
-    for position, goal in enumerate(held.goals):
-        sig = goal.signature
-        if sig.template and shared.get(position, 0) == len(sig.terms):
-            bound = 1.0  # might fit the template
-        else:
-            size = query_size + len(sig.terms) + len(sig.kinds) + len(sig.contrasts)
-            dice = 2 * shared.get(position, 0) / size if size else 0.0
-            bound = dice + VALUE_WEIGHT * (1 - dice)
-        bounds.append((bound, position))
-    everything = limit is None
-    if not everything:
-        bounds.sort(reverse=True)
-    top: list[float] = []  # a heap of the best ``limit`` similarities so far
-    results = []
-    for bound, position in bounds:
-        if not everything and len(top) >= limit and bound < top[0]:  # type: ignore[operator]
-            break
-        goal = held.goals[position]
-        similarity, why = score(query, goal.signature, query_goal)
-        results.append(Scored(goal, similarity, why))
-        if limit is not None and competing(goal):
+    sure of the ``limit`` closest ``competing`` ones (goals that may win: not expired, not excluded).
+
+    Goals are taken by how many of the new goal's tokens they share, most first: ``c`` shared
+    tokens bound the similarity by what ``c`` could give at best, so once that bound is below the
+    ``limit``-th best score found, no goal sharing fewer tokens can enter the top.
+    """
+    query_tokens = tokens(query)
+    shared = Counter(chain.from_iterable(held.postings.get(token, ()) for token in query_tokens))
+    if limit is None:
+        return _sorted([_scored(held.goals[p], query, query_goal) for p in range(len(held.goals))])
+    size = len(query_tokens)
+    sizes = held.sizes
+    bounds = sorted(((2 * count / (size + sizes[p]), p) for p, count in shared.items()), reverse=True)
+    top: list[float] = []
+    results: list[Scored] = []
+
+    def take(position: int) -> None:
+        item = _scored(held.goals[position], query, query_goal)
+        results.append(item)
+        if competing(item.goal):
             if len(top) < limit:
-                heapq.heappush(top, similarity)
-            elif similarity > top[0]:
-                heapq.heapreplace(top, similarity)
-    results.sort(key=lambda s: (s.similarity, s.goal.created_at), reverse=True)
+                heapq.heappush(top, item.similarity)
+            elif item.similarity > top[0]:
+                heapq.heapreplace(top, item.similarity)
+
+    # a goal whose template's words are all in the new goal may fit the template (similarity 1)
+    fitting = {p for p in held.templated if shared.get(p, 0) >= len(held.goals[p].signature.terms)}
+    for position in fitting:
+        take(position)
+    for dice, position in bounds:
+        if len(top) >= limit and dice + VALUE_WEIGHT * (1 - dice) < top[0]:
+            break
+        if position not in fitting:
+            take(position)
+    return _sorted(results)
+
+
+def _scored(goal: StoredGoal, query: Signature, query_goal: str) -> Scored:
+    similarity, why = score(query, goal.signature, query_goal)
+    return Scored(goal, similarity, why, agree=value_agreement(query, goal.signature))
+
+
+def _sorted(results: list[Scored]) -> list[Scored]:
+    results.sort(key=lambda s: (s.similarity, s.agree, s.goal.created_at), reverse=True)
     return results
-
-
-def _shared_counts(held: OriginGoals, query: Signature) -> dict[int, int]:
-    shared: dict[int, int] = {}
-    for token in tokens(query):
-        for position in held.postings.get(token, ()):
-            shared[position] = shared.get(position, 0) + 1
-    return shared
 
 
 def rescue(
@@ -98,8 +107,7 @@ def rescue(
             continue
         similarity, why = (item.similarity, item.why) if item else score(query, goal.signature, query_goal)
         if (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
-                and query.contrasts == goal.signature.contrasts):
+                and not contrast_conflict(query, goal.signature)):
             similarity, why = threshold + (1 - threshold) * 0.1 * cosine, f"{why}; reworded (cosine {cosine:.2f})"
-        results.append(Scored(goal, similarity, why, cosine))
-    results.sort(key=lambda s: (s.similarity, s.goal.created_at), reverse=True)
-    return results
+        results.append(Scored(goal, similarity, why, cosine, value_agreement(query, goal.signature)))
+    return _sorted(results)

@@ -19,13 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..core.terms import content_terms, words
+from ..core.terms import OPERATIONS, content_terms, words
 from .slots import bind, goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
 SIGNATURE_VERSION = "s1"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
-VALUE_TIE_SHARE = 0.02  # the share of the score that only agreeing values earn
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
@@ -92,24 +91,36 @@ def signature(goal: str, template: str | None = None) -> Signature:
     return Signature(frozenset(terms), kinds, values, frozenset(contrasts), template)
 
 
+def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
+    """The words of meaning on which two goals disagree: degrees ("cheapest", "not") must be the
+    same on both; operations ("buy", "delete") only when both goals name one."""
+    degrees = sorted((query.contrasts ^ stored.contrasts) - OPERATIONS)
+    asked, done = query.contrasts & OPERATIONS, stored.contrasts & OPERATIONS
+    return degrees + (sorted(asked ^ done) if asked and done and asked != done else [])
+
+
+def value_agreement(query: Signature, stored: Signature) -> float:
+    """The share of values the two goals have in common (0 when either has none): among goals of
+    one shape, the one with the same values ranks first."""
+    if not query.values or not stored.values:
+        return 0.0
+    return len(query.values & stored.values) / max(len(query.values), len(stored.values))
+
+
 def score(query: Signature, stored: Signature, query_goal: str) -> tuple[float, str]:
     """How alike two goals are (0-1), and in a few words why."""
     if stored.template and bind(stored.template, query_goal) is not None:
         return 1.0, "fits the goal template"
-    if query.contrasts != stored.contrasts:
-        differ = sorted(query.contrasts ^ stored.contrasts)
+    differ = contrast_conflict(query, stored)
+    if differ:
         return 0.0, f"different meaning: {', '.join(differ)}"
     left, right = tokens(query), tokens(stored)
     if not left and not right:
         return 0.0, "no words to compare"
     shared = len(left & right)
     dice = 2 * shared / (len(left) + len(right))
-    if query.values and stored.values:
-        agree = len(query.values & stored.values) / max(len(query.values), len(stored.values))
-    else:
-        agree = 0.0
-    # agreeing values lift the score towards 1, and break ties between goals of one shape
-    similarity = (1 - VALUE_TIE_SHARE) * (dice + VALUE_WEIGHT * agree * (1 - dice)) + VALUE_TIE_SHARE * agree
+    agree = value_agreement(query, stored)
+    similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
     missing = sorted(right - left)[:4]
     why = f"{shared} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
     if agree:

@@ -50,6 +50,19 @@ _TYPING = frozenset({"fill", "type", "select"})
 
 
 @dataclass(frozen=True)
+class _Judged:
+    item: Scored
+    score: float
+    recency: float
+    speed: float
+    reason: str
+
+    @property
+    def eligible(self) -> bool:
+        return self.reason == "eligible"
+
+
+@dataclass(frozen=True)
 class ReplayPlan:
     """A stored trajectory bound to a new goal: the steps to execute, with the goal's values in them."""
 
@@ -253,19 +266,22 @@ class TrajectoryStore:
                 item.similarity >= threshold and competing(item.goal) for item in ranked
             ):
                 ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
-            candidates = [self._candidate(item, origin_key, moment, cutoff, scoring, exclude_run_id) for item in ranked]
-            candidates.sort(key=lambda c: (c.eligible, c.score, c.trajectory.created_at), reverse=True)
+            judged = [self._judge(item, moment, cutoff, scoring, exclude_run_id) for item in ranked]
+            judged.sort(key=lambda j: (j.eligible, j.score, j.item.agree, j.item.goal.created_at), reverse=True)
+            listed = judged if limit is None else judged[:limit]
+            candidates = [self._candidate(j, origin_key) for j in listed]
             winner = candidates[0] if candidates and candidates[0].eligible else None
             best = self._load(conn, winner.trajectory.id) if winner else None
+            closest = max(judged, key=lambda j: j.item.similarity) if judged else None
         report = MatchReport(
             goal=goal,
             origin=origin_key,
             threshold=threshold,
             trace_scoring=scoring,
-            candidates=candidates if limit is None else candidates[:limit],
+            candidates=candidates,
             scored=len(held.goals),
             best=best,
-            reason=_verdict(winner, candidates, threshold, len(held.goals)),
+            reason=_verdict(winner, closest, sum(1 for j in judged if j.eligible), threshold, len(held.goals)),
         )
         if winner is not None:
             self._scope.emit(
@@ -345,33 +361,38 @@ class TrajectoryStore:
             self._scope.emit("trajectories_pruned", count=deleted, ttl_days=self.ttl_days)
         return int(deleted)
 
-    def _candidate(
-        self, item: Scored, origin: str, now: datetime, cutoff: datetime, scoring: bool, exclude_run_id: str | None
-    ) -> MatchCandidate:
+    def _judge(
+        self, item: Scored, now: datetime, cutoff: datetime, scoring: bool, exclude_run_id: str | None
+    ) -> _Judged:
         stored = item.goal
-        similarity = item.similarity
         age_days = max(0.0, (now - stored.created_at).total_seconds() / 86_400)
         recency = math.exp(-age_days / RECENCY_HALF_LIFE_DAYS)
         speed = 1.0 / (1.0 + stored.duration_ms / SPEED_SCALE_MS)
         verification = stored.verification_rate
-        score = 0.6 * similarity + 0.2 * recency + 0.1 * speed + 0.1 * verification if scoring else similarity
+        score = (0.6 * item.similarity + 0.2 * recency + 0.1 * speed + 0.1 * verification) if scoring \
+            else item.similarity
         if exclude_run_id is not None and stored.run_id == exclude_run_id:
             reason = "this run's own trajectory"
         elif stored.created_at < cutoff:
             reason = f"expired: {age_days:.1f} days old, TTL is {self.ttl_days:g} days"
-        elif similarity < self.similarity_threshold:
-            reason = f"similarity {similarity:.2f} is below the threshold {self.similarity_threshold:.2f}"
+        elif item.similarity < self.similarity_threshold:
+            reason = f"similarity {item.similarity:.2f} is below the threshold {self.similarity_threshold:.2f}"
         else:
             reason = "eligible"
+        return _Judged(item, score, recency, speed, reason)
+
+    @staticmethod
+    def _candidate(judged: _Judged, origin: str) -> MatchCandidate:
+        item, stored = judged.item, judged.item.goal
         summary = TrajectorySummary.model_construct(
             id=stored.id, goal=stored.goal, origin=origin, created_at=stored.created_at,
             duration_ms=stored.duration_ms, run_id=stored.run_id, step_count=stored.step_count,
-            verification_rate=verification, goal_template=stored.signature.template,
+            verification_rate=stored.verification_rate, goal_template=stored.signature.template,
         )
         return MatchCandidate.model_construct(
-            trajectory=summary, similarity=similarity, score=score, recency=recency, speed=speed,
-            verification_rate=verification, eligible=reason == "eligible", reason=reason, why=item.why,
-            semantic=item.semantic,
+            trajectory=summary, similarity=item.similarity, score=judged.score, recency=judged.recency,
+            speed=judged.speed, verification_rate=stored.verification_rate, eligible=judged.eligible,
+            reason=judged.reason, why=item.why, semantic=item.semantic,
         )
 
     def list(self, *, domain: str | None = None, limit: int | None = None) -> list[Trajectory]:  # noqa: A003
@@ -450,12 +471,12 @@ def _describe_step(step: Step) -> str:
     return line
 
 
-def _verdict(best: MatchCandidate | None, candidates: list[MatchCandidate], threshold: float, scored: int) -> str:
+def _verdict(best: MatchCandidate | None, closest: _Judged | None, eligible: int, threshold: float, scored: int) -> str:
     if best is not None:
-        how = "highest score" if len([c for c in candidates if c.eligible]) > 1 else "only eligible candidate"
+        how = "highest score" if eligible > 1 else "only eligible candidate"
         return (f"{best.trajectory.id} won: similarity {best.similarity:.2f} >= {threshold:.2f} ({best.why}), "
                 f"{how} ({best.score:.3f})")
-    if not candidates:
+    if closest is None:
         return "no successful trajectory on this origin"
-    top = max(candidates, key=lambda c: c.similarity)
-    return f"no eligible candidate among {scored}; closest: {top.trajectory.id} ({top.reason}; {top.why})"
+    return (f"no eligible candidate among {scored}; closest: {closest.item.goal.id} "
+            f"({closest.reason}; {closest.item.why})")

@@ -1,0 +1,205 @@
+"""How fast recall is, and whether it stays flat as the memory grows.
+
+Two memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres``):
+1. 10,000 trajectories on 20 origins (500 each), saved through ``mem.trajectories.save``. Timed:
+   a warm ``match`` (the origin already held in memory), the first match in a fresh process right
+   after ``Memory.open``, and a match right after another process saved a trajectory there.
+2. ``run.context()`` for a new run at 1,000 runs and at ``--runs`` runs (default 100,000) of 10
+   steps over 1,000 domains. How the large memory is built, the fastest honest way: 1,000 runs go
+   through the public API (start, 10 steps, finish: trajectory, session, facts); then their
+   ``runs``, ``run_steps`` and ``sessions`` rows are copied in SQL under new ids, and one successful
+   trajectory in five is added for each copy through ``mem.trajectories.save`` (the public write
+   path of the index), so every origin holds ~``runs/1000*0.8`` trajectories with varied goals.
+
+Prints medians and p99s in ms, and the ratio of the large memory's p50 to the small one's.
+Usage: python benchmarks/bench_recall_speed.py [--runs N] [--samples N] [--backends sqlite,postgres]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import text
+
+import webmem
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import pg_cluster  # noqa: E402  (the test suite's throwaway cluster)
+
+DOMAINS = 1_000
+STEPS = 10
+VERBS = "search buy track compare return review book cancel subscribe rate".split()
+THINGS = "smart watch running shoes coffee beans laptop stand desk lamp headphones backpack router".split()
+EXTRAS = "today cheapest fastest with coupon for a gift in blue on sale nearby".split()
+
+
+def site(index: int, domains: int = DOMAINS) -> str:
+    return f"https://shop{index % domains:04d}.example.com/"
+
+
+def goal(rng: random.Random) -> str:
+    return f"{rng.choice(VERBS)} {rng.choice(THINGS)} {rng.choice(THINGS)} {rng.choice(EXTRAS)} #{rng.randrange(10**6)}"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    return statistics.median(samples), statistics.quantiles(samples, n=100, method="inclusive")[98]
+
+
+def timed(action: Callable[[], object]) -> float:
+    began = time.perf_counter()
+    action()
+    return (time.perf_counter() - began) * 1000
+
+
+@contextmanager
+def location(backend: str) -> Iterator[tuple[str, Path]]:
+    with tempfile.TemporaryDirectory(prefix="webmem-bench-") as tmp:
+        if backend == "sqlite":
+            yield str(Path(tmp) / "memory"), Path(tmp) / "memory"
+            return
+        cluster = pg_cluster.start()
+        name = f"webmem_bench_{uuid.uuid4().hex[:12]}"
+        try:
+            yield pg_cluster.create_database(cluster, name), Path(tmp) / "local"
+            pg_cluster.drop_database(cluster, name)
+        finally:
+            cluster.stop()
+
+
+# --- 1. match at 10,000 trajectories on 20 origins ------------------------------------------------
+
+FRESH_PROCESS = """
+import sys, time, webmem
+began = time.perf_counter()
+mem = webmem.Memory.open(sys.argv[1], local_dir=sys.argv[2])
+opened = time.perf_counter()
+mem.trajectories.match(sys.argv[3], origin=sys.argv[4], limit=1)
+print((time.perf_counter() - opened) * 1000, (opened - began) * 1000)
+"""
+
+SAVE_ONE = """
+import sys, webmem
+mem = webmem.Memory.open(sys.argv[1], local_dir=sys.argv[2])
+mem.trajectories.save(goal=sys.argv[3], start_url=sys.argv[4], steps=[webmem.Step(action="click", target="button")])
+"""
+
+
+def matches(backend: str, samples: int) -> dict[str, tuple[float, float]]:
+    rng = random.Random(5)
+    origins = [site(index, 20) for index in range(20)]
+    with location(backend) as (where, local):
+        mem = webmem.Memory.open(where, local_dir=local)
+        step = [webmem.Step(action="click", target='button "Go"', verified=True)]
+        began = time.perf_counter()
+        for start in range(0, 10_000, 500):
+            with mem.store.write():
+                for index in range(start, start + 500):
+                    mem.trajectories.save(goal=goal(rng), start_url=origins[index % 20], steps=step)
+        print(f"  {backend}: 10,000 trajectories saved in {time.perf_counter() - began:.1f}s", file=sys.stderr)
+        for origin in origins:
+            mem.trajectories.match(goal(rng), origin=origin, limit=1)
+        warm = [timed(lambda: mem.trajectories.match(goal(rng), origin=rng.choice(origins), limit=1))
+                for _ in range(samples)]
+        fresh, after_save = [], []
+        for _ in range(max(5, samples // 50)):
+            out = subprocess.run([sys.executable, "-c", FRESH_PROCESS, where, str(local), goal(rng), rng.choice(origins)],
+                                 check=True, capture_output=True, text=True).stdout.split()
+            fresh.append(float(out[0]))
+            origin = rng.choice(origins)
+            mem.trajectories.match(goal(rng), origin=origin, limit=1)
+            subprocess.run([sys.executable, "-c", SAVE_ONE, where, str(local), goal(rng), origin], check=True)
+            after_save.append(timed(lambda: mem.trajectories.match(goal(rng), origin=origin, limit=1)))
+        mem.close()
+    return {"warm match (10k on 20 origins)": percentiles(warm),
+            "first match in a fresh process": percentiles(fresh),
+            "match after another process saved": percentiles(after_save)}
+
+
+# --- 2. run.context() at 1,000 and at N runs ------------------------------------------------------
+
+
+def load_runs(mem: webmem.Memory, runs: int, rng: random.Random) -> float:
+    began = time.perf_counter()
+    base = min(runs, DOMAINS)
+    for index in range(base):
+        url = site(index)
+        with mem.store.write():
+            run = mem.start_run(goal=goal(rng), start_url=url)
+            for number in range(STEPS):
+                run.record_step(action="click" if number % 3 else "fill", target=f'button "Step {number}"',
+                                selector=f"#step-{number}", value=None if number % 3 else "smart watch",
+                                url=f"{url}page/{number}", verified=number % 2 == 0, duration_ms=250)
+            run.finish(success=index % 5 != 0, outcome=f"finished run {index}",
+                       facts=[{"type": "quirk", "key": f"quirk-{index % 7}", "value": "a modal on load"}])
+    copies = runs // base - 1
+    step = [webmem.Step(action="click", target='button "Go"', verified=True)]
+    for copy in range(1, copies + 1):
+        with mem.store.write() as conn:
+            params = {"ns": mem.namespace, "suffix": f"_c{copy}"}
+            conn.execute(text(
+                "INSERT INTO runs SELECT namespace, run_id || :suffix, session_id, parent_run_id, status, goal, domain,"
+                " start_url, final_url, current_url, started_at, updated_at, completed_at, success, summary, result,"
+                " reason, artifact_paths, turn_count, model FROM runs WHERE namespace = :ns AND run_id NOT LIKE '%\\_c%'"
+                " ESCAPE '\\'"), params)
+            conn.execute(text(
+                "INSERT INTO run_steps SELECT namespace, run_id || :suffix, seq, url, action, target, selector, value,"
+                " ok, verified, error, expected_effect, snapshot_hash, duration_ms, recorded_at FROM run_steps"
+                " WHERE namespace = :ns AND run_id NOT LIKE '%\\_c%' ESCAPE '\\'"), params)
+            conn.execute(text(
+                "INSERT INTO sessions (namespace, domain, session_id, run_id, goal, outcome, success, final_url,"
+                " recorded_at, turns_used, duration_ms) SELECT namespace, domain, session_id || :suffix,"
+                " run_id || :suffix, goal, outcome, success, final_url, recorded_at, turns_used, duration_ms"
+                " FROM sessions WHERE namespace = :ns AND run_id NOT LIKE '%\\_c%' ESCAPE '\\'"), params)
+            for index in range(base):
+                if index % 5:
+                    mem.trajectories.save(goal=goal(rng), start_url=site(index), steps=step)
+        if copy % 10 == 0:
+            print(f"  {(copy + 1) * base:,} runs", file=sys.stderr)
+    return time.perf_counter() - began
+
+
+def contexts(backend: str, runs: int, samples: int) -> tuple[float, float, float]:
+    rng = random.Random(11)
+    with location(backend) as (where, local):
+        mem = webmem.Memory.open(where, local_dir=local)
+        seconds = load_runs(mem, runs, random.Random(7))
+        print(f"  {backend}: {runs:,} runs loaded in {seconds:.0f}s", file=sys.stderr)
+        found = []
+        for _ in range(samples):
+            url = site(rng.randrange(DOMAINS))
+            run = mem.start_run(goal=goal(rng), start_url=url)  # a new run: nothing cached in it yet
+            found.append(timed(lambda: run.context(url=url)))
+        mem.close()
+    return (*percentiles(found), seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--samples", type=int, default=500)
+    parser.add_argument("--backends", default="sqlite")
+    args = parser.parse_args()
+    for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
+        figures = matches(backend, args.samples)
+        small = contexts(backend, DOMAINS, args.samples)
+        large = contexts(backend, args.runs, args.samples)
+        print(f"\n{backend}{'':<36}{'p50 ms':>10}{'p99 ms':>10}")
+        for name, (p50, p99) in figures.items():
+            print(f"{name:<44}{p50:>10.3f}{p99:>10.3f}")
+        print(f"{'run.context() at 1,000 runs':<44}{small[0]:>10.3f}{small[1]:>10.3f}")
+        print(f"{f'run.context() at {args.runs:,} runs':<44}{large[0]:>10.3f}{large[1]:>10.3f}")
+        print(f"{'ratio of p50s (large / small)':<44}{large[0] / small[0]:>10.2f}")
+
+
+if __name__ == "__main__":
+    main()
