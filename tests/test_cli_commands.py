@@ -398,7 +398,8 @@ def test_trajectories_match_with_and_without_trace_scoring(tmp_path: Path) -> No
     [winner] = [t["id"] for t in files if t["origin"] == SHOP_ORIGIN and t["success"] and t["goal"] == goal]
 
     plain = data(on(directory, "trajectories", "match", goal, "--url", f"{SHOP_ORIGIN}/p/x", "--json"))
-    assert set(plain) == {"goal", "origin", "threshold", "trace_scoring", "candidates", "best", "reason"}
+    assert set(plain) == {"goal", "origin", "threshold", "trace_scoring", "candidates", "scored", "best", "reason"}
+    assert plain["scored"] == len(plain["candidates"])
     assert plain["trace_scoring"] is False and plain["origin"] == SHOP_ORIGIN
     assert {c["trajectory"]["id"] for c in plain["candidates"]} == shop_ok  # failed runs are never candidates
     assert all(c["score"] == c["similarity"] for c in plain["candidates"])
@@ -408,7 +409,8 @@ def test_trajectories_match_with_and_without_trace_scoring(tmp_path: Path) -> No
     assert traced["trace_scoring"] is True and traced["best"]["id"] == winner
     for candidate in traced["candidates"]:
         assert set(candidate) == {"trajectory", "similarity", "score", "recency", "speed", "verification_rate",
-                                  "eligible", "reason"}
+                                  "eligible", "reason", "why", "semantic"}
+        assert "steps" not in candidate["trajectory"]  # a match report never decodes the losers' steps
         blend = (0.6 * candidate["similarity"] + 0.2 * candidate["recency"] + 0.1 * candidate["speed"]
                  + 0.1 * candidate["verification_rate"])
         assert candidate["score"] == pytest.approx(blend)
@@ -417,7 +419,7 @@ def test_trajectories_match_with_and_without_trace_scoring(tmp_path: Path) -> No
 
     human = on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--trace-scoring")
     assert human.exit_code == 0
-    assert f"Candidates on {SHOP_ORIGIN} (threshold 0.50)" in human.stdout
+    assert f"Candidates on {SHOP_ORIGIN}: {len(shop_ok)} (threshold 0.50)" in human.stdout
     assert all(trajectory in human.stdout for trajectory in shop_ok)
     assert human.stdout.strip().splitlines()[-1] == traced["reason"]
 

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 import webmem
 from webmem import EnvironmentState, EpisodeEntry, EpisodeStore, HashingEmbedder, InvalidInput, RetrievedMemory
-from webmem.episodes.aria import element_iou
 from webmem.core.embeddings import cosine
+from webmem.episodes.aria import element_iou
 from webmem.episodes.store import ENV_THRESHOLD, ENV_TOP_K, ENV_WEIGHT, RETRIEVE_LIMIT, STATE_WEIGHT, action_signature
 
 TICKETS = "https://support.example.com/tickets"

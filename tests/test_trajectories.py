@@ -42,10 +42,6 @@ def save(
     )
 
 
-def words(prefix: str, count: int) -> str:
-    return " ".join(f"{prefix}{i:02d}" for i in range(count))
-
-
 # --- tokens and similarity -------------------------------------------------------------------
 
 
@@ -146,27 +142,38 @@ def test_a_failed_run_saves_no_trajectory_to_offer(mem: webmem.Memory) -> None:
     assert mem.trajectories.find_best_match("search smart watch reviews", origin=SHOP) is None
 
 
-def test_the_threshold_is_inclusive(mem: webmem.Memory) -> None:
-    half = save(mem, "alpha beta gamma delta")  # "alpha beta" shares 2 of 4 tokens: exactly 0.5
-    report = mem.trajectories.match("alpha beta", origin=ORIGIN, now=NOW)
-    assert report.candidates[0].similarity == 0.5
-    assert report.best is not None and report.best.id == half.id
+def test_the_threshold_is_inclusive(open_memory: Any) -> None:
+    with open_memory(namespace="probe") as mem:
+        save(mem, "alpha beta gamma delta")
+        similarity = mem.trajectories.match("alpha beta", origin=ORIGIN, now=NOW).candidates[0].similarity
+    assert 0 < similarity < 1
+    with open_memory(namespace="exact", similarity_threshold=similarity) as mem:
+        half = save(mem, "alpha beta gamma delta")
+        report = mem.trajectories.match("alpha beta", origin=ORIGIN, now=NOW)
+        assert report.candidates[0].similarity == similarity
+        assert report.best is not None and report.best.id == half.id
 
 
-def test_similarity_just_below_the_threshold_does_not_match(mem: webmem.Memory) -> None:
-    save(mem, words("w", 100))  # 49 shared tokens of 100: 0.49
-    report = mem.trajectories.match(words("w", 49), origin=ORIGIN, now=NOW)
-    (candidate,) = report.candidates
-    assert candidate.similarity == 0.49
-    assert not candidate.eligible
-    assert "below the threshold" in candidate.reason
-    assert report.best is None
+def test_similarity_just_below_the_threshold_does_not_match(open_memory: Any) -> None:
+    with open_memory(namespace="probe") as mem:
+        save(mem, "alpha beta gamma delta")
+        similarity = mem.trajectories.match("alpha beta", origin=ORIGIN, now=NOW).candidates[0].similarity
+    with open_memory(namespace="above", similarity_threshold=min(1.0, similarity + 1e-9)) as mem:
+        save(mem, "alpha beta gamma delta")
+        report = mem.trajectories.match("alpha beta", origin=ORIGIN, now=NOW)
+        (candidate,) = report.candidates
+        assert candidate.similarity == similarity
+        assert not candidate.eligible
+        assert "below the threshold" in candidate.reason
+        assert report.best is None
 
 
 def test_the_threshold_comes_from_memory_open(open_memory: Any) -> None:
-    with open_memory(similarity_threshold=0.8) as mem:
+    with open_memory(similarity_threshold=0.95) as mem:
         save(mem, "alpha beta gamma delta")
-        assert mem.trajectories.match("alpha beta gamma", origin=ORIGIN, now=NOW).best is None  # 0.75
+        near = mem.trajectories.match("alpha beta gamma", origin=ORIGIN, now=NOW)
+        assert 0.5 < near.candidates[0].similarity < 0.95 and near.best is None
+        assert near.threshold == 0.95
         assert mem.trajectories.match("alpha beta gamma delta", origin=ORIGIN, now=NOW).best is not None
 
 
@@ -198,11 +205,11 @@ def test_trace_scoring_score_follows_the_formula(open_memory: Any) -> None:
         assert report.trace_scoring
         (candidate,) = report.candidates
         assert candidate.trajectory.id == saved.id
-        assert candidate.similarity == 0.75
+        assert 0.5 < candidate.similarity < 1
         assert candidate.recency == pytest.approx(math.exp(-0.5), abs=1e-9)
         assert candidate.speed == pytest.approx(1 / 1.5, abs=1e-12)
         assert candidate.verification_rate == 0.5
-        assert candidate.score == pytest.approx(expected_score(0.75, 7, 30_000, 0.5), abs=1e-9)
+        assert candidate.score == pytest.approx(expected_score(candidate.similarity, 7, 30_000, 0.5), abs=1e-9)
 
 
 def test_trace_scoring_prefers_a_recent_fast_verified_run_over_a_slightly_more_similar_one(
@@ -222,9 +229,11 @@ def test_trace_scoring_prefers_a_recent_fast_verified_run_over_a_slightly_more_s
     with open_memory(namespace="scored", trace_scoring=True) as mem:
         exact, fresh = fill(mem)
         report = mem.trajectories.match("alpha beta gamma delta", origin=ORIGIN, now=NOW)
-        scores = {c.trajectory.id: c.score for c in report.candidates}
-        assert scores[exact.id] == pytest.approx(expected_score(1.0, 28, 600_000, 0.0), abs=1e-9)
-        assert scores[fresh.id] == pytest.approx(expected_score(0.75, 0, 0, 1.0), abs=1e-9)
+        by_id = {c.trajectory.id: c for c in report.candidates}
+        assert by_id[exact.id].similarity == 1.0 and by_id[fresh.id].similarity < 1.0
+        assert by_id[exact.id].score == pytest.approx(expected_score(1.0, 28, 600_000, 0.0), abs=1e-9)
+        assert by_id[fresh.id].score == pytest.approx(
+            expected_score(by_id[fresh.id].similarity, 0, 0, 1.0), abs=1e-9)
         assert report.best is not None and report.best.id == fresh.id
         # the per-call switch overrides the memory's setting
         assert mem.trajectories.match("alpha beta gamma delta", origin=ORIGIN, now=NOW,
@@ -233,16 +242,15 @@ def test_trace_scoring_prefers_a_recent_fast_verified_run_over_a_slightly_more_s
 
 def test_the_best_eligible_candidate_wins_not_the_top_ranked_one(open_memory: Any) -> None:
     with open_memory(trace_scoring=True) as mem:
-        # similarity 0.4 (below the threshold) but fresh, fast and verified: highest blended score
-        tempting = save(mem, "alpha beta zz01 zz02 zz03", age_days=0, duration_ms=0,
+        # below the threshold but fresh, fast and verified: highest blended score
+        tempting = save(mem, "alpha beta kilo lima mike", age_days=0, duration_ms=0,
                         steps=[step(url=SHOP, verified=True)])
-        # similarity 0.5 (eligible) but old, slow and unverified
+        # eligible but old, slow and unverified
         eligible = save(mem, "alpha beta gamma delta", age_days=28, duration_ms=600_000,
                         steps=[step(url=SHOP, verified=False)])
         report = mem.trajectories.match("alpha beta", origin=ORIGIN, now=NOW)
         by_id = {c.trajectory.id: c for c in report.candidates}
-        assert by_id[tempting.id].similarity == 0.4
-        assert by_id[eligible.id].similarity == 0.5
+        assert by_id[tempting.id].similarity < report.threshold <= by_id[eligible.id].similarity
         assert by_id[tempting.id].score > by_id[eligible.id].score
         assert not by_id[tempting.id].eligible
         assert by_id[eligible.id].eligible
@@ -251,7 +259,7 @@ def test_the_best_eligible_candidate_wins_not_the_top_ranked_one(open_memory: An
 
 def test_the_match_report_explains_every_candidate(mem: webmem.Memory) -> None:
     winner = save(mem, "alpha beta gamma")
-    low = save(mem, "alpha zz01 zz02 zz03")
+    low = save(mem, "alpha kilo lima mike")
     expired = save(mem, "alpha beta gamma", age_days=45)
     own = save(mem, "alpha beta gamma", run_id="run_1_abc")
     report = mem.trajectories.match("alpha beta gamma", origin=ORIGIN, now=NOW, exclude_run_id="run_1_abc")
@@ -272,7 +280,7 @@ def test_no_match_gives_best_none_with_a_reason(mem: webmem.Memory) -> None:
     assert empty.best is None and empty.candidates == []
     assert "no successful trajectory" in empty.reason
 
-    far = save(mem, "zz01 zz02 zz03")
+    far = save(mem, "kilo lima mike")
     report = mem.trajectories.match("alpha beta", origin=ORIGIN, now=NOW)
     assert report.best is None
     assert "no eligible candidate" in report.reason

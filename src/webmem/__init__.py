@@ -13,6 +13,7 @@ site's session history, the facts learned about it and the selectors known to wo
         run.finish(success=True, outcome="Found 12 reviews")
 """
 
+from .core.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder, WordLlamaEmbedder
 from .core.errors import (
     BrowserUnavailable,
     InvalidInput,
@@ -50,7 +51,6 @@ from .core.models import (
 from .core.pack import ContextPack, ContextPart, PartReport
 from .core.redaction import SecretRegistry
 from .core.version import __version__
-from .core.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder, WordLlamaEmbedder
 from .episodes.export import export_memories
 from .episodes.store import Episode, EpisodeStore
 from .knowledge import AppKnowledge

@@ -9,13 +9,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
+from .core.embeddings import Embedder, check_embedder
 from .core.errors import InvalidInput, MemoryDisabled
 from .core.events import EVENTS_FILE, EventCallback, EventLog
 from .core.models import Namespace, validated_value
 from .core.pack import ContextPack
 from .core.redaction import SecretRegistry
 from .core.tokens import TokenCounter
-from .core.embeddings import Embedder, check_embedder
 from .episodes.store import EpisodeStore
 from .knowledge import AppKnowledge
 from .lessons.store import LessonStore

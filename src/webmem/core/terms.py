@@ -32,6 +32,7 @@ currently quickly right away tell show give find look see help
 _CONTRAST_PHRASES = {
     "most expensive": "priciest", "highest price": "priciest", "highest priced": "priciest",
     "least expensive": "cheapest", "lowest price": "cheapest", "lowest priced": "cheapest",
+    "lowest fare": "cheapest", "lowest cost": "cheapest", "highest fare": "priciest", "highest cost": "priciest",
     "most recent": "newest", "most recently": "newest", "least recent": "oldest",
     "most popular": "popular", "least popular": "unpopular",
 }
@@ -39,20 +40,34 @@ _CONTRAST_WORDS = {
     "cheapest": "cheapest", "priciest": "priciest", "newest": "newest", "latest": "newest",
     "oldest": "oldest", "earliest": "oldest", "highest": "highest", "lowest": "lowest",
     "largest": "largest", "biggest": "largest", "smallest": "smallest", "best": "best",
-    "worst": "worst", "first": "first", "last": "last", "second": "second", "third": "third",
-    "most": "most", "least": "least", "not": "not", "no": "not", "never": "not", "without": "not",
-    "except": "not", "ascending": "ascending", "descending": "descending", "maximum": "highest",
-    "minimum": "lowest", "max": "highest", "min": "lowest", "top": "top", "bottom": "bottom",
+    "worst": "worst", "most": "most", "least": "least", "not": "not", "no": "not", "never": "not",
+    "without": "not", "except": "not", "ascending": "ascending", "descending": "descending",
+    "maximum": "highest", "minimum": "lowest", "max": "highest", "min": "lowest",
     # what is done to a thing: two goals that do different things to it are different tasks
     "buy": "buy", "purchase": "buy", "sell": "sell", "delete": "delete", "remove": "delete", "erase": "delete",
     "add": "create", "create": "create", "edit": "update", "change": "update", "update": "update",
     "modify": "update", "rename": "update", "cancel": "cancel", "subscribe": "subscribe",
     "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",
 }
-CONTRAST_TERMS = frozenset(_CONTRAST_WORDS.values()) | frozenset(_CONTRAST_PHRASES.values())
+#: Each contrast term's dimension: two goals that name different terms of one dimension differ.
+DIMENSIONS = {
+    "cheapest": "price", "priciest": "price", "newest": "age", "oldest": "age",
+    "popular": "popularity", "unpopular": "popularity", "highest": "extent", "lowest": "extent",
+    "largest": "extent", "smallest": "extent", "most": "extent", "least": "extent",
+    "best": "quality", "worst": "quality", "ascending": "order", "descending": "order", "not": "negation",
+    **{operation: "operation" for operation in (
+        "buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe", "upvote", "downvote",
+    )},
+}
+CONTRAST_TERMS = frozenset(DIMENSIONS)
 #: The contrast terms that name an operation: a goal that names none may simply not say it.
-OPERATIONS = frozenset({"buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe",
-                        "upvote", "downvote"})
+OPERATIONS = frozenset(term for term, dimension in DIMENSIONS.items() if dimension == "operation")
+#: Positions and directions: values of a task ("the first link", "the 3rd result", "drag it up"),
+#: compared like other values rather than as words of the task.
+POSITIONS = frozenset("""
+first second third fourth fifth sixth seventh eighth ninth tenth last top bottom left right up down
+""".split())
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
 
 
 def words(text: str) -> list[str]:
@@ -69,11 +84,13 @@ def stem(word: str) -> str:
     return _STEMMER.stemWord(word)
 
 
-def content_terms(text: str) -> tuple[list[str], set[str]]:
-    """The stems of the text's content words in order, and the canonical contrast terms it carries."""
+def content_terms(text: str) -> tuple[list[str], set[str], set[str]]:
+    """The stems of the text's content words in order, the canonical contrast terms it carries,
+    and the positions it names."""
     found = words(text)
     terms: list[str] = []
     contrasts: set[str] = set()
+    positions: set[str] = set()
     index = 0
     while index < len(found):
         pair = " ".join(found[index:index + 2])
@@ -85,6 +102,8 @@ def content_terms(text: str) -> tuple[list[str], set[str]]:
         index += 1
         if word in _CONTRAST_WORDS:
             contrasts.add(_CONTRAST_WORDS[word])
+        elif word in POSITIONS or _ORDINAL.match(word):
+            positions.add(word)
         elif word not in STOP_WORDS and not word.isdigit():
             terms.append(stem(word))
-    return terms, contrasts
+    return terms, contrasts, positions

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from sqlalchemy import Connection, and_, func, select, update
 
 from ..core.clock import utcnow
+from ..core.embeddings import Embedder, HashingEmbedder, check_embedder, cosine
 from ..core.errors import InvalidInput
 from ..core.models import (
     EnvironmentState,
@@ -29,7 +30,6 @@ from ..store.schema import episode_entries, episode_sessions
 from ..store.scope import Scope
 from ..store.statements import serialize_on
 from .aria import keys_iou
-from ..core.embeddings import Embedder, HashingEmbedder, check_embedder, cosine
 
 ENV_THRESHOLD = 0.7
 ENV_TOP_K = 10

@@ -9,6 +9,7 @@ under as ``origin_seq``), so another process's new trajectories are read alone; 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from sqlalchemy import Connection, bindparam, select, update
 from ..core.embeddings import Embedder
 from ..store.schema import trajectories, trajectory_origins
 from ..store.statements import insert_or_change
-from .recall import Signature, decode, signature, tokens
+from .recall import VALUE_MARK, Signature, decode, signature, tokens
 
 MAX_HELD_GOALS = 200_000  # across origins; the least recently matched origins are let go first
 _GOAL_COLUMNS = (
@@ -68,18 +69,29 @@ class OriginGoals:
     goals: list[StoredGoal] = field(default_factory=list)
     postings: dict[str, list[int]] = field(default_factory=dict)
     templated: list[int] = field(default_factory=list)  # positions of the goals with a template
-    sizes: list[int] = field(default_factory=list)  # how many tokens each goal has
+    shapes: set[frozenset[str]] = field(default_factory=set)  # the distinct token sets among the goals
+    spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
     _vectors: Any = None
 
     def add(self, goal: StoredGoal) -> None:
         position = len(self.goals)
         self.goals.append(goal)
-        self.sizes.append(len(tokens(goal.signature)))
         if goal.signature.template:
             self.templated.append(position)
-        for token in tokens(goal.signature):
+        words = tokens(goal.signature)
+        for token in words:
             self.postings.setdefault(token, []).append(position)
+        shape = frozenset(words | {VALUE_MARK + value for value in goal.signature.values})
+        if shape not in self.shapes:
+            self.shapes.add(shape)
+            for token in shape:
+                self.spread[token] = self.spread.get(token, 0) + 1
         self._vectors = None
+
+    def weight(self, token: str) -> float:
+        """How much a token says about which task a goal is, on this origin: a word that most of its
+        goals use ("click", "submit") says little, a rare one ("colour picker") much (1 to 1 + ln n)."""
+        return (1.0 + math.log((len(self.shapes) + 1) / (self.spread.get(token, 0) + 1))) ** 2
 
     def vectors(self) -> Any:
         """The goals' vectors as one matrix (rows in the order of ``goals``), built once."""

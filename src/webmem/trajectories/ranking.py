@@ -10,9 +10,7 @@ new goal's, that shares some words and agrees on contrasts, reaches the threshol
 from __future__ import annotations
 
 import heapq
-from collections import Counter
 from collections.abc import Callable
-from itertools import chain
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +18,9 @@ from .index import OriginGoals, StoredGoal
 from .recall import VALUE_WEIGHT, Signature, contrast_conflict, score, tokens, value_agreement
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
-SEMANTIC_THRESHOLD = 0.55
+SEMANTIC_THRESHOLD = 0.75
 #: ... provided the two goals still share this much lexical similarity.
-SEMANTIC_LEXICAL_FLOOR = 0.2
+SEMANTIC_LEXICAL_FLOOR = 0.3
 
 
 @dataclass(frozen=True)
@@ -47,18 +45,21 @@ def rank(
     tokens bound the similarity by what ``c`` could give at best, so once that bound is below the
     ``limit``-th best score found, no goal sharing fewer tokens can enter the top.
     """
-    query_tokens = tokens(query)
-    shared = Counter(chain.from_iterable(held.postings.get(token, ()) for token in query_tokens))
     if limit is None:
-        return _sorted([_scored(held.goals[p], query, query_goal) for p in range(len(held.goals))])
-    size = len(query_tokens)
-    sizes = held.sizes
-    bounds = sorted(((2 * count / (size + sizes[p]), p) for p, count in shared.items()), reverse=True)
+        return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
+    weights = {token: held.weight(token) for token in tokens(query)}
+    shared: dict[int, float] = {}
+    for token, weight in weights.items():
+        for position in held.postings.get(token, ()):
+            shared[position] = shared.get(position, 0.0) + weight
+    total = sum(weights.values())
+    # a stored goal holds at least the tokens it shares: its Dice is at most 2s / (total + s)
+    bounds = sorted(((2 * common / (total + common), p) for p, common in shared.items()), reverse=True)
     top: list[float] = []
     results: list[Scored] = []
 
     def take(position: int) -> None:
-        item = _scored(held.goals[position], query, query_goal)
+        item = _scored(held, position, query, query_goal)
         results.append(item)
         if competing(item.goal):
             if len(top) < limit:
@@ -67,7 +68,7 @@ def rank(
                 heapq.heapreplace(top, item.similarity)
 
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
-    fitting = {p for p in held.templated if shared.get(p, 0) >= len(held.goals[p].signature.terms)}
+    fitting = {p for p in held.templated if held.goals[p].signature.terms <= query.terms}
     for position in fitting:
         take(position)
     for dice, position in bounds:
@@ -78,9 +79,10 @@ def rank(
     return _sorted(results)
 
 
-def _scored(goal: StoredGoal, query: Signature, query_goal: str) -> Scored:
-    similarity, why = score(query, goal.signature, query_goal)
-    return Scored(goal, similarity, why, agree=value_agreement(query, goal.signature))
+def _scored(held: OriginGoals, position: int, query: Signature, query_goal: str) -> Scored:
+    goal = held.goals[position]
+    similarity, why = score(query, goal.signature, query_goal, held.weight)
+    return Scored(goal, similarity, why, agree=value_agreement(query, goal.signature, held.weight))
 
 
 def _sorted(results: list[Scored]) -> list[Scored]:
@@ -105,9 +107,9 @@ def rescue(
         item = by_id.get(goal.id)
         if item is None and cosine < SEMANTIC_THRESHOLD:
             continue
-        similarity, why = (item.similarity, item.why) if item else score(query, goal.signature, query_goal)
+        similarity, why = (item.similarity, item.why) if item else score(query, goal.signature, query_goal, held.weight)
         if (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
                 and not contrast_conflict(query, goal.signature)):
             similarity, why = threshold + (1 - threshold) * 0.1 * cosine, f"{why}; reworded (cosine {cosine:.2f})"
-        results.append(Scored(goal, similarity, why, cosine, value_agreement(query, goal.signature)))
+        results.append(Scored(goal, similarity, why, cosine, value_agreement(query, goal.signature, held.weight)))
     return _sorted(results)

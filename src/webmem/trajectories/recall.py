@@ -17,20 +17,23 @@ stored goals.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core.terms import OPERATIONS, content_terms, words
+from ..core.terms import DIMENSIONS, content_terms, words
 from .slots import bind, goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s1"
+SIGNATURE_VERSION = "s2"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
+SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.IGNORECASE)
 _DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _FIELD = "\x1f"
+VALUE_MARK = "="  # a value's key among a goal's tokens when weighing how rare it is
 _ITEM = " "
 
 
@@ -87,28 +90,46 @@ def signature(goal: str, template: str | None = None) -> Signature:
     kinds = frozenset(kind for _, _, kind, _ in spans)
     values = frozenset(value.replace(" ", "_") for _, _, _, value in spans if value)
     literal = _SLOT.sub(" ", template) if template else " ".join(rest)
-    terms, contrasts = content_terms(literal)
-    return Signature(frozenset(terms), kinds, values, frozenset(contrasts), template)
+    terms, contrasts, positions = content_terms(literal)
+    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template)
 
 
 def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
-    """The words of meaning on which two goals disagree: degrees ("cheapest", "not") must be the
-    same on both; operations ("buy", "delete") only when both goals name one."""
-    degrees = sorted((query.contrasts ^ stored.contrasts) - OPERATIONS)
-    asked, done = query.contrasts & OPERATIONS, stored.contrasts & OPERATIONS
-    return degrees + (sorted(asked ^ done) if asked and done and asked != done else [])
+    """The words of meaning on which two goals disagree.
+
+    Two goals that name different terms of one dimension ("cheapest" and "priciest", "buy" and
+    "sell") disagree. A term only one goal names ("cheapest", "not") is a disagreement between
+    short goals, where every word counts; a long goal may mention it in passing. A goal that names
+    no operation may simply not say it.
+    """
+    differ: set[str] = set()
+    short = len(query.terms) <= SHORT_GOAL_TERMS and len(stored.terms) <= SHORT_GOAL_TERMS
+    for dimension in {DIMENSIONS[term] for term in query.contrasts ^ stored.contrasts}:
+        asked = {term for term in query.contrasts if DIMENSIONS[term] == dimension}
+        done = {term for term in stored.contrasts if DIMENSIONS[term] == dimension}
+        if (asked and done) or (short and dimension != "operation"):
+            differ |= asked ^ done
+    return sorted(differ)
 
 
-def value_agreement(query: Signature, stored: Signature) -> float:
-    """The share of values the two goals have in common (0 when either has none): among goals of
-    one shape, the one with the same values ranks first."""
+def value_agreement(
+    query: Signature, stored: Signature, weight: Callable[[str], float] = lambda token: 1.0,
+) -> float:
+    """The share of values the two goals have in common (0 when either has none), each value
+    counted by its ``weight``: among goals of one shape, the one with the same values ranks first,
+    and a value every goal names ("Submit") says little."""
     if not query.values or not stored.values:
         return 0.0
-    return len(query.values & stored.values) / max(len(query.values), len(stored.values))
+    def total(values: frozenset[str]) -> float:
+        return sum(weight(VALUE_MARK + value) - 1.0 for value in values)
+    return total(query.values & stored.values) / (max(total(query.values), total(stored.values)) or 1.0)
 
 
-def score(query: Signature, stored: Signature, query_goal: str) -> tuple[float, str]:
-    """How alike two goals are (0-1), and in a few words why."""
+def score(
+    query: Signature, stored: Signature, query_goal: str, weight: Callable[[str], float] = lambda token: 1.0,
+) -> tuple[float, str]:
+    """How alike two goals are (0-1), and in a few words why: the share of their tokens they have
+    in common (Dice), each token counted by its ``weight`` (rare words on the origin weigh more)."""
     if stored.template and bind(stored.template, query_goal) is not None:
         return 1.0, "fits the goal template"
     differ = contrast_conflict(query, stored)
@@ -117,9 +138,10 @@ def score(query: Signature, stored: Signature, query_goal: str) -> tuple[float, 
     left, right = tokens(query), tokens(stored)
     if not left and not right:
         return 0.0, "no words to compare"
-    shared = len(left & right)
-    dice = 2 * shared / (len(left) + len(right))
-    agree = value_agreement(query, stored)
+    common = left & right
+    shared = len(common)
+    dice = 2 * sum(map(weight, common)) / (sum(map(weight, left)) + sum(map(weight, right)))
+    agree = value_agreement(query, stored, weight)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
     missing = sorted(right - left)[:4]
     why = f"{shared} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
