@@ -22,26 +22,36 @@ from sqlalchemy import Connection, bindparam, select, update
 from ..core.embeddings import Embedder
 from ..store.schema import trajectories, trajectory_origins
 from ..store.statements import insert_or_change
-from .recall import VALUE_MARK, Signature, decode, signature, tokens
+from .recall import VALUE_MARK, Signature, decode, signature
 
 MAX_HELD_GOALS = 200_000  # across origins; the least recently matched origins are let go first
 _GOAL_COLUMNS = (
     trajectories.c.trajectory_id, trajectories.c.goal, trajectories.c.run_id, trajectories.c.created_at,
     trajectories.c.duration_ms, trajectories.c.step_count, trajectories.c.verified_steps,
     trajectories.c.goal_template, trajectories.c.goal_signature, trajectories.c.origin_seq,
-    trajectories.c.goal_vector, trajectories.c.goal_vector_model,
 )
+_VECTOR_COLUMNS = (trajectories.c.goal_vector, trajectories.c.goal_vector_model)
 _STAMP = select(trajectory_origins.c.version, trajectory_origins.c.removals).where(
     trajectory_origins.c.namespace == bindparam("ns"), trajectory_origins.c.origin == bindparam("origin")
 )
-_ORIGIN_GOALS = select(*_GOAL_COLUMNS).where(
-    trajectories.c.namespace == bindparam("ns"), trajectories.c.origin == bindparam("origin"),
-    trajectories.c.success.is_(True),
-)
-_NEWER_GOALS = _ORIGIN_GOALS.where(trajectories.c.origin_seq > bindparam("after")).order_by(trajectories.c.origin_seq)
 
 
-@dataclass(frozen=True)
+
+def _goals_query(*, with_vectors: bool, newer: bool) -> Any:
+    statement = select(*_GOAL_COLUMNS, *(_VECTOR_COLUMNS if with_vectors else ())).where(
+        trajectories.c.namespace == bindparam("ns"), trajectories.c.origin == bindparam("origin"),
+        trajectories.c.success.is_(True),
+    )
+    if newer:
+        statement = statement.where(trajectories.c.origin_seq > bindparam("after")).order_by(trajectories.c.origin_seq)
+    return statement
+
+
+_GOAL_QUERIES = {(vectors, newer): _goals_query(with_vectors=vectors, newer=newer)
+                 for vectors in (False, True) for newer in (False, True)}
+
+
+@dataclass(slots=True)
 class StoredGoal:
     """A successful trajectory as recall holds it: everything but its steps."""
 
@@ -71,6 +81,8 @@ class OriginGoals:
     templated: list[int] = field(default_factory=list)  # positions of the goals with a template
     shapes: set[frozenset[str]] = field(default_factory=set)  # the distinct token sets among the goals
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
+    valued: dict[str, list[int]] = field(default_factory=dict)  # from each value to the goals that name it
+    _weights: dict[str, float] = field(default_factory=dict)
     _vectors: Any = None
 
     def add(self, goal: StoredGoal) -> None:
@@ -78,20 +90,27 @@ class OriginGoals:
         self.goals.append(goal)
         if goal.signature.template:
             self.templated.append(position)
-        words = tokens(goal.signature)
+        words = goal.signature.tokens
         for token in words:
             self.postings.setdefault(token, []).append(position)
-        shape = frozenset(words | {VALUE_MARK + value for value in goal.signature.values})
+        for value in goal.signature.values:
+            self.valued.setdefault(value, []).append(position)
+        shape = words | {VALUE_MARK + value for value in goal.signature.values}
         if shape not in self.shapes:
             self.shapes.add(shape)
             for token in shape:
                 self.spread[token] = self.spread.get(token, 0) + 1
+            self._weights.clear()
         self._vectors = None
 
     def weight(self, token: str) -> float:
         """How much a token says about which task a goal is, on this origin: a word that most of its
-        goals use ("click", "submit") says little, a rare one ("colour picker") much (1 to 1 + ln n)."""
-        return (1.0 + math.log((len(self.shapes) + 1) / (self.spread.get(token, 0) + 1))) ** 2
+        goals use ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)²."""
+        known = self._weights.get(token)
+        if known is None:
+            rarity = (len(self.shapes) + 1) / (self.spread.get(token, 0) + 1)
+            known = self._weights[token] = (1.0 + math.log(rarity)) ** 2
+        return known
 
     def vectors(self) -> Any:
         """The goals' vectors as one matrix (rows in the order of ``goals``), built once."""
@@ -125,8 +144,9 @@ class GoalIndex:
                 self._origins.move_to_end(origin)
                 return held, []
         fresh = held is None or held.removals != removals or held.version > version
+        statement = _GOAL_QUERIES[self.embedder is not None, not fresh]
         rows = conn.execute(
-            _ORIGIN_GOALS if fresh else _NEWER_GOALS, {"ns": self._ns, "origin": origin, "after": 0 if fresh else held.version}
+            statement, {"ns": self._ns, "origin": origin, "after": 0 if fresh else held.version}
         ).all() if stamp is not None else []
         new_goals, unembedded = self._stored_goals(rows)
         with self._lock:

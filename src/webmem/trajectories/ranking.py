@@ -1,7 +1,7 @@
 """Ranking an origin's stored goals against a new goal, touching only the goals that can compete.
 
-Lexical evidence comes first: the inverted index gives, for every stored goal, how many of the new
-goal's words it shares, which bounds its score; goals are scored exactly in the order of their
+Lexical evidence comes first: the inverted index gives, for every stored goal, the weight of the
+new goal's tokens it shares, which bounds its score; goals are scored exactly in the order of their
 bounds until no bound can beat what was found. A semantic stage (when a goal embedder is set)
 rescues rewordings that share too few words: a stored goal whose vector is close enough to the
 new goal's, that shares some words and agrees on contrasts, reaches the threshold.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .index import OriginGoals, StoredGoal
-from .recall import VALUE_WEIGHT, Signature, contrast_conflict, score, tokens, value_agreement
+from .recall import VALUE_WEIGHT, Signature, contrast_conflict, explain, score
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
 SEMANTIC_THRESHOLD = 0.75
@@ -25,13 +25,19 @@ SEMANTIC_LEXICAL_FLOOR = 0.3
 
 @dataclass(frozen=True)
 class Scored:
-    """A stored goal with its similarity to the new goal, what it rests on, and its cosine (if asked)."""
+    """A stored goal with its similarity to the new goal, how far their values agree (the tie-break
+    between goals of one shape), and the cosine of their vectors when a goal embedder was asked."""
 
     goal: StoredGoal
     similarity: float
-    why: str
+    agree: float = 0.0
     semantic: float | None = None
-    agree: float = 0.0  # how many values agree: the tie-break between goals of one shape
+    rescued: bool = False  # lifted to the threshold by the semantic stage
+
+    def why(self, query: Signature, query_goal: str) -> str:
+        """What the similarity rests on, in a few words."""
+        why = explain(query, self.goal.signature, query_goal, self.agree)
+        return f"{why}; reworded (cosine {self.semantic:.2f})" if self.rescued else why
 
 
 def rank(
@@ -41,20 +47,24 @@ def rank(
     """The stored goals, best first: all of them scored when ``limit`` is None, else enough to be
     sure of the ``limit`` closest ``competing`` ones (goals that may win: not expired, not excluded).
 
-    Goals are taken by how many of the new goal's tokens they share, most first: ``c`` shared
-    tokens bound the similarity by what ``c`` could give at best, so once that bound is below the
-    ``limit``-th best score found, no goal sharing fewer tokens can enter the top.
+    A stored goal holds at least the tokens it shares with the new goal, so sharing the weight ``s``
+    of the new goal's total ``t`` bounds its Dice by ``2s / (t + s)``, lifted only if it shares a
+    value; goals are scored in the order of their bounds until no bound beats the ``limit``-th best.
     """
     if limit is None:
         return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
-    weights = {token: held.weight(token) for token in tokens(query)}
-    shared: dict[int, float] = {}
-    for token, weight in weights.items():
-        for position in held.postings.get(token, ()):
+    weighted = sorted(((held.weight(token), held.postings.get(token, ())) for token in query.tokens),
+                      key=lambda pair: len(pair[1]), reverse=True)
+    total = sum(weight for weight, _ in weighted)
+    shared: dict[int, float] = dict.fromkeys(weighted[0][1], weighted[0][0]) if weighted else {}
+    for weight, postings in weighted[1:]:
+        for position in postings:
             shared[position] = shared.get(position, 0.0) + weight
-    total = sum(weights.values())
-    # a stored goal holds at least the tokens it shares: its Dice is at most 2s / (total + s)
-    bounds = sorted(((2 * common / (total + common), p) for p, common in shared.items()), reverse=True)
+    # goals that share a value may be lifted: they go first; the rest by the weight they share
+    valued = {position for value in query.values for position in held.valued.get(value, ()) if position in shared}
+    order = sorted(valued, key=shared.__getitem__, reverse=True) + sorted(
+        (position for position in shared if position not in valued) if valued else shared,
+        key=shared.__getitem__, reverse=True)
     top: list[float] = []
     results: list[Scored] = []
 
@@ -71,9 +81,14 @@ def rank(
     fitting = {p for p in held.templated if held.goals[p].signature.terms <= query.terms}
     for position in fitting:
         take(position)
-    for dice, position in bounds:
-        if len(top) >= limit and dice + VALUE_WEIGHT * (1 - dice) < top[0]:
-            break
+    lifted = len(valued)
+    for rank_, position in enumerate(order):
+        common = shared[position]
+        dice = 2 * common / (total + common)
+        if len(top) >= limit and (dice + VALUE_WEIGHT * (1 - dice) if rank_ < lifted else dice) < top[0]:
+            if rank_ >= lifted:
+                break
+            continue
         if position not in fitting:
             take(position)
     return _sorted(results)
@@ -81,8 +96,8 @@ def rank(
 
 def _scored(held: OriginGoals, position: int, query: Signature, query_goal: str) -> Scored:
     goal = held.goals[position]
-    similarity, why = score(query, goal.signature, query_goal, held.weight)
-    return Scored(goal, similarity, why, agree=value_agreement(query, goal.signature, held.weight))
+    similarity, agree = score(query, goal.signature, query_goal, held.weight)
+    return Scored(goal, similarity, agree)
 
 
 def _sorted(results: list[Scored]) -> list[Scored]:
@@ -107,9 +122,11 @@ def rescue(
         item = by_id.get(goal.id)
         if item is None and cosine < SEMANTIC_THRESHOLD:
             continue
-        similarity, why = (item.similarity, item.why) if item else score(query, goal.signature, query_goal, held.weight)
-        if (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
-                and not contrast_conflict(query, goal.signature)):
-            similarity, why = threshold + (1 - threshold) * 0.1 * cosine, f"{why}; reworded (cosine {cosine:.2f})"
-        results.append(Scored(goal, similarity, why, cosine, value_agreement(query, goal.signature, held.weight)))
+        similarity, agree = (item.similarity, item.agree) if item else score(
+            query, goal.signature, query_goal, held.weight)
+        rescued = (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
+                   and not contrast_conflict(query, goal.signature))
+        if rescued:
+            similarity = threshold + (1 - threshold) * 0.1 * cosine
+        results.append(Scored(goal, similarity, agree, cosine, rescued))
     return _sorted(results)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import Any
 
 from ..core.terms import DIMENSIONS, content_terms, words
 from .slots import bind, goal_values
@@ -35,17 +35,31 @@ _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _FIELD = "\x1f"
 VALUE_MARK = "="  # a value's key among a goal's tokens when weighing how rare it is
 _ITEM = " "
+_EMPTY: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
 class Signature:
-    """A goal as the matcher sees it."""
+    """A goal as the matcher sees it (immutable; a plain class because stores build thousands at once)."""
 
-    terms: frozenset[str]
-    kinds: frozenset[str]
-    values: frozenset[str]
-    contrasts: frozenset[str]
-    template: str | None = None
+    __slots__ = ("terms", "kinds", "values", "contrasts", "template", "tokens")
+
+    def __init__(self, terms: frozenset[str], kinds: frozenset[str], values: frozenset[str],
+                 contrasts: frozenset[str], template: str | None = None) -> None:
+        self.terms, self.kinds, self.values, self.contrasts, self.template = terms, kinds, values, contrasts, template
+        marked = [f"<{kind}>" for kind in kinds] + [f"!{word}" for word in contrasts]
+        self.tokens: frozenset[str] = terms.union(marked) if marked else terms
+
+    def _key(self) -> tuple[Any, ...]:
+        return self.terms, self.kinds, self.values, self.contrasts, self.template
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Signature) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return "Signature(terms={!r}, kinds={!r}, values={!r}, contrasts={!r}, template={!r})".format(*self._key())
 
     def encode(self) -> str:
         """One line of text to store with the trajectory."""
@@ -62,7 +76,7 @@ def decode(text: str | None, template: str | None) -> Signature | None:
     fields = text.split(_FIELD)
     if fields[0] != SIGNATURE_VERSION or len(fields) != 5:
         return None
-    terms, kinds, values, contrasts = (frozenset(field.split(_ITEM)) - {""} for field in fields[1:])
+    terms, kinds, values, contrasts = (frozenset(field.split(_ITEM)) if field else _EMPTY for field in fields[1:])
     return Signature(terms, kinds, values, contrasts, template)
 
 
@@ -127,32 +141,38 @@ def value_agreement(
 
 def score(
     query: Signature, stored: Signature, query_goal: str, weight: Callable[[str], float] = lambda token: 1.0,
-) -> tuple[float, str]:
-    """How alike two goals are (0-1), and in a few words why: the share of their tokens they have
-    in common (Dice), each token counted by its ``weight`` (rare words on the origin weigh more)."""
+) -> tuple[float, float]:
+    """How alike two goals are (0-1), and how far their values agree (0-1).
+
+    The similarity is the share of their tokens the goals have in common (Dice), each token counted
+    by its ``weight`` (rare words on the origin weigh more), lifted by agreeing values; a goal that
+    fits the stored goal's template scores 1, one that disagrees on a contrast 0.
+    """
     if stored.template and bind(stored.template, query_goal) is not None:
-        return 1.0, "fits the goal template"
+        return 1.0, value_agreement(query, stored, weight)
+    if contrast_conflict(query, stored):
+        return 0.0, 0.0
+    left, right = query.tokens, stored.tokens
+    if not left and not right:
+        return 0.0, 0.0
+    dice = 2 * sum(map(weight, left & right)) / (sum(map(weight, left)) + sum(map(weight, right)))
+    agree = value_agreement(query, stored, weight)
+    return dice + VALUE_WEIGHT * agree * (1 - dice), agree
+
+
+def explain(query: Signature, stored: Signature, query_goal: str, agree: float) -> str:
+    """In a few words, what the similarity of two goals rests on."""
+    if stored.template and bind(stored.template, query_goal) is not None:
+        return "fits the goal template"
     differ = contrast_conflict(query, stored)
     if differ:
-        return 0.0, f"different meaning: {', '.join(differ)}"
-    left, right = tokens(query), tokens(stored)
+        return f"different meaning: {', '.join(differ)}"
+    left, right = query.tokens, stored.tokens
     if not left and not right:
-        return 0.0, "no words to compare"
-    common = left & right
-    shared = len(common)
-    dice = 2 * sum(map(weight, common)) / (sum(map(weight, left)) + sum(map(weight, right)))
-    agree = value_agreement(query, stored, weight)
-    similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
+        return "no words to compare"
     missing = sorted(right - left)[:4]
-    why = f"{shared} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
-    if agree:
-        why += f"; values agree {agree:.0%}"
-    return similarity, why
-
-
-def tokens(sig: Signature) -> set[str]:
-    """What two signatures are compared on: terms, the kinds of value, and the (agreeing) contrasts."""
-    return set(sig.terms) | {f"<{kind}>" for kind in sig.kinds} | {f"!{word}" for word in sig.contrasts}
+    why = f"{len(left & right)} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
+    return why + (f"; values agree {agree:.0%}" if agree else "")
 
 
 def _mostly_capitalised(goal: str) -> bool:

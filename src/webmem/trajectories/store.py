@@ -30,7 +30,7 @@ from ..store.schema import trajectories
 from ..store.scope import Scope
 from .index import GoalIndex, OriginGoals, StoredGoal, bump_origin, store_vectors
 from .ranking import Scored, rank, rescue
-from .recall import signature
+from .recall import Signature, signature
 from .slots import GOAL_VALUE, bind, fill, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
@@ -269,7 +269,7 @@ class TrajectoryStore:
             judged = [self._judge(item, moment, cutoff, scoring, exclude_run_id) for item in ranked]
             judged.sort(key=lambda j: (j.eligible, j.score, j.item.agree, j.item.goal.created_at), reverse=True)
             listed = judged if limit is None else judged[:limit]
-            candidates = [self._candidate(j, origin_key) for j in listed]
+            candidates = [self._candidate(j, origin_key, query, goal) for j in listed]
             winner = candidates[0] if candidates and candidates[0].eligible else None
             best = self._load(conn, winner.trajectory.id) if winner else None
             closest = max(judged, key=lambda j: j.item.similarity) if judged else None
@@ -281,7 +281,8 @@ class TrajectoryStore:
             candidates=candidates,
             scored=len(held.goals),
             best=best,
-            reason=_verdict(winner, closest, sum(1 for j in judged if j.eligible), threshold, len(held.goals)),
+            reason=_verdict(winner, closest and (closest, closest.item.why(query, goal)),
+                            sum(1 for j in judged if j.eligible), threshold, len(held.goals)),
         )
         if winner is not None:
             self._scope.emit(
@@ -382,7 +383,7 @@ class TrajectoryStore:
         return _Judged(item, score, recency, speed, reason)
 
     @staticmethod
-    def _candidate(judged: _Judged, origin: str) -> MatchCandidate:
+    def _candidate(judged: _Judged, origin: str, query: Signature, goal: str) -> MatchCandidate:
         item, stored = judged.item, judged.item.goal
         summary = TrajectorySummary.model_construct(
             id=stored.id, goal=stored.goal, origin=origin, created_at=stored.created_at,
@@ -392,7 +393,7 @@ class TrajectoryStore:
         return MatchCandidate.model_construct(
             trajectory=summary, similarity=item.similarity, score=judged.score, recency=judged.recency,
             speed=judged.speed, verification_rate=stored.verification_rate, eligible=judged.eligible,
-            reason=judged.reason, why=item.why, semantic=item.semantic,
+            reason=judged.reason, why=item.why(query, goal), semantic=item.semantic,
         )
 
     def list(self, *, domain: str | None = None, limit: int | None = None) -> list[Trajectory]:  # noqa: A003
@@ -471,12 +472,14 @@ def _describe_step(step: Step) -> str:
     return line
 
 
-def _verdict(best: MatchCandidate | None, closest: _Judged | None, eligible: int, threshold: float, scored: int) -> str:
+def _verdict(
+    best: MatchCandidate | None, closest: tuple[_Judged, str] | None, eligible: int, threshold: float, scored: int,
+) -> str:
     if best is not None:
         how = "highest score" if eligible > 1 else "only eligible candidate"
         return (f"{best.trajectory.id} won: similarity {best.similarity:.2f} >= {threshold:.2f} ({best.why}), "
                 f"{how} ({best.score:.3f})")
     if closest is None:
         return "no successful trajectory on this origin"
-    return (f"no eligible candidate among {scored}; closest: {closest.item.goal.id} "
-            f"({closest.reason}; {closest.item.why})")
+    judged, why = closest
+    return f"no eligible candidate among {scored}; closest: {judged.item.goal.id} ({judged.reason}; {why})"
