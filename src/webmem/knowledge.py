@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, case, delete, select, update
+from sqlalchemy import and_, bindparam, case, delete, select, update
 
 from .core.clock import as_utc, new_id, utcnow
 from .core.errors import InvalidInput
@@ -28,6 +28,19 @@ FULL_SESSIONS = 2  # the newest sessions are shown in full, older ones on one li
 SHORT_OUTCOME = 80
 _FACT_COLUMNS = [column for column in facts.c if column.name not in ("pk", "namespace")]
 _SESSION_COLUMNS = [column for column in sessions.c if column.name not in ("pk", "namespace")]
+_FACTS = (
+    select(*_FACT_COLUMNS)
+    .where(facts.c.namespace == bindparam("ns"), facts.c.domain == bindparam("domain"),
+           facts.c.confidence >= bindparam("confidence"))
+    .order_by(facts.c.confidence.desc(), facts.c.last_seen.desc(), facts.c.pk)
+)
+_FACTS_OF_TYPE = _FACTS.where(facts.c.type == bindparam("type"))
+_LAST_SESSIONS = (
+    select(*_SESSION_COLUMNS)
+    .where(sessions.c.namespace == bindparam("ns"), sessions.c.domain == bindparam("domain"))
+    .order_by(sessions.c.recorded_at.desc(), sessions.c.pk.desc())
+    .limit(MAX_SESSIONS)
+)
 
 
 class AppKnowledge:
@@ -152,15 +165,14 @@ class AppKnowledge:
 
     def facts(self, domain: str, type: str | None = None, min_confidence: float = 0.3) -> list[Fact]:  # noqa: A002
         """Facts of a domain at or above ``min_confidence``, highest confidence first."""
-        query = select(*_FACT_COLUMNS).where(facts.c.namespace == self._ns, facts.c.domain == check_domain(domain))
+        params = {"ns": self._ns, "domain": check_domain(domain)}
         if type is not None:
-            query = query.where(facts.c.type == _check_type(type))
+            params["type"] = _check_type(type)
         if isinstance(min_confidence, bool) or not isinstance(min_confidence, int | float):
             raise InvalidInput(f"min_confidence: expected a number, got {min_confidence!r}")
-        query = query.where(facts.c.confidence >= min_confidence)
-        query = query.order_by(facts.c.confidence.desc(), facts.c.last_seen.desc(), facts.c.pk)
+        params["confidence"] = min_confidence
         with self._scope.store.read() as conn:
-            return [_fact(row) for row in conn.execute(query)]
+            return [_fact(row) for row in conn.execute(_FACTS_OF_TYPE if type is not None else _FACTS, params)]
 
     def domains(self) -> list[str]:
         """Every domain with facts or sessions in this namespace."""
@@ -246,14 +258,9 @@ class AppKnowledge:
 
     def sessions(self, domain: str) -> list[Session]:
         """The domain's last sessions, newest first."""
-        query = (
-            select(*_SESSION_COLUMNS)
-            .where(sessions.c.namespace == self._ns, sessions.c.domain == check_domain(domain))
-            .order_by(sessions.c.recorded_at.desc(), sessions.c.pk.desc())
-            .limit(MAX_SESSIONS)
-        )
         with self._scope.store.read() as conn:
-            return [_session(row) for row in conn.execute(query)]
+            rows = conn.execute(_LAST_SESSIONS, {"ns": self._ns, "domain": check_domain(domain)})
+            return [_session(row) for row in rows]
 
     def format_sessions(self, domain: str) -> str:
         """The two newest sessions in full, older ones on one line each; '' when there are none."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, case, func, select, update
+from sqlalchemy import and_, bindparam, case, func, select, update
 
 from .core.clock import utcnow
 from .core.errors import InvalidInput
@@ -23,6 +23,12 @@ MAX_ELEMENT_LENGTH = 200  # longer identities are not cached: they make poor key
 def is_cacheable(element: str) -> bool:
     return 0 < len(element) <= MAX_ELEMENT_LENGTH
 _ENTRY_COLUMNS = [column for column in selectors.c if column.name != "namespace"]
+_BEST_OF_DOMAIN = (
+    select(*_ENTRY_COLUMNS)
+    .where(selectors.c.namespace == bindparam("ns"), selectors.c.domain == bindparam("domain"))
+    .order_by(selectors.c.success_count.desc(), selectors.c.last_used.desc(), selectors.c.element)
+    .limit(bindparam("limit"))
+)
 
 
 def is_ref(selector: str) -> bool:
@@ -93,17 +99,12 @@ class SelectorCache:
                 conn.execute(selectors.insert().values(namespace=self._ns, **entry.model_dump()))
         return "merged" if merged else "added"
 
-    def list(self, domain: str, *, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:
+    def list(self, domain: str, *, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:  # noqa: A003
         """The most successful entries of a domain, most successes first."""
         positive_int(limit, field="limit")
-        query = (
-            select(*_ENTRY_COLUMNS)
-            .where(selectors.c.namespace == self._ns, selectors.c.domain == check_domain(domain))
-            .order_by(selectors.c.success_count.desc(), selectors.c.last_used.desc(), selectors.c.element)
-            .limit(limit)
-        )
+        params = {"ns": self._ns, "domain": check_domain(domain), "limit": limit}
         with self._scope.store.read() as conn:
-            return [_entry(row) for row in conn.execute(query)]
+            return [_entry(row) for row in conn.execute(_BEST_OF_DOMAIN, params)]
 
     def domains(self) -> list[str]:
         """Every domain with selectors in this namespace."""

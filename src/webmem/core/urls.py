@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import SplitResult, urlsplit
 
 from .errors import InvalidInput
@@ -49,11 +50,25 @@ def _host_with_port(parts: SplitResult) -> str:
 
 def domain_of(url: object, *, field: str = "url") -> str:
     """The domain key of a URL: its host with a non-default port, lower-cased (``localhost:5173``)."""
-    return _host_with_port(parse_web_url(url, field=field)).lower()
+    if not isinstance(url, str):
+        parse_web_url(url, field=field)  # raises, naming the field
+    return _domain(str(url), field)
 
 
 def origin_of(url: object, *, field: str = "url") -> str:
     """The origin of a URL: ``scheme://host[:port]``, lower-cased, default ports dropped."""
+    if not isinstance(url, str):
+        parse_web_url(url, field=field)
+    return _origin(str(url), field)
+
+
+@lru_cache(maxsize=4096)  # an agent asks for the keys of the same few URLs every turn
+def _domain(url: str, field: str) -> str:
+    return _host_with_port(parse_web_url(url, field=field)).lower()
+
+
+@lru_cache(maxsize=4096)
+def _origin(url: str, field: str) -> str:
     parts = parse_web_url(url, field=field)
     return f"{parts.scheme.lower()}://{_host_with_port(parts).lower()}"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, delete, func, insert, not_, select, update
+from sqlalchemy import Connection, and_, bindparam, case, delete, func, insert, not_, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.errors import InvalidInput
@@ -55,6 +55,11 @@ _active = not_(
     )
 )
 _LESSON_COLUMNS = [column for column in lessons.c if column.name != "namespace"]
+_SITE_LESSONS = (
+    select(lessons.c.lesson_id, lessons.c.domain)
+    .where(lessons.c.namespace == bindparam("ns"), lessons.c.domain.is_not(None), _active)
+    .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
+)
 
 
 @dataclass(frozen=True)
@@ -218,8 +223,12 @@ class LessonStore:
         """Up to three lessons about this site or a parent domain, most used first."""
         site = check_domain(domain)
         now = utcnow()
-        with self._scope.store.write() as conn:
-            recalled = self._use(conn, self._about_site(conn, site), site, run_id, now)
+        with self._scope.store.read() as conn:
+            known = bool(self._about_site(conn, site))
+        recalled = []
+        if known:  # most sites have no lessons: no write transaction for them
+            with self._scope.store.write() as conn:
+                recalled = self._use(conn, self._about_site(conn, site), site, run_id, now)
         self._scope.emit(
             "domain_recall", run_id=run_id, domain=site, matched=len(recalled),
             lessons=[item.lesson for item in recalled],
@@ -235,11 +244,7 @@ class LessonStore:
         return [found[lesson_id] for lesson_id in ids]
 
     def _about_site(self, conn: Connection, site: str) -> list[str]:
-        pool = conn.execute(
-            select(lessons.c.lesson_id, lessons.c.domain)
-            .where(lessons.c.namespace == self._ns, lessons.c.domain.is_not(None), _active)
-            .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
-        ).all()
+        pool = conn.execute(_SITE_LESSONS, {"ns": self._ns}).all()
         return [row.lesson_id for row in pool if domain_matches(row.domain, site)][:RECALL_LIMIT]
 
     @retried
