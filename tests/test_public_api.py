@@ -66,6 +66,12 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         (lesson,) = mem.lessons.list(category="error_recovery")
         assert lesson.lesson.endswith("try press Escape instead.")
         assert [run.status for run in mem.runs.list()] == ["completed"]
+    # the README's shell lines find that run again, worded differently
+    match = re.search(r'webmem trajectories match "([^"]+)" --url (\S+)', (ROOT / "README.md").read_text())
+    assert match is not None
+    with webmem.Memory.open(tmp_path / ".agent-memory") as mem:
+        found = mem.trajectories.match(match.group(1), origin=match.group(2)).best
+        assert found is not None and found.goal == "Search for smart watch reviews"
 
 
 def _undocumented(owner: object, names: list[str]) -> list[str]:
