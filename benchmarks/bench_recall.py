@@ -47,6 +47,7 @@ from webmem.core.text import jaccard, word_tokens
 
 DATA = Path(__file__).resolve().parent / "data"
 SEED = 13
+MAX_GOAL = 2000  # webmem stores goals of up to 2,000 characters: longer task texts are cut
 STORED_SHARE = 0.7
 ORIGINS = {"miniwob": "http://127.0.0.1:8765", "knows": "https://docs.google.com",
            "wiki": "http://wiki.timewarp.test", "webshop": "http://webshop.timewarp.test",
@@ -88,7 +89,7 @@ def load_tasks() -> list[Task]:
     knows_root = _package_file("browsergym-knows", "browsergym/knows/eval/tasks")
     reworded_knows = {item["task"]: item["reworded"] for item in rewordings.get("knows", [])}
     for folder in sorted(path for path in knows_root.iterdir() if path.is_dir()):
-        instances = [" ".join((folder / f"instance_{n}" / "task.md").read_text().split())
+        instances = [" ".join((folder / f"instance_{n}" / "task.md").read_text().split())[:MAX_GOAL]
                      for n in range(1, 10) if (folder / f"instance_{n}" / "task.md").exists()]
         if len(instances) >= 3:
             tasks.append(Task("knows", folder.name, ORIGINS["knows"], instances,
