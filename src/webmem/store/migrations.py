@@ -352,6 +352,9 @@ def _goal_index(conn: Connection) -> None:
         Column("origin", String(200), primary_key=True),
         Column("version", BigInteger, nullable=False),
         Column("removals", BigInteger, nullable=False),
+        Column("snapshot", Text),
+        Column("snapshot_seq", BigInteger),
+        Column("snapshot_removals", BigInteger),
     ).create(conn)
     conn.execute(text("CREATE INDEX ix_trajectories_origin_seq ON trajectories (namespace, origin, origin_seq)"))
     if conn.dialect.name == "postgresql":

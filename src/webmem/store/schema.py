@@ -116,6 +116,9 @@ trajectory_origins = Table(
     Column("origin", String(NAME), primary_key=True),
     Column("version", BigInteger, nullable=False),
     Column("removals", BigInteger, nullable=False),
+    Column("snapshot", Text),  # the origin's goal index as JSON (trajectories.held), valid for:
+    Column("snapshot_seq", BigInteger),
+    Column("snapshot_removals", BigInteger),
 )
 
 sessions = Table(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, Table, select, text
+from sqlalchemy import Column, Connection, Table, TextClause, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 
 
@@ -63,3 +63,15 @@ def lock_rows(conn: Connection, table: Table, condition: Any) -> None:
     if conn.dialect.name == "postgresql":
         keys = list(table.primary_key.columns)
         conn.execute(select(*keys).where(condition).order_by(*keys).with_for_update())
+
+
+def plain_select(columns: Sequence[Column[Any]], where: str, *, order_by: str = "") -> TextClause:
+    """``SELECT columns FROM their table WHERE where``, written as SQL text with the columns' types.
+
+    For the statements a hot path runs in every new process: SQLAlchemy compiles text in
+    microseconds where it needs a millisecond for a ``select()``; results are typed the same.
+    """
+    table = columns[0].table
+    names = ", ".join(column.name for column in columns)
+    sql = f"SELECT {names} FROM {table.name} WHERE {where}" + (f" ORDER BY {order_by}" if order_by else "")
+    return text(sql).columns(*columns)

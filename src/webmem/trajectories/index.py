@@ -5,24 +5,27 @@ vector) once, then on every match asks the origin's row in ``trajectory_origins`
 changed. Saves raise the origin's ``version`` (each trajectory keeps the version it was saved
 under as ``origin_seq``), so another process's new trajectories are read alone; deletes raise
 ``removals``, and the origin is read again whole. Only the winner's steps are ever decoded.
+
+A process that read an origin of many goals from its rows leaves a snapshot of what it built
+in the origin's row (``snapshot``, valid for ``snapshot_seq`` and ``snapshot_removals``): the
+next process reads that one value and only the trajectories saved since.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, select, update
 
 from ..core.embeddings import Embedder
 from ..store.schema import trajectories, trajectory_origins
-from ..store.statements import insert_or_change
-from .recall import VALUE_MARK, Signature, decode, signature
+from ..store.statements import insert_or_change, plain_select
+from .held import OriginGoals, StoredGoal, unpack
+from .recall import decode, signature
 
 MAX_HELD_GOALS = 200_000  # across origins; the least recently matched origins are let go first
 _GOAL_COLUMNS = (
@@ -31,94 +34,44 @@ _GOAL_COLUMNS = (
     trajectories.c.goal_template, trajectories.c.goal_signature, trajectories.c.origin_seq,
 )
 _VECTOR_COLUMNS = (trajectories.c.goal_vector, trajectories.c.goal_vector_model)
-_STAMP = select(trajectory_origins.c.version, trajectory_origins.c.removals).where(
-    trajectory_origins.c.namespace == bindparam("ns"), trajectory_origins.c.origin == bindparam("origin")
+_THIS_ORIGIN = (trajectory_origins.c.namespace == bindparam("ns"), trajectory_origins.c.origin == bindparam("origin"))
+_STAMP = select(trajectory_origins.c.version, trajectory_origins.c.removals).where(*_THIS_ORIGIN)
+_STAMP_AND_SNAPSHOT = plain_select(
+    (trajectory_origins.c.version, trajectory_origins.c.removals, trajectory_origins.c.snapshot_seq,
+     trajectory_origins.c.snapshot_removals), "namespace = :ns AND origin = :origin",
 )
+_SNAPSHOT = plain_select((trajectory_origins.c.snapshot,), "namespace = :ns AND origin = :origin")
+_WRITE_SNAPSHOT = update(trajectory_origins).where(
+    trajectory_origins.c.namespace == bindparam("snapshot_ns"),
+    trajectory_origins.c.origin == bindparam("snapshot_origin"),
+    trajectory_origins.c.removals == bindparam("held_removals"),
+    trajectory_origins.c.version >= bindparam("held_version"),
+).values(snapshot=bindparam("snapshot"), snapshot_seq=bindparam("held_version"),
+         snapshot_removals=bindparam("held_removals"))
+SNAPSHOT_MIN_GOALS = 64  # smaller origins are read from their rows as fast as from a snapshot
+SNAPSHOT_MAX_LAG = 64  # a snapshot is rewritten once this many goals were saved after it
 
 
 
 def _goals_query(*, with_vectors: bool, newer: bool) -> Any:
-    statement = select(*_GOAL_COLUMNS, *(_VECTOR_COLUMNS if with_vectors else ())).where(
-        trajectories.c.namespace == bindparam("ns"), trajectories.c.origin == bindparam("origin"),
-        trajectories.c.success.is_(True),
-    )
+    columns = _GOAL_COLUMNS + (_VECTOR_COLUMNS if with_vectors else ())
+    where = "namespace = :ns AND origin = :origin AND success"
     if newer:
-        statement = statement.where(trajectories.c.origin_seq > bindparam("after")).order_by(trajectories.c.origin_seq)
-    return statement
+        return plain_select(columns, where + " AND origin_seq > :after", order_by="origin_seq")
+    return plain_select(columns, where)
 
 
 _GOAL_QUERIES = {(vectors, newer): _goals_query(with_vectors=vectors, newer=newer)
                  for vectors in (False, True) for newer in (False, True)}
 
 
-@dataclass(slots=True)
-class StoredGoal:
-    """A successful trajectory as recall holds it: everything but its steps."""
+@dataclass(frozen=True)
+class Snapshot:
+    """An origin's goals packed by :meth:`OriginGoals.pack`, valid for that version and removals."""
 
-    id: str
-    goal: str
-    run_id: str | None
-    created_at: datetime
-    duration_ms: int
-    step_count: int
-    verified_steps: int
-    signature: Signature
-    vector: Any = None
-
-    @property
-    def verification_rate(self) -> float:
-        return self.verified_steps / self.step_count if self.step_count else 0.0
-
-
-@dataclass
-class OriginGoals:
-    """One origin's stored goals, with an inverted index from each word to the goals that use it."""
-
-    version: int = 0
-    removals: int = 0
-    goals: list[StoredGoal] = field(default_factory=list)
-    postings: dict[str, list[int]] = field(default_factory=dict)
-    templated: list[int] = field(default_factory=list)  # positions of the goals with a template
-    shapes: set[frozenset[str]] = field(default_factory=set)  # the distinct token sets among the goals
-    spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
-    valued: dict[str, list[int]] = field(default_factory=dict)  # from each value to the goals that name it
-    _weights: dict[str, float] = field(default_factory=dict)
-    _vectors: Any = None
-
-    def add(self, goal: StoredGoal) -> None:
-        position = len(self.goals)
-        self.goals.append(goal)
-        if goal.signature.template:
-            self.templated.append(position)
-        words = goal.signature.tokens
-        for token in words:
-            self.postings.setdefault(token, []).append(position)
-        for value in goal.signature.values:
-            self.valued.setdefault(value, []).append(position)
-        shape = words | {VALUE_MARK + value for value in goal.signature.values}
-        if shape not in self.shapes:
-            self.shapes.add(shape)
-            for token in shape:
-                self.spread[token] = self.spread.get(token, 0) + 1
-            self._weights.clear()
-        self._vectors = None
-
-    def weight(self, token: str) -> float:
-        """How much a token says about which task a goal is, on this origin: a word that most of its
-        goals use ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)²."""
-        known = self._weights.get(token)
-        if known is None:
-            rarity = (len(self.shapes) + 1) / (self.spread.get(token, 0) + 1)
-            known = self._weights[token] = (1.0 + math.log(rarity)) ** 2
-        return known
-
-    def vectors(self) -> Any:
-        """The goals' vectors as one matrix (rows in the order of ``goals``), built once."""
-        if self._vectors is None:
-            import numpy
-
-            self._vectors = numpy.vstack([goal.vector for goal in self.goals]) if self.goals else None
-        return self._vectors
+    text: str
+    version: int
+    removals: int
 
 
 class GoalIndex:
@@ -132,36 +85,48 @@ class GoalIndex:
         self._held = 0
         self._lock = threading.Lock()
 
-    def goals(self, conn: Connection, origin: str) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
+    def goals(self, conn: Connection, origin: str) -> tuple[OriginGoals, list[tuple[str, bytes]], Snapshot | None]:
         """The origin's goals as the database holds them now (read inside the caller's transaction),
-        and the vectors computed for goals stored without one or under another model (to store).
+        the vectors computed for goals stored without one or under another model, and a new snapshot
+        of the origin (both to store after the transaction, when not None or empty).
         """
-        stamp = conn.execute(_STAMP, {"ns": self._ns, "origin": origin}).first()
+        stamp = conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).first()
         version, removals = (stamp.version, stamp.removals) if stamp is not None else (0, 0)
         with self._lock:
             held = self._origins.get(origin)
             if held is not None and (held.version, held.removals) == (version, removals):
                 self._origins.move_to_end(origin)
-                return held, []
+                return held, [], None
         fresh = held is None or held.removals != removals or held.version > version
-        statement = _GOAL_QUERIES[self.embedder is not None, not fresh]
+        if fresh and stamp is not None and self.embedder is None and stamp.snapshot_removals == removals:
+            snapshot = unpack(conn.execute(_SNAPSHOT, {"ns": self._ns, "origin": origin}).scalar())
+            if snapshot is not None and snapshot.removals == removals and snapshot.version <= version:
+                held, fresh = snapshot, False
+        after = 0 if fresh or held is None else held.version
         rows = conn.execute(
-            statement, {"ns": self._ns, "origin": origin, "after": 0 if fresh else held.version}
+            _GOAL_QUERIES[self.embedder is not None, not fresh], {"ns": self._ns, "origin": origin, "after": after}
         ).all() if stamp is not None else []
         new_goals, unembedded = self._stored_goals(rows)
         with self._lock:
-            if fresh:
+            if fresh or held is None:
                 held = OriginGoals()
-            assert held is not None
-            known = {goal.id for goal in held.goals}
             for goal in new_goals:
-                if goal.id not in known:
+                if goal.id not in held.ids:
                     held.add(goal)
             seqs = [row.origin_seq for row in rows if row.origin_seq is not None]
             held.version = max([version, *seqs])
             held.removals = removals
             self._hold(origin, held)
-        return held, unembedded
+            lag = held.version - (stamp.snapshot_seq or 0) if stamp is not None else 0
+            stale = stamp is not None and (stamp.snapshot_removals != removals or lag >= SNAPSHOT_MAX_LAG)
+            pending = Snapshot(held.pack(), held.version, held.removals) if (
+                stale and len(held.records) >= SNAPSHOT_MIN_GOALS) else None
+        return held, unembedded, pending
+
+    def write_snapshot(self, conn: Connection, origin: str, snapshot: Snapshot) -> None:
+        """Store a snapshot made by :meth:`goals`, unless the origin lost trajectories since."""
+        conn.execute(_WRITE_SNAPSHOT, {"snapshot_ns": self._ns, "snapshot_origin": origin, "snapshot": snapshot.text,
+                                       "held_version": snapshot.version, "held_removals": snapshot.removals})
 
     def forget(self) -> None:
         """Let go of every origin held (the next match reads them again)."""

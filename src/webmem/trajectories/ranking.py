@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .index import OriginGoals, StoredGoal
+from .held import OriginGoals, StoredGoal
 from .recall import VALUE_WEIGHT, Signature, contrast_conflict, explain, score
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, select, update
+from sqlalchemy import Connection, delete, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.embeddings import Embedder
-from ..core.errors import InvalidInput, TrajectoryNotFound
+from ..core.errors import InvalidInput, StoreError, TrajectoryNotFound
 from ..core.models import (
     MatchCandidate,
     MatchReport,
@@ -28,7 +28,9 @@ from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
 from ..store.schema import trajectories
 from ..store.scope import Scope
-from .index import GoalIndex, OriginGoals, StoredGoal, bump_origin, store_vectors
+from ..store.statements import plain_select
+from .held import OriginGoals, StoredGoal
+from .index import GoalIndex, bump_origin, store_vectors
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
 from .slots import GOAL_VALUE, bind, fill, parameterise
@@ -42,9 +44,7 @@ _TRAJECTORY_FIELDS = (
     "steps", "goal_template", "replay_steps",
 )
 _TRAJECTORY_COLUMNS = [trajectories.c[name] for name in _TRAJECTORY_FIELDS]
-_BY_ID = select(*_TRAJECTORY_COLUMNS).where(
-    trajectories.c.namespace == bindparam("ns"), trajectories.c.trajectory_id == bindparam("id")
-)
+_BY_ID = plain_select(_TRAJECTORY_COLUMNS, "namespace = :ns AND trajectory_id = :id")
 _NOT_REPLAYED = frozenset({"finish"})
 _TYPING = frozenset({"fill", "type", "select"})
 
@@ -216,7 +216,7 @@ class TrajectoryStore:
         return trajectory
 
     def _held(self, conn: Connection, origin: str) -> OriginGoals:
-        held, vectors = self._index.goals(conn, origin)
+        held, vectors, snapshot = self._index.goals(conn, origin)
         embedder = self._index.embedder
         if vectors and embedder is not None:
             def write_back() -> None:
@@ -224,6 +224,15 @@ class TrajectoryStore:
                     store_vectors(writer, self._ns, embedder.name, vectors)
 
             self._scope.store.after_commit(write_back)
+        if snapshot is not None:
+            def leave_snapshot() -> None:
+                try:
+                    with self._scope.store.write() as writer:
+                        self._index.write_snapshot(writer, origin, snapshot)
+                except StoreError as exc:  # only a shortcut for the next process: recall is right without it
+                    self._scope.emit("goal_snapshot_skipped", origin=origin, reason=str(exc))
+
+            self._scope.store.after_commit(leave_snapshot)
         return held
 
     def match(
