@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 import webmem
 from webmem.store.migrations import apply_migrations
+from webmem.trajectories.index import SNAPSHOT_MIN_GOALS
 from webmem.trajectories.recall import decode, signature
 
 SHOP = "https://www.example-shop.com/"
@@ -192,6 +193,68 @@ def test_a_trajectory_deleted_by_another_process_is_never_offered(open_memory: A
     assert writer.trajectories.prune(now=NOW) == 1
     report = reader.trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW)
     assert report.scored == 1 and report.candidates[0].trajectory.goal == "Track my parcel"
+
+
+MANY = SNAPSHOT_MIN_GOALS + 6
+ORDERS = [f"Open the order of customer {name} and print its invoice" for name in (
+    "Adams Baker Clark Davis Evans Foster Green Harris Irving Jones Kelly Lewis Moore Nolan Owens Parker Quinn "
+    "Reed Scott Turner Underwood Vance Walker Young Zimmer"
+).split()]
+
+
+def fill(mem: webmem.Memory) -> list[webmem.Trajectory]:
+    with mem.store.write():
+        saved = [save(mem, "Export the quarterly invoices as a spreadsheet")]
+        saved += [save(mem, ORDERS[index % len(ORDERS)] + f" for week {index}") for index in range(MANY - 1)]
+    return saved
+
+
+def snapshot_of(mem: webmem.Memory) -> Any:
+    return rows.value(mem, "trajectory_origins", "snapshot", origin=ORIGIN)
+
+
+def test_an_origin_of_many_goals_leaves_a_snapshot_that_the_next_process_reads_with_what_came_since(
+    open_memory: Any,
+) -> None:
+    first = open_memory()
+    saved = fill(first)
+    assert snapshot_of(first) is None  # written by a reader, after it read the rows
+    assert best(first, "export the quarterly invoices") == saved[0].goal
+    assert snapshot_of(first) is not None
+    assert rows.value(first, "trajectory_origins", "snapshot_seq", origin=ORIGIN) == MANY
+
+    # the rows are not read again: a goal changed behind the snapshot's back still shows as it was
+    rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
+                 id=saved[0].id)
+    later = save(open_memory(), "Cancel the subscription of the newsletter")
+    reader = open_memory()
+    listed = reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
+    assert listed.candidates[0].trajectory.goal == saved[0].goal
+    report = reader.trajectories.match("cancel my newsletter subscription", origin=ORIGIN, now=NOW)
+    assert report.scored == MANY + 1 and report.best is not None and report.best.id == later.id
+
+
+def test_a_snapshot_older_than_a_deletion_is_never_used(open_memory: Any) -> None:
+    first = open_memory()
+    fill(first)
+    doomed = save(first, "Search for smart watch reviews", age_days=60)
+    assert best(first, "export the quarterly invoices") is not None  # snapshot written, with the doomed goal
+    assert doomed.goal in snapshot_of(first)
+    assert open_memory().trajectories.prune(now=NOW) == 1
+    report = open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW)
+    assert doomed.id not in {candidate.trajectory.id for candidate in report.candidates}
+    assert report.scored == MANY
+
+
+@pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]"])
+def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> None:
+    first = open_memory()
+    saved = fill(first)
+    best(first, "export the quarterly invoices")
+    rows.execute(first, "UPDATE trajectory_origins SET snapshot = :broken", broken=broken)
+    reader = open_memory()
+    assert best(reader, "export the quarterly invoices") == saved[0].goal
+    assert reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW).scored == MANY
 
 
 def test_memories_from_before_the_index_are_indexed_when_opened(open_memory: Any, memory_location: str) -> None:
