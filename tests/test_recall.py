@@ -213,15 +213,17 @@ def snapshot_of(mem: webmem.Memory) -> Any:
     return rows.value(mem, "trajectory_origins", "snapshot", origin=ORIGIN)
 
 
-def test_an_origin_of_many_goals_leaves_a_snapshot_that_the_next_process_reads_with_what_came_since(
+def test_an_origin_of_many_goals_keeps_a_snapshot_that_a_new_process_reads_instead_of_the_rows(
     open_memory: Any,
 ) -> None:
     first = open_memory()
+    with first.store.write():
+        for index in range(SNAPSHOT_MIN_GOALS - 1):
+            save(first, ORDERS[index % len(ORDERS)] + f" for day {index}")
+    assert snapshot_of(first) is None  # a small origin is read from its rows
     saved = fill(first)
-    assert snapshot_of(first) is None  # written by a reader, after it read the rows
-    assert best(first, "export the quarterly invoices") == saved[0].goal
-    assert snapshot_of(first) is not None
-    assert rows.value(first, "trajectory_origins", "snapshot_seq", origin=ORIGIN) == MANY
+    assert snapshot_of(first) is not None  # every save keeps it up to date
+    assert rows.value(first, "trajectory_origins", "snapshot_seq", origin=ORIGIN) == MANY + SNAPSHOT_MIN_GOALS - 1
 
     # the rows are not read again: a goal changed behind the snapshot's back still shows as it was
     rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
@@ -231,26 +233,28 @@ def test_an_origin_of_many_goals_leaves_a_snapshot_that_the_next_process_reads_w
     listed = reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
     assert listed.candidates[0].trajectory.goal == saved[0].goal
     report = reader.trajectories.match("cancel my newsletter subscription", origin=ORIGIN, now=NOW)
-    assert report.scored == MANY + 1 and report.best is not None and report.best.id == later.id
+    assert report.scored == MANY + SNAPSHOT_MIN_GOALS and report.best is not None and report.best.id == later.id
 
 
 def test_a_snapshot_older_than_a_deletion_is_never_used(open_memory: Any) -> None:
     first = open_memory()
     fill(first)
     doomed = save(first, "Search for smart watch reviews", age_days=60)
-    assert best(first, "export the quarterly invoices") is not None  # snapshot written, with the doomed goal
     assert doomed.goal in snapshot_of(first)
     assert open_memory().trajectories.prune(now=NOW) == 1
     report = open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW)
     assert doomed.id not in {candidate.trajectory.id for candidate in report.candidates}
     assert report.scored == MANY
+    # the next save makes the snapshot anew, without the deleted goal
+    save(first, "Cancel the subscription of the newsletter")
+    assert doomed.goal not in snapshot_of(first) and "newsletter" in snapshot_of(first)
+    assert open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW).scored == MANY + 1
 
 
 @pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]"])
 def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> None:
     first = open_memory()
     saved = fill(first)
-    best(first, "export the quarterly invoices")
     rows.execute(first, "UPDATE trajectory_origins SET snapshot = :broken", broken=broken)
     reader = open_memory()
     assert best(reader, "export the quarterly invoices") == saved[0].goal

@@ -6,9 +6,9 @@ changed. Saves raise the origin's ``version`` (each trajectory keeps the version
 under as ``origin_seq``), so another process's new trajectories are read alone; deletes raise
 ``removals``, and the origin is read again whole. Only the winner's steps are ever decoded.
 
-A process that read an origin of many goals from its rows leaves a snapshot of what it built
-in the origin's row (``snapshot``, valid for ``snapshot_seq`` and ``snapshot_removals``): the
-next process reads that one value and only the trajectories saved since.
+Once an origin has many goals, every save also brings a snapshot of the origin's index up to date
+in the origin's row (``snapshot``, valid for ``snapshot_seq`` and ``snapshot_removals``): a new
+process reads that one value instead of every row; a deletion makes it invalid until the next save.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, select, update
@@ -48,8 +47,8 @@ _WRITE_SNAPSHOT = update(trajectory_origins).where(
     trajectory_origins.c.version >= bindparam("held_version"),
 ).values(snapshot=bindparam("snapshot"), snapshot_seq=bindparam("held_version"),
          snapshot_removals=bindparam("held_removals"))
-SNAPSHOT_MIN_GOALS = 64  # smaller origins are read from their rows as fast as from a snapshot
-SNAPSHOT_MAX_LAG = 64  # a snapshot is rewritten once this many goals were saved after it
+SNAPSHOT_MIN_GOALS = 32  # smaller origins are read from their rows as fast as from a snapshot
+SNAPSHOT_MAX_GOALS = 5_000  # larger ones are read from their rows: a save rewrites the snapshot (20 ms at 2,000)
 
 
 
@@ -65,15 +64,6 @@ _GOAL_QUERIES = {(vectors, newer): _goals_query(with_vectors=vectors, newer=newe
                  for vectors in (False, True) for newer in (False, True)}
 
 
-@dataclass(frozen=True)
-class Snapshot:
-    """An origin's goals packed by :meth:`OriginGoals.pack`, valid for that version and removals."""
-
-    text: str
-    version: int
-    removals: int
-
-
 class GoalIndex:
     """Per-origin goals of one namespace, read lazily and refreshed by version."""
 
@@ -85,10 +75,9 @@ class GoalIndex:
         self._held = 0
         self._lock = threading.Lock()
 
-    def goals(self, conn: Connection, origin: str) -> tuple[OriginGoals, list[tuple[str, bytes]], Snapshot | None]:
+    def goals(self, conn: Connection, origin: str) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
         """The origin's goals as the database holds them now (read inside the caller's transaction),
-        the vectors computed for goals stored without one or under another model, and a new snapshot
-        of the origin (both to store after the transaction, when not None or empty).
+        and the vectors computed for goals stored without one or under another model (to store).
         """
         stamp = conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).first()
         version, removals = (stamp.version, stamp.removals) if stamp is not None else (0, 0)
@@ -96,37 +85,55 @@ class GoalIndex:
             held = self._origins.get(origin)
             if held is not None and (held.version, held.removals) == (version, removals):
                 self._origins.move_to_end(origin)
-                return held, [], None
-        fresh = held is None or held.removals != removals or held.version > version
-        if fresh and stamp is not None and self.embedder is None and stamp.snapshot_removals == removals:
-            snapshot = unpack(conn.execute(_SNAPSHOT, {"ns": self._ns, "origin": origin}).scalar())
-            if snapshot is not None and snapshot.removals == removals and snapshot.version <= version:
-                held, fresh = snapshot, False
-        after = 0 if fresh or held is None else held.version
-        rows = conn.execute(
-            _GOAL_QUERIES[self.embedder is not None, not fresh], {"ns": self._ns, "origin": origin, "after": after}
-        ).all() if stamp is not None else []
-        new_goals, unembedded = self._stored_goals(rows)
+                return held, []
+        if held is None or held.removals != removals or held.version > version:
+            held = self._snapshot(conn, origin, stamp) if stamp is not None and self.embedder is None else None
+        held, unembedded = self._read_rows(conn, origin, held, known=stamp is not None, embed=True)
         with self._lock:
-            if fresh or held is None:
-                held = OriginGoals()
+            held.version = max(held.version, version)
+            held.removals = removals
+            self._hold(origin, held)
+        return held, unembedded
+
+    def extend_snapshot(self, conn: Connection, origin: str) -> None:
+        """Bring the origin's snapshot up to date with what this write transaction saved: add the
+        goals saved since it was made, or make it from the rows once the origin has enough goals."""
+        stamp = conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).one()
+        held = self._snapshot(conn, origin, stamp)
+        if held is None and not SNAPSHOT_MIN_GOALS <= stamp.version <= SNAPSHOT_MAX_GOALS:
+            return
+        held, _ = self._read_rows(conn, origin, held, known=True, embed=False)
+        held.version, held.removals = stamp.version, stamp.removals
+        text = held.pack() if len(held.records) <= SNAPSHOT_MAX_GOALS else None
+        conn.execute(_WRITE_SNAPSHOT, {"snapshot_ns": self._ns, "snapshot_origin": origin, "snapshot": text,
+                                       "held_version": held.version, "held_removals": held.removals})
+
+    def _snapshot(self, conn: Connection, origin: str, stamp: Any) -> OriginGoals | None:
+        """The origin's snapshot when it is valid for the origin's removals, else None."""
+        if stamp.snapshot_seq is None or stamp.snapshot_removals != stamp.removals:
+            return None
+        held = unpack(conn.execute(_SNAPSHOT, {"ns": self._ns, "origin": origin}).scalar())
+        if held is None or held.removals != stamp.removals or held.version != stamp.snapshot_seq:
+            return None
+        return held
+
+    def _read_rows(
+        self, conn: Connection, origin: str, held: OriginGoals | None, *, known: bool, embed: bool,
+    ) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
+        """``held`` with the goals saved after it (all of them when ``held`` is None)."""
+        vectors = embed and self.embedder is not None
+        rows = conn.execute(
+            _GOAL_QUERIES[vectors, held is not None],
+            {"ns": self._ns, "origin": origin, "after": held.version if held is not None else 0},
+        ).all() if known else []
+        new_goals, unembedded = self._stored_goals(rows, embed=vectors)
+        held = held if held is not None else OriginGoals()
+        with self._lock:
             for goal in new_goals:
                 if goal.id not in held.ids:
                     held.add(goal)
-            seqs = [row.origin_seq for row in rows if row.origin_seq is not None]
-            held.version = max([version, *seqs])
-            held.removals = removals
-            self._hold(origin, held)
-            lag = held.version - (stamp.snapshot_seq or 0) if stamp is not None else 0
-            stale = stamp is not None and (stamp.snapshot_removals != removals or lag >= SNAPSHOT_MAX_LAG)
-            pending = Snapshot(held.pack(), held.version, held.removals) if (
-                stale and len(held.records) >= SNAPSHOT_MIN_GOALS) else None
-        return held, unembedded, pending
-
-    def write_snapshot(self, conn: Connection, origin: str, snapshot: Snapshot) -> None:
-        """Store a snapshot made by :meth:`goals`, unless the origin lost trajectories since."""
-        conn.execute(_WRITE_SNAPSHOT, {"snapshot_ns": self._ns, "snapshot_origin": origin, "snapshot": snapshot.text,
-                                       "held_version": snapshot.version, "held_removals": snapshot.removals})
+            held.version = max([held.version, *(row.origin_seq for row in rows if row.origin_seq is not None)])
+        return held, unembedded
 
     def forget(self) -> None:
         """Let go of every origin held (the next match reads them again)."""
@@ -147,8 +154,8 @@ class GoalIndex:
         stored = self.embed([text])
         return _array(stored[0]) if stored else None
 
-    def _stored_goals(self, rows: Sequence[Any]) -> tuple[list[StoredGoal], list[tuple[str, bytes]]]:
-        model = self.embedder.name if self.embedder is not None else None
+    def _stored_goals(self, rows: Sequence[Any], *, embed: bool) -> tuple[list[StoredGoal], list[tuple[str, bytes]]]:
+        model = self.embedder.name if self.embedder is not None and embed else None
         stale = [row for row in rows if model is not None and (row.goal_vector is None or row.goal_vector_model != model)]
         vectors = dict(zip([row.trajectory_id for row in stale], self.embed([row.goal for row in stale]) or []))
         goals = []

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, delete, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.embeddings import Embedder
-from ..core.errors import InvalidInput, StoreError, TrajectoryNotFound
+from ..core.errors import InvalidInput, TrajectoryNotFound
 from ..core.models import (
     MatchCandidate,
     MatchReport,
@@ -171,6 +171,8 @@ class TrajectoryStore:
             goal_vector=vector[0] if vector else None,
             goal_vector_model=self._index.embedder.name if vector and self._index.embedder else None,
         ))
+        if trajectory.success:
+            self._index.extend_snapshot(conn, trajectory.origin)
 
     def index_legacy(self) -> int:
         """Give trajectories stored before the goal index (webmem < 0.2) their place in it; returns
@@ -216,7 +218,7 @@ class TrajectoryStore:
         return trajectory
 
     def _held(self, conn: Connection, origin: str) -> OriginGoals:
-        held, vectors, snapshot = self._index.goals(conn, origin)
+        held, vectors = self._index.goals(conn, origin)
         embedder = self._index.embedder
         if vectors and embedder is not None:
             def write_back() -> None:
@@ -224,15 +226,6 @@ class TrajectoryStore:
                     store_vectors(writer, self._ns, embedder.name, vectors)
 
             self._scope.store.after_commit(write_back)
-        if snapshot is not None:
-            def leave_snapshot() -> None:
-                try:
-                    with self._scope.store.write() as writer:
-                        self._index.write_snapshot(writer, origin, snapshot)
-                except StoreError as exc:  # only a shortcut for the next process: recall is right without it
-                    self._scope.emit("goal_snapshot_skipped", origin=origin, reason=str(exc))
-
-            self._scope.store.after_commit(leave_snapshot)
         return held
 
     def match(
