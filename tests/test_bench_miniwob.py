@@ -48,6 +48,14 @@ def test_server_serves_a_task_then_stops() -> None:
         urllib.request.urlopen(f"{url}miniwob/click-button.html", timeout=2)
 
 
+def test_task_pages_are_served_as_utf_8(base_url: str, page: Any) -> None:
+    with urllib.request.urlopen(f"{base_url}miniwob/unicode-test.html", timeout=5) as response:
+        assert response.headers["Content-Type"] == "text/html; charset=utf-8"
+    task = TaskPage(page, base_url, "unicode-test")
+    task.load()
+    assert "Ã" not in page.inner_text("body")  # UTF-8 read as Latin-1 turns "Ö" into "Ã–"
+
+
 def test_same_seed_same_instruction(click_button: TaskPage) -> None:
     first = click_button.start("7-0")
     assert first.startswith("Click on the")

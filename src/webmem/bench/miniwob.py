@@ -126,6 +126,10 @@ def serve_miniwob(*, port: int = 0) -> Iterator[str]:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    # the task pages are UTF-8 without a <meta charset>: say so, or a browser shows "Ã–K" for "ÖK"
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".html": "text/html; charset=utf-8",
+                      ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the stdlib's name)
         pass
 
