@@ -19,28 +19,27 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import text
 
 import webmem
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import pg_cluster  # noqa: E402  (the test suite's throwaway cluster)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_backends  # noqa: E402
+from bench_backends import (  # noqa: E402  (the same vocabulary, timing and throwaway stores)
+    percentiles,
+    postgres_location,
+    sqlite_location,
+    timed,
+)
 
 DOMAINS = 1_000
 STEPS = 10
-VERBS = "search buy track compare return review book cancel subscribe rate".split()
-THINGS = "smart watch running shoes coffee beans laptop stand desk lamp headphones backpack router".split()
-EXTRAS = "today cheapest fastest with coupon for a gift in blue on sale nearby".split()
 
 
 def site(index: int, domains: int = DOMAINS) -> str:
@@ -48,32 +47,12 @@ def site(index: int, domains: int = DOMAINS) -> str:
 
 
 def goal(rng: random.Random) -> str:
-    return f"{rng.choice(VERBS)} {rng.choice(THINGS)} {rng.choice(THINGS)} {rng.choice(EXTRAS)} #{rng.randrange(10**6)}"
+    """A goal of bench_backends' vocabulary with a number of its own, so that goals rarely repeat."""
+    return f"{bench_backends.goal(rng)} #{rng.randrange(10**6)}"
 
 
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    return statistics.median(samples), statistics.quantiles(samples, n=100, method="inclusive")[98]
-
-
-def timed(action: Callable[[], object]) -> float:
-    began = time.perf_counter()
-    action()
-    return (time.perf_counter() - began) * 1000
-
-
-@contextmanager
-def location(backend: str) -> Iterator[tuple[str, Path]]:
-    with tempfile.TemporaryDirectory(prefix="webmem-bench-") as tmp:
-        if backend == "sqlite":
-            yield str(Path(tmp) / "memory"), Path(tmp) / "memory"
-            return
-        cluster = pg_cluster.start()
-        name = f"webmem_bench_{uuid.uuid4().hex[:12]}"
-        try:
-            yield pg_cluster.create_database(cluster, name), Path(tmp) / "local"
-            pg_cluster.drop_database(cluster, name)
-        finally:
-            cluster.stop()
+def location(backend: str) -> Any:
+    return sqlite_location() if backend == "sqlite" else postgres_location()
 
 
 # --- 1. match at 10,000 trajectories on 20 origins ------------------------------------------------
