@@ -10,7 +10,7 @@ from sqlalchemy import and_, bindparam, case, delete, select, update
 
 from .core.clock import as_utc, new_id, utcnow
 from .core.errors import InvalidInput
-from .core.models import FACT_TYPES, Fact, Session, validated
+from .core.models import FACT_TYPES, Fact, Session, stored_record, validated
 from .core.text import clean_for_prompt
 from .core.urls import check_domain, check_url
 from .store.engine import retried
@@ -28,6 +28,9 @@ FULL_SESSIONS = 2  # the newest sessions are shown in full, older ones on one li
 SHORT_OUTCOME = 80
 _FACT_COLUMNS = [column for column in facts.c if column.name not in ("pk", "namespace")]
 _SESSION_COLUMNS = [column for column in sessions.c if column.name not in ("pk", "namespace")]
+_FACT_NAMES = [column.name for column in _FACT_COLUMNS]
+_SESSION_NAMES = [{"session_id": "id", "recorded_at": "timestamp"}.get(column.name, column.name)
+                  for column in _SESSION_COLUMNS]
 _FACTS = (
     select(*_FACT_COLUMNS)
     .where(facts.c.namespace == bindparam("ns"), facts.c.domain == bindparam("domain"),
@@ -312,11 +315,8 @@ def _check_type(fact_type: object) -> str:
 
 
 def _fact(row: Any) -> Fact:
-    return Fact.model_validate(dict(row._mapping))
+    return stored_record(Fact, _FACT_NAMES, row)
 
 
 def _session(row: Any) -> Session:
-    data = dict(row._mapping)
-    data["id"] = data.pop("session_id")
-    data["timestamp"] = data.pop("recorded_at")
-    return Session.model_validate(data)
+    return stored_record(Session, _SESSION_NAMES, row)

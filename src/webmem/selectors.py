@@ -8,7 +8,7 @@ from sqlalchemy import and_, bindparam, case, func, select, update
 
 from .core.clock import utcnow
 from .core.errors import InvalidInput
-from .core.models import SelectorEntry, positive_int, validated
+from .core.models import SelectorEntry, positive_int, stored_record, validated
 from .core.text import clean_for_prompt
 from .core.urls import check_domain
 from .store.engine import retried
@@ -23,6 +23,7 @@ MAX_ELEMENT_LENGTH = 200  # longer identities are not cached: they make poor key
 def is_cacheable(element: str) -> bool:
     return 0 < len(element) <= MAX_ELEMENT_LENGTH
 _ENTRY_COLUMNS = [column for column in selectors.c if column.name != "namespace"]
+_ENTRY_NAMES = [column.name for column in _ENTRY_COLUMNS]
 _BEST_OF_DOMAIN = (
     select(*_ENTRY_COLUMNS)
     .where(selectors.c.namespace == bindparam("ns"), selectors.c.domain == bindparam("domain"))
@@ -128,4 +129,4 @@ class SelectorCache:
 
 
 def _entry(row: Any) -> SelectorEntry:
-    return SelectorEntry.model_validate(dict(row._mapping))
+    return stored_record(SelectorEntry, _ENTRY_NAMES, row)

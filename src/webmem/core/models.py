@@ -8,6 +8,7 @@ bad input raises :class:`~webmem.errors.InvalidInput` naming the field and the r
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -58,6 +59,12 @@ class Record(BaseModel):
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def stored_record(record_type: type[ModelT], names: Sequence[str], row: Sequence[Any]) -> ModelT:
+    """A record read back from the memory's own tables, whose values were validated when they were
+    written: built from the row's values in the order of ``names`` without validating them again."""
+    return record_type.model_construct(**dict(zip(names, row)))
 
 
 def validated(record_type: type[ModelT], /, **data: Any) -> ModelT:
