@@ -126,12 +126,16 @@ def load_runs(mem: webmem.Memory, runs: int, rng: random.Random) -> float:
         with mem.store.write() as conn:
             params = {"ns": mem.namespace, "suffix": f"_c{copy}"}
             conn.execute(text(
-                "INSERT INTO runs SELECT namespace, run_id || :suffix, session_id, parent_run_id, status, goal, domain,"
+                "INSERT INTO runs (namespace, run_id, session_id, parent_run_id, status, goal, domain, start_url,"
+                " final_url, current_url, started_at, updated_at, completed_at, success, summary, result, reason,"
+                " artifact_paths, turn_count, model) SELECT namespace, run_id || :suffix, session_id, parent_run_id, status, goal, domain,"
                 " start_url, final_url, current_url, started_at, updated_at, completed_at, success, summary, result,"
                 " reason, artifact_paths, turn_count, model FROM runs WHERE namespace = :ns AND run_id NOT LIKE '%\\_c%'"
                 " ESCAPE '\\'"), params)
             conn.execute(text(
-                "INSERT INTO run_steps SELECT namespace, run_id || :suffix, seq, url, action, target, selector, value,"
+                "INSERT INTO run_steps (namespace, run_id, seq, url, action, target, selector, value, ok, verified,"
+                " error, expected_effect, snapshot_hash, duration_ms, recorded_at)"
+                " SELECT namespace, run_id || :suffix, seq, url, action, target, selector, value,"
                 " ok, verified, error, expected_effect, snapshot_hash, duration_ms, recorded_at FROM run_steps"
                 " WHERE namespace = :ns AND run_id NOT LIKE '%\\_c%' ESCAPE '\\'"), params)
             conn.execute(text(

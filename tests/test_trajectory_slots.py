@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webmem import InvalidInput, Step
-from webmem.trajectories.slots import bind, fill, goal_values, parameterise
+from webmem.trajectories.slots import bind, fill, fill_checked, goal_spans, goal_values, parameterise
 
 ORIGIN = "https://shop.example"
 
@@ -118,3 +118,136 @@ def test_a_retried_step_is_replayed_once_and_waits_are_kept(mem: Any) -> None:
     plan = mem.trajectories.find_replay("Find films from 2011 in Files", ORIGIN)
     assert [(s.action, s.value) for s in plan.steps] == [
         ("fill", "2011"), ("hover", None), ("wait", None), ("click", None)]
+
+
+# Slots with evidence: a typed value derived from a goal value by a known conversion.
+
+ENTER_TIME = "Enter 11:20 AM as the time and press submit."
+TIME_STEPS = [Step(action="fill", target='textbox ""', value="11:20"), Step(action="click", target='button "Submit"')]
+
+
+def _replayed(template: str, slotted: list[Step], goal: str) -> tuple[str | None, dict[int, str]]:
+    values = bind(template, goal)
+    assert values is not None, goal
+    steps, unresolved = fill_checked(slotted, values)
+    return steps[0].value, unresolved
+
+
+def test_goal_spans_take_times_dates_and_grouped_numbers_whole_and_goal_values_do_not() -> None:
+    goal = 'Enter 11:20 AM on Nov 20, 2016 for 1,000 guests named "9:05 PM", then 11/20/2016 at 3pm'
+    assert [v.text for v in goal_spans(goal)] == [
+        "11:20 AM", "Nov 20, 2016", "1,000", "9:05 PM", "11/20/2016", "3pm"]
+    assert [v.text for v in goal_values(ENTER_TIME)] == ["11", "20", "AM"]  # the recall matcher's values, unchanged
+
+
+def test_the_enter_time_bug_converts_the_whole_time_to_24_hours() -> None:
+    template, slotted = parameterise(ENTER_TIME, TIME_STEPS)
+    assert template == "Enter {1} as the time and press submit."
+    assert [s.value for s in slotted] == ["{1|time24}", None]
+    for spoken, typed in [("12:21 AM", "00:21"), ("3:15 PM", "15:15"), ("12:05 PM", "12:05"), ("9:05 am", "09:05"),
+                          ("11:59 p.m.", "23:59"), ("12:00 AM", "00:00")]:
+        assert _replayed(template, slotted, f"Enter {spoken} as the time and press submit.") == (typed, {})
+
+
+def test_a_time_the_conversion_cannot_read_is_left_unfilled_with_a_reason() -> None:
+    template, slotted = parameterise(ENTER_TIME, TIME_STEPS)
+    assert _replayed(template, slotted, "Enter noon as the time and press submit.") == (None, {
+        0: 'value of {1} "noon": time24 cannot read it as a 12-hour time with AM or PM'})
+    assert _replayed(template, slotted, "Enter 12:21 as the time and press submit.")[1][0].startswith(
+        'value of {1} "12:21": time24 cannot read')
+    steps, _ = fill_checked(slotted, {1: "noon"})
+    assert (steps[0].action, steps[0].target, steps[1].target) == ("fill", 'textbox ""', 'button "Submit"')
+
+
+def test_a_time_typed_as_it_stands_keeps_its_parts() -> None:
+    as_typed = [Step(action="fill", target='textbox ""', value="7:30 PM")]
+    assert parameterise("Book at 7:30 PM", as_typed) == ("Book at {1}:{2} {3}", [
+        Step(action="fill", target='textbox ""', value="{1}:{2} {3}")])
+
+
+def test_a_time_whose_meridiem_is_selected_apart_keeps_its_parts() -> None:
+    twelve_hour = [Step(action="fill", target='textbox ""', value="11:20"),
+                   Step(action="select", target='combobox ""', value="AM")]
+    template, slotted = parameterise("Enter 11:20 AM", twelve_hour)
+    assert (template, [s.value for s in slotted]) == ("Enter {1}:{2} {3}", ["{1}:{2}", "{3}"])
+
+
+def test_a_time_with_a_part_referenced_as_a_secret_keeps_its_parts() -> None:
+    secret_part = [Step(action="fill", target='textbox ""', value="11:20"),
+                   Step(action="fill", target='textbox "Code"', value="{goal:3}")]
+    assert parameterise("Enter 11:20 AM", secret_part)[0] == "Enter {1}:{2} {3}"
+
+
+def test_a_value_several_conversions_reproduce_is_filled_only_where_they_agree() -> None:
+    steps = [Step(action="fill", target='textbox "Date"', value="11/20/2016")]
+    template, slotted = parameterise("Enter Nov 20, 2016 as the date", steps)
+    assert (template, slotted[0].value) == ("Enter {1} as the date", "{1|us_date|us_date_short}")
+    assert _replayed(template, slotted, "Enter Dec 25, 2016 as the date") == ("12/25/2016", {})
+    assert _replayed(template, slotted, "Enter Nov 5, 2016 as the date") == (None, {0: (
+        'value of {1} "Nov 5, 2016": conversions disagree (us_date -> "11/05/2016", us_date_short -> "11/5/2016")')})
+
+
+def test_identity_and_lower_disagree_on_a_value_with_capitals() -> None:
+    slotted = [Step(action="fill", target='textbox ""', value="{1|identity|lower}")]
+    assert fill_checked(slotted, {1: "abc"})[0][0].value == "abc"
+    steps, unresolved = fill_checked(slotted, {1: "AbC"})
+    assert steps[0].value is None
+    assert unresolved == {0: 'value of {1} "AbC": conversions disagree (identity -> "AbC", lower -> "abc")'}
+    assert fill(slotted, {1: "AbC"})[0].value is None
+
+
+def test_a_value_typed_as_the_goal_says_stays_a_plain_slot() -> None:
+    template, slotted = parameterise('Type "abc" and press Go', [Step(action="fill", target='textbox ""', value="abc")])
+    assert (template, slotted[0].value) == ('Type "{1}" and press Go', "{1}")
+    assert fill_checked(slotted, bind(template, 'Type "AbC" and press Go')) == (
+        [Step(action="fill", target='textbox ""', value="AbC")], {})
+
+
+def test_slashed_dates_numbers_and_case_are_converted() -> None:
+    cases = [
+        ("Enter 11/20/2016 as the date", "2016-11-20", "{1|iso_date}", "Enter 3/5/2016 as the date", "2016-03-05"),
+        ("Buy 1,000 shares", "1000", "{1|number}", "Buy 12,500.5 shares", "12500.5"),
+        ("Buy 1,000 shares", "1000", "{1|number}", "Buy 12 shares", "12"),
+        ('Search for "Smart Watch"', "smart watch", "{1|lower}", 'Search for "E-Reader"', "e-reader"),
+        ('Name it "kasie"', "KASIE", "{1|upper}", 'Name it "Bob"', "BOB"),
+    ]
+    for goal, typed, reference, new_goal, expected in cases:
+        template, slotted = parameterise(goal, [Step(action="fill", target='textbox ""', value=typed)])
+        assert slotted[0].value == reference, goal
+        assert _replayed(template, slotted, new_goal) == (expected, {}), new_goal
+
+
+def test_a_value_two_goal_values_convert_to_is_not_derived() -> None:
+    assert parameterise('Type "ABC" or "Abc"', [Step(action="fill", target='textbox ""', value="abc")]) is None
+
+
+def test_goal_references_and_plain_slots_keep_their_meaning() -> None:
+    steps = [Step(action="fill", target='textbox "User"', value="Kasie"),
+             Step(action="fill", target='textbox "Password"', value="{goal:2}"),
+             Step(action="fill", target='textbox "Code"', value="{goal:9}")]
+    template, slotted = parameterise("Log in as Kasie with password Hunter2", steps)
+    assert template == "Log in as {1} with password {2}"
+    assert [s.value for s in slotted] == ["{1}", "{2}", None]
+    assert [s.value for s in fill(slotted, {1: "Bob", 2: "pw9"})] == ["Bob", "pw9", None]
+    assert fill([Step(action="click", target='button "{3}"')], {1: "x"})[0].target == 'button "{3}"'
+
+
+def test_fill_checked_reports_a_slot_without_a_value() -> None:
+    steps, unresolved = fill_checked([Step(action="fill", target='textbox "{2}"', value="{1}")], {2: "Name"})
+    assert (steps[0].value, steps[0].target, unresolved) == (None, 'textbox "Name"', {0: "no value for {1}"})
+
+
+def test_bind_takes_a_time_or_spaced_date_whole_only_when_one_token_does_not_fit() -> None:
+    assert bind("Set {1} {2}", "Set 8:00 AM") == {1: "8:00", 2: "AM"}
+    assert bind("Meet at {1} on {2}", "Meet at 7:45 p.m. on 5 March 2016") == {1: "7:45 p.m.", 2: "5 March 2016"}
+    assert bind("Meet at {1}", "Meet at half past seven") is None
+    assert bind("Meet at {1}:{2} AM", "Meet at 7:45 PM") is None
+
+
+def test_find_replay_converts_the_time_for_a_new_goal(mem: Any) -> None:
+    steps = [Step(action="fill", target='textbox ""', value="11:20", ok=True, verified=True),
+             Step(action="click", target='button "Submit"', ok=True)]
+    saved = mem.trajectories.save(goal=ENTER_TIME, start_url=ORIGIN, steps=steps)
+    assert saved.goal_template == "Enter {1} as the time and press submit."
+    plan = mem.trajectories.find_replay("Enter 3:15 PM as the time and press submit.", ORIGIN)
+    assert plan is not None and [s.value for s in plan.steps] == ["15:15", None]

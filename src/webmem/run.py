@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .context import memory_parts
 from .core.clock import utcnow
 from .core.errors import InvalidInput, MemoryDisabled, RunClosed
-from .core.models import EnvironmentState, Lesson, MatchReport, RunManifest, Step, validated
+from .core.models import EnvironmentState, Lesson, MatchReport, ReplayReport, RunManifest, Step, validated
 from .core.pack import ContextPack, ContextPart, check_budget
 from .core.text import clean_for_prompt
 from .core.urls import check_url, domain_of, origin_of
@@ -162,6 +162,8 @@ class Run:
         snapshot_hash: str | None = None,
         duration_ms: int | float | None = None,
         secret: bool = False,
+        target_index: int | None = None,
+        target_count: int | None = None,
         env_pre: EnvironmentState | Mapping[str, Any] | None = None,
         env_post: EnvironmentState | Mapping[str, Any] | None = None,
         internal_state: str | None = None,
@@ -170,6 +172,8 @@ class Run:
         """Record what one action did. A value typed into a password field, or equal to a registered
         secret, is stored as a placeholder such as ``{password}``.
 
+        When several elements of the page had the target's role and name, ``target_index`` (from 1,
+        in page order) and ``target_count`` say which one was acted on: replay needs it.
         In an episode run the step is also stored as an episode entry, with the page before and
         after (``env_pre``/``env_post``) and the agent's ``internal_state`` and ``think``.
         """
@@ -184,6 +188,7 @@ class Run:
             Step, action=action, url=check_url(url) if url is not None else None, target=target,
             selector=selector, value=value, ok=ok, verified=verified, error=error,
             expected_effect=expected_effect, snapshot_hash=snapshot_hash, duration_ms=duration_ms,
+            target_index=target_index, target_count=target_count,
         )
         secrets = self._memory.secrets
         value = secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret)
@@ -290,15 +295,20 @@ class Run:
         final_url: str | None = None,
         facts: Iterable[Mapping[str, str]] | None = None,
         model: str | None = None,
+        replay: ReplayReport | None = None,
     ) -> RunManifest:
         """End the run and learn from it, in one transaction; calling it again changes nothing.
 
         Writes the manifest, the session on the run's domain, the trajectory (successful runs
         with steps only), the facts derived from the steps and any ``facts`` given
-        (mappings of type, key and value).
+        (mappings of type, key and value). ``replay`` says what became of the replay the run
+        started with (``find_replay``'s plan): it is kept with the run, and a replay that failed
+        makes later replays of the same task shape hand over earlier, or stop.
         """
         if not isinstance(success, bool):
             raise InvalidInput(f"success: expected True or False, got {success!r}")
+        if replay is not None and not isinstance(replay, ReplayReport):
+            raise InvalidInput("replay: expected a webmem.ReplayReport")
         if self._closed:
             return self.manifest
         summary = outcome if outcome is not None else ("Goal achieved" if success else "Failed")
@@ -313,17 +323,19 @@ class Run:
                 **self._manifest.model_dump(), "status": "completed" if success else "failed",
                 "success": success, "summary": summary, "final_url": final, "completed_at": now,
                 "updated_at": now, "result": summary if success else None, "reason": None if success else summary,
+                "replay": replay,
             })
             return self._manifest
         self._manifest = self._memory.store.retrying(
-            lambda: self._learn(success=success, summary=summary, final_url=final, facts=fact_items, model=model)
+            lambda: self._learn(success=success, summary=summary, final_url=final, facts=fact_items, model=model,
+                                replay=replay)
         )
         self._closed = True
         return self._manifest
 
     def _learn(
         self, *, success: bool, summary: str, final_url: str | None, facts: list[Mapping[str, str]],
-        model: str | None,
+        model: str | None, replay: ReplayReport | None,
     ) -> RunManifest:
         mem = self._memory
         with mem.store.write():
@@ -336,8 +348,11 @@ class Run:
             )
             elapsed_ms = max(0, round((utcnow() - current.started_at).total_seconds() * 1000))
             manifest = mem.runs.complete(
-                self.id, success=success, summary=summary, final_url=final, turn_count=max(current.turn_count, len(steps))
+                self.id, success=success, summary=summary, final_url=final, turn_count=max(current.turn_count, len(steps)),
+                replay=replay,
             )
+            if replay is not None:
+                mem.trajectories.record_replay(replay)
             if success and steps:
                 step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
                 mem.trajectories.save(

@@ -9,7 +9,7 @@ from sqlalchemy import Connection, and_, func, select, update
 
 from .core.clock import new_id, utcnow
 from .core.errors import InvalidInput, RunClosed, RunNotFound
-from .core.models import RunManifest, Scenario, Step, positive_int, validated
+from .core.models import ReplayReport, RunManifest, Scenario, Step, positive_int, validated
 from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
 from .store.schema import run_steps, runs
@@ -139,8 +139,10 @@ class RunRegistry:
         summary: str | None = None,
         final_url: str | None = None,
         turn_count: int | None = None,
+        replay: ReplayReport | None = None,
     ) -> RunManifest:
-        """Mark a running run completed (success) or failed; a finished run is returned unchanged."""
+        """Mark a running run completed (success) or failed; a finished run is returned unchanged.
+        ``replay`` says what became of the replay the run started with."""
         if not isinstance(success, bool):
             raise InvalidInput(f"success: expected True or False, got {success!r}")
         now = utcnow()
@@ -158,6 +160,10 @@ class RunRegistry:
             values["final_url"] = self._scope.redact(check_url(final_url, field="final_url"))
         if turn_count is not None:
             values["turn_count"] = turn_count
+        if replay is not None:
+            if not isinstance(replay, ReplayReport):
+                raise InvalidInput("replay: expected a webmem.ReplayReport")
+            values["replay"] = replay.model_copy(update={"reason": self._scope.redact(replay.reason)}).model_dump()
         with self._scope.store.write() as conn:
             current = self._fetch(conn, run_id, lock=True)
             if current.status != "running":

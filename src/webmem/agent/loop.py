@@ -8,14 +8,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.errors import InvalidInput, PolicyError
-from ..core.models import positive_int
+from ..core.models import ReplayReport, positive_int
 from ..core.pack import ContextPart
 from ..core.redaction import names_password_field
 from ..core.text import clean_for_prompt
 from ..core.urls import check_url, domain_of, origin_of
 from .actions import Action
 from .execute import Execution, perform
-from .observation import Observation, observe
+from .observation import Element, Observation, observe
 
 try:
     from playwright.sync_api import Error as PlaywrightError
@@ -56,7 +56,13 @@ class Environment(Protocol):
 
 @dataclass
 class AgentResult:
-    """How a run of the agent went."""
+    """How a run of the agent went.
+
+    When the memory's replay started, ``replay_outcome`` is one of ``webmem.core.models.REPLAY_OUTCOMES``,
+    ``replay_step`` the plan's step (from 1) where it handed over or failed (for ``replayed``, the
+    steps replayed), and ``replay_reason`` why; all three are None when no replay started.
+    ``replayed`` and ``replay_fallback`` say the same as ``replay_outcome`` in two booleans.
+    """
 
     goal: str
     success: bool
@@ -73,6 +79,9 @@ class AgentResult:
     replay_fallback: bool = False
     replay_trajectory_id: str | None = None
     handover_reason: str | None = None
+    replay_outcome: str | None = None
+    replay_step: int | None = None
+    replay_reason: str | None = None
     context_tokens: int = 0
     memory_hits: int = 0
     duration_ms: int = 0
@@ -196,23 +205,18 @@ class _Session:
             except PlaywrightError as exc:
                 return self._end(False, f"the page could not be read: {_first_line(str(exc))}", number, None)
             turn = self._turn(number, observation)
-            try:
-                action = self.policy.decide(turn)
-            except PolicyError as exc:
-                return self._end(False, f"the policy failed: {exc}", number, observation)
+            chosen = self._choose(turn, observation, number)
+            if isinstance(chosen, AgentResult):
+                return chosen
+            action, from_replay = chosen
             if action.kind == "finish":
                 outcome = self._environment_outcome()
                 success = outcome.success if outcome is not None else bool(action.success)
-                why = action.reason or ("the policy finished" if self.policy is agent.policy else "replay finished")
+                why = action.reason or ("replay finished" if from_replay else "the policy finished")
                 if agent.environment is not None and outcome is None and success:
                     # the environment has the last word: a claimed success it does not confirm is a failure
                     success, why = False, f"{why}, but the environment did not confirm success"
                 return self._end(success, why, number, observation, answer=action.answer, outcome=outcome)
-            if action.kind not in UNGUARDED_REPEATS:
-                self.repeats[action.signature] += 1
-            if self.repeats[action.signature] >= agent.max_repeats:
-                return self._end(False, f"stopped: the same action ({clean_for_prompt(action.describe(), 200)}) "
-                                        f"was chosen {agent.max_repeats} times", number, observation)
             execution = perform(page, action, observation, timeout_ms=agent.action_timeout_ms)
             outcome = self._environment_outcome()
             if outcome is not None and outcome.success and execution.ok:
@@ -222,12 +226,38 @@ class _Session:
             if outcome is not None:
                 return self._end(outcome.success, outcome.detail or "the environment ended the task", number, after,
                                  outcome=outcome)
-            if not execution.ok:
+            if not execution.ok and not from_replay:  # a replayed step that fails hands over instead
                 self.errors += 1
                 if self.errors >= agent.max_errors:
                     return self._end(False, f"stopped: {self.errors} actions failed (error budget "
                                             f"{agent.max_errors})", number, after)
         return self._end(False, f"stopped: turn budget of {agent.max_turns} turns used up", agent.max_turns, None)
+
+    def _choose(self, turn: Turn, observation: Observation, number: int) -> tuple[Action, bool] | AgentResult:
+        """The next action and whether the replay chose it, or the end of the run. An action chosen
+        ``max_repeats`` times ends the run, and so does a replay that finishes before the environment
+        says the task is over, unless a fallback policy can go on: the replay hands over instead."""
+        while True:
+            replaying = self.replay is not None and self.replay.active
+            try:
+                action = self.policy.decide(turn)
+            except PolicyError as exc:
+                return self._end(False, f"the policy failed: {exc}", number, observation)
+            from_replay = replaying and self.replay is not None and self.replay.active
+            if action.kind == "finish" and from_replay and self.replay is not None and \
+                    self.agent.environment is not None and self._environment_outcome() is None:
+                self.replay.hand_over(f"replayed all {self.replay.position} steps, but the task is not over")
+                continue
+            if action.kind == "finish" or action.kind in UNGUARDED_REPEATS:
+                return action, from_replay
+            key = repeat_key(action, observation)
+            if self.repeats[key] + 1 < self.agent.max_repeats:
+                self.repeats[key] += 1
+                return action, from_replay
+            said = f"the same action ({clean_for_prompt(action.describe(), 200)}) was chosen {self.agent.max_repeats} times"
+            if not from_replay or self.replay is None:
+                return self._end(False, f"stopped: {said}", number, observation)
+            self.replay.hand_over(f"step {self.replay.position}: {said}")
 
     def _turn(self, number: int, observation: Observation) -> Turn:
         context = system_prompt = ""
@@ -274,8 +304,10 @@ class _Session:
             return
         url = observation.url if observation.url.startswith(("http://", "https://")) else None
         after = execution.observation
+        index, count = target_evidence(element, observation)
         run.record_step(
             action=action.kind, target=target, selector=execution.selector, value=action.value, url=url,
+            target_index=index, target_count=count,
             ok=execution.ok, verified=execution.verified, error=execution.error,
             expected_effect=execution.expected_effect, snapshot_hash=observation.fingerprint,
             duration_ms=execution.duration_ms, secret=action.secret,
@@ -294,24 +326,63 @@ class _Session:
         outcome: EnvironmentOutcome | None = None,
     ) -> AgentResult:
         spent: PolicyStats = self.agent.policy.stats.since(self.before)
-        replay = self.replay
+        replay = self._replay_report(success, reason, spent)
         url = observation.url if observation is not None else self.agent.page.url
         final_url = url if url.startswith(("http://", "https://")) else None
         if self.run is not None:
             self.run.update(turn_count=turns, **({"current_url": final_url} if final_url else {}))
             summary = clean_for_prompt(answer if success and answer else reason, 1000)
-            self.run.finish(success=success, outcome=summary, final_url=final_url)
+            self.run.finish(success=success, outcome=summary, final_url=final_url, replay=replay)
         return AgentResult(
             goal=self.goal, success=success, reason=reason, run_id=self.run.id if self.run else None, answer=answer,
             turns=turns, steps=len(self.history), decisions=spent.decisions, llm_calls=spent.llm_calls,
             prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
-            replayed=bool(replay and not replay.handed_over and success and spent.decisions == 0),
-            replay_fallback=bool(replay and replay.handed_over),
-            replay_trajectory_id=replay.plan.trajectory_id if replay else None,
-            handover_reason=replay.handover_reason if replay else None,
+            replayed=replay is not None and replay.outcome == "replayed",
+            replay_fallback=replay is not None and replay.outcome == "handed_over",
+            replay_trajectory_id=replay.trajectory_id if replay else None,
+            handover_reason=replay.reason if replay is not None and replay.outcome == "handed_over" else None,
+            replay_outcome=replay.outcome if replay else None, replay_step=replay.step if replay else None,
+            replay_reason=replay.reason if replay else None,
             context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
             reward=outcome.reward if outcome is not None else None, history=list(self.history),
         )
+
+    def _replay_report(self, success: bool, reason: str, spent: PolicyStats) -> ReplayReport | None:
+        """What became of the replay this run started with, if it started one."""
+        replay = self.replay
+        if replay is None:
+            return None
+        trajectory_id = replay.plan.trajectory_id
+        if replay.handed_over:
+            return ReplayReport(outcome="handed_over", trajectory_id=trajectory_id, step=replay.handover_step,
+                                reason=clean_for_prompt(replay.handover_reason or "", 2000))
+        if success and spent.decisions == 0:
+            return ReplayReport(outcome="replayed", trajectory_id=trajectory_id, step=replay.position)
+        return ReplayReport(outcome="replay_failed", trajectory_id=trajectory_id, step=max(replay.position, 1),
+                            reason=clean_for_prompt(reason, 2000))
+
+
+def repeat_key(action: Action, observation: Observation) -> tuple[str, str, str]:
+    """What makes two actions "the same" for the repeated-action guard: the action's signature, with the
+    element's place among the page's elements of the same role and name when there are several (pasting
+    into three unnamed text boxes is three actions, not one repeated)."""
+    kind, where, value = action.signature
+    element = observation.by_ref(action.target.ref) if action.target is not None and action.target.ref else None
+    if element is not None:
+        same = observation.find(element.role, element.name)
+        where = element.identity + (f" #{same.index(element) + 1}" if len(same) > 1 else "")
+    return kind, where, value
+
+
+def target_evidence(element: Element | None, observation: Observation) -> tuple[int | None, int | None]:
+    """Which of the page's elements with ``element``'s role and name it is (from 1), and how many there
+    are; (None, None) when it is the only one."""
+    if element is None:
+        return None, None
+    same = observation.find(element.role, element.name)
+    if len(same) < 2 or element not in same:
+        return None, None
+    return same.index(element) + 1, len(same)
 
 
 def _first_line(text: str) -> str:

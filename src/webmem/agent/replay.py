@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 from ..core.models import Step
-from ..trajectories.store import ReplayPlan
+from ..trajectories.plans import ReplayPlan
 from .actions import MAX_WAIT_MS, Action, Target
+from .observation import Element
 from .policy import Policy, PolicyStats, Turn
 
 DEFAULT_WAIT_MS = 500
@@ -41,9 +42,12 @@ def step_action(step: Step) -> Action | None:
 
 
 class ReplayPolicy:
-    """Replays ``plan`` step by step; when a step's target is missing (or present only with another role),
-    or a step that was verified before has no effect now, it hands over to ``fallback`` for the rest of
-    the run. ``stats`` counts only the fallback's decisions: replayed steps cost none.
+    """Replays ``plan`` step by step, and hands the rest of the run over to ``fallback`` as soon as the
+    plan no longer fits: a step failed, a step verified before has no verified effect now, a target is
+    missing or present only with another role, several elements fit a target and the step's evidence
+    does not single one out, a value cannot be derived from the goal, or an earlier replay of this task
+    shape failed at the next step. The loop hands over too (``hand_over``) instead of ending the run on
+    one of its guardrails. ``stats`` counts only the fallback's decisions: replayed steps cost none.
     """
 
     name = "replay"
@@ -54,6 +58,7 @@ class ReplayPolicy:
         self.position = 0
         self.handed_over = False
         self.handover_reason: str | None = None
+        self.handover_step: int | None = None
         self._expected: Step | None = None
 
     @property
@@ -61,11 +66,17 @@ class ReplayPolicy:
         """The fallback policy's decisions, tokens and calls: replayed steps add none."""
         return self.fallback.stats
 
+    @property
+    def active(self) -> bool:
+        """Whether the plan still drives the run (it has not handed over)."""
+        return not self.handed_over
+
     def start(self, goal: str) -> None:
         """Start the plan from its first step (the goal was bound when the plan was made)."""
         self.position = 0
         self.handed_over = False
         self.handover_reason = None
+        self.handover_step = None
         self._expected = None
 
     @property
@@ -74,44 +85,74 @@ class ReplayPolicy:
         return self.position >= len(self.plan.steps)
 
     def decide(self, turn: Turn) -> Action:
-        """The plan's next step as an action; a hand-over to the fallback policy when the page no longer fits."""
+        """The plan's next step as an action; the fallback policy's decision once the plan handed over."""
         if not self.handed_over:
             action = self._next(turn)
             if action is not None:
                 return action
         return self.fallback.decide(turn)
 
+    def hand_over(self, reason: str, *, step: int | None = None) -> None:
+        """Give the rest of the run to the fallback policy; ``step`` (from 1) is where, by default the
+        step last handed out."""
+        if self.handed_over:
+            return
+        self.handed_over = True
+        self.handover_reason = reason
+        self.handover_step = step if step is not None else max(self.position, 1)
+        self._expected = None
+
     def _next(self, turn: Turn) -> Action | None:
         last = turn.history[-1] if turn.history else None
         if self._expected is not None and last is not None:
             if not last.ok:
-                return self._hand_over(f"step {self.position} failed: {last.error}")
-            if self._expected.verified and last.verified is False:
-                return self._hand_over(f"step {self.position} had no effect ({last.effect or 'expected a change'})")
+                return self._stop(f"step {self.position} failed: {last.error}", self.position)
+            if self._expected.verified and last.verified is not True:
+                effect = "no effect" if last.verified is False else "an effect that could not be checked"
+                return self._stop(f"step {self.position} had {effect} ({last.effect or 'expected a change'})",
+                                  self.position)
         if self.finished_steps:
             self._expected = None
             return Action(kind="finish", success=True, answer=None, reason="replayed every step")
+        number = self.position + 1
         step = self.plan.steps[self.position]
+        if self.plan.stop_step is not None and number >= self.plan.stop_step:
+            return self._stop(f"step {number}: an earlier replay of this task failed here", number)
+        if self.position in self.plan.unresolved:
+            return self._stop(f"step {number}: {self.plan.unresolved[self.position]}", number)
         action = step_action(step)
         if action is None:
-            return self._hand_over(f"step {self.position + 1} ({step.action}) cannot be replayed safely")
+            return self._stop(f"step {number} ({step.action}) cannot be replayed safely", number)
         if action.target is not None and action.target.role:
-            present = turn.observation.find(action.target.role, action.target.name)
-            if not present:
-                others = turn.observation.find(None, action.target.name) if action.target.name else []
-                why = (f"the page has a {others[0].role} named {action.target.name!r}, not a {action.target.role}"
-                       if others else f"{action.target.describe()} is not on the page")
-                return self._hand_over(f"step {self.position + 1}: {why}")
-            if len(present) == 1 and present[0].ref:
+            element, why = _single_element(turn, action.target, step)
+            if element is None:
+                return self._stop(f"step {number}: {why}", number)
+            if element.ref:
                 action = action.with_target(Target(
-                    ref=present[0].ref, role=action.target.role, name=action.target.name, selector=action.target.selector,
+                    ref=element.ref, role=action.target.role, name=action.target.name, selector=action.target.selector,
                 ))
-        self.position += 1
+        self.position = number
         self._expected = step
         return action
 
-    def _hand_over(self, reason: str) -> None:
-        self.handed_over = True
-        self.handover_reason = reason
-        self._expected = None
+    def _stop(self, reason: str, step: int) -> None:
+        self.hand_over(reason, step=step)
         return None
+
+
+def _single_element(turn: Turn, target: Target, step: Step) -> tuple[Element | None, str]:
+    """The one element of the page the step's target and evidence fit, or None and why there is none."""
+    present = turn.observation.find(target.role, target.name)
+    if not present:
+        others = turn.observation.find(None, target.name) if target.name else []
+        if others:
+            return None, f"the page has a {others[0].role} named {target.name!r}, not a {target.role}"
+        return None, f"{target.describe()} is not on the page"
+    if len(present) == 1:
+        return present[0], ""
+    if step.target_index is None or step.target_count is None:
+        return None, f"{len(present)} elements are {target.describe()} and the earlier run did not say which one"
+    if step.target_count != len(present):
+        return None, (f"{len(present)} elements are {target.describe()} where the earlier run saw "
+                      f"{step.target_count}: which one is meant is not certain")
+    return present[step.target_index - 1], ""

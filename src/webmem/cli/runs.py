@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..core.models import RunManifest
+from ..core.models import ReplayReport, RunManifest, Step
 from .output import console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
@@ -61,14 +61,16 @@ def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
     details = Table.grid(padding=(0, 2))
     details.add_column(style="bold")
     details.add_column()
-    for key, value in manifest.model_dump().items():
+    for key, value in manifest.model_dump(exclude={"replay"}).items():
         if value not in (None, [], ""):
             details.add_row(key, Text(when(value) if isinstance(value, datetime) else str(value)))
+    if manifest.replay is not None:
+        details.add_row("replay", Text(describe_replay(manifest.replay)))
     console().print(details)
     if steps:
         table(
             ("#", "action", "target", "selector", "value", "ok", "verified", "url"),
-            ((n, s.action, s.target, s.selector, short(s.value, 30), "yes" if s.ok else "no",
+            ((n, s.action, _target(s), s.selector, short(s.value, 30), "yes" if s.ok else "no",
               {True: "yes", False: "no", None: ""}[s.verified], s.url) for n, s in enumerate(steps, start=1)),
             title="Steps",
         )
@@ -150,3 +152,16 @@ def _show_scenario(scenario: dict[str, Any], json_: bool) -> None:
 
 
 COMMANDS = [runs_group]
+
+
+def describe_replay(report: ReplayReport) -> str:
+    """``handed_over at step 2 of trajectory traj_…: <reason>`` (one line)."""
+    where = f" at step {report.step}" if report.step is not None else ""
+    why = f": {report.reason}" if report.reason else ""
+    return f"{report.outcome}{where} of trajectory {report.trajectory_id}{why}"
+
+
+def _target(step: Step) -> str | None:
+    if step.target is not None and step.target_index is not None:
+        return f"{step.target} ({step.target_index} of {step.target_count})"
+    return step.target

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -22,6 +22,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from .errors import InvalidInput
@@ -99,6 +100,22 @@ def describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(problems)
 
 
+ReplayOutcome = Literal["replayed", "handed_over", "replay_failed"]
+REPLAY_OUTCOMES: tuple[str, ...] = get_args(ReplayOutcome)
+
+
+class ReplayReport(Record):
+    """What became of the replay a run started with: it alone solved the task (``replayed``), it
+    handed the run to the agent's policy (``handed_over``), or it ran without handing over and the
+    task failed (``replay_failed``). ``step`` is the plan's step (from 1) where it handed over or
+    failed; for ``replayed``, the number of steps replayed."""
+
+    outcome: ReplayOutcome
+    trajectory_id: Id
+    step: Count | None = None
+    reason: LongText | None = None
+
+
 class RunManifest(Record):
     """One execution of an agent, as the orchestrator sees it."""
 
@@ -121,6 +138,7 @@ class RunManifest(Record):
     result: LongText | None = None
     reason: LongText | None = None
     model: Name | None = None
+    replay: ReplayReport | None = None
 
 
 class Step(Record):
@@ -137,6 +155,18 @@ class Step(Record):
     expected_effect: ShortText | None = None
     snapshot_hash: Annotated[str, StringConstraints(max_length=200)] | None = None
     duration_ms: Millis | None = None
+    #: Which of several elements with the step's role and name it acted on: the element's place
+    #: among them (from 1) in page order, and how many there were.
+    target_index: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    target_count: Annotated[int, Field(ge=2, le=10_000)] | None = None
+
+    @model_validator(mode="after")
+    def _index_within_count(self) -> Step:
+        if (self.target_index is None) != (self.target_count is None) or (
+            self.target_index is not None and self.target_count is not None and self.target_index > self.target_count
+        ):
+            raise ValueError("target_index and target_count go together, with target_index <= target_count")
+        return self
 
 
 class Trajectory(Record):

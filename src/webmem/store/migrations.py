@@ -310,13 +310,17 @@ def _row_level_security(conn: Connection) -> None:
     if conn.dialect.name != "postgresql":
         return
     for table in NAMESPACED_TABLES:
-        conn.execute(text(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY"))
-        conn.execute(text(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY"))
-        conn.execute(text(
-            f"CREATE POLICY webmem_namespace ON {table} "
-            "USING (namespace = current_setting('webmem.namespace', true)) "
-            "WITH CHECK (namespace = current_setting('webmem.namespace', true))"
-        ))
+        _namespace_policy(conn, table)
+
+
+def _namespace_policy(conn: Connection, table: str) -> None:
+    conn.execute(text(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY"))
+    conn.execute(text(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY"))
+    conn.execute(text(
+        f"CREATE POLICY webmem_namespace ON {table} "
+        "USING (namespace = current_setting('webmem.namespace', true)) "
+        "WITH CHECK (namespace = current_setting('webmem.namespace', true))"
+    ))
 
 
 def _wide_durations(conn: Connection) -> None:
@@ -358,13 +362,27 @@ def _goal_index(conn: Connection) -> None:
     ).create(conn)
     conn.execute(text("CREATE INDEX ix_trajectories_origin_seq ON trajectories (namespace, origin, origin_seq)"))
     if conn.dialect.name == "postgresql":
-        conn.execute(text("ALTER TABLE trajectory_origins ENABLE ROW LEVEL SECURITY"))
-        conn.execute(text("ALTER TABLE trajectory_origins FORCE ROW LEVEL SECURITY"))
-        conn.execute(text(
-            "CREATE POLICY webmem_namespace ON trajectory_origins "
-            "USING (namespace = current_setting('webmem.namespace', true)) "
-            "WITH CHECK (namespace = current_setting('webmem.namespace', true))"
-        ))
+        _namespace_policy(conn, "trajectory_origins")
+
+
+def _replay_outcomes(conn: Connection) -> None:
+    """What a replay needs to tell elements with one role and name apart, what became of each run's
+    replay, and per task shape how its replays went (so that failing replays stop being tried)."""
+    conn.execute(text("ALTER TABLE run_steps ADD COLUMN target_index INTEGER"))
+    conn.execute(text("ALTER TABLE run_steps ADD COLUMN target_count INTEGER"))
+    conn.execute(text("ALTER TABLE runs ADD COLUMN replay JSON"))
+    Table(
+        "replay_gates", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("origin", String(200), primary_key=True),
+        Column("shape", String(200), primary_key=True),
+        Column("successes", Integer, nullable=False),
+        Column("failures", Integer, nullable=False),
+        Column("stop_step", Integer),
+        Column("updated_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    if conn.dialect.name == "postgresql":
+        _namespace_policy(conn, "replay_gates")
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -377,6 +395,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0007_wide_durations", _wide_durations),
     Migration("0008_replay_templates", _replay_templates),
     Migration("0009_goal_index", _goal_index),
+    Migration("0010_replay_outcomes", _replay_outcomes),
 )
 
 

@@ -59,6 +59,7 @@ runs = Table(
     Column("artifact_paths", JSON, nullable=False),
     Column("turn_count", Integer, nullable=False),
     Column("model", String(NAME)),
+    Column("replay", JSON),
 )
 
 run_steps = Table(
@@ -79,6 +80,8 @@ run_steps = Table(
     Column("snapshot_hash", String(NAME)),
     Column("duration_ms", BigInteger),
     Column("recorded_at", UTCDateTime, nullable=False),
+    Column("target_index", Integer),
+    Column("target_count", Integer),
     ForeignKeyConstraint(["namespace", "run_id"], ["runs.namespace", "runs.run_id"], ondelete="CASCADE"),
 )
 
@@ -119,6 +122,21 @@ trajectory_origins = Table(
     Column("snapshot", Text),  # the origin's goal index as JSON (trajectories.held), valid for:
     Column("snapshot_seq", BigInteger),
     Column("snapshot_removals", BigInteger),
+)
+
+#: How replays of one task shape on an origin went (``shape``: the goal template, or the goal of a
+#: trajectory without one): a replay that failed stops the next ones before the step where it failed
+#: (``stop_step``), and repeated failures stop replaying the shape at all.
+replay_gates = Table(
+    "replay_gates",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("origin", String(NAME), primary_key=True),
+    Column("shape", String(NAME), primary_key=True),  # a hash of the template or goal
+    Column("successes", Integer, nullable=False),
+    Column("failures", Integer, nullable=False),
+    Column("stop_step", Integer),
+    Column("updated_at", UTCDateTime, nullable=False),
 )
 
 sessions = Table(

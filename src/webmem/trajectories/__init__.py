@@ -4,6 +4,7 @@
 goal that recur in its steps into slots, so that a goal worded like it can be replayed.
 """
 
-from .store import ReplayPlan, TrajectoryStore
+from .plans import ReplayPlan
+from .store import TrajectoryStore
 
 __all__ = ["ReplayPlan", "TrajectoryStore"]

@@ -3,6 +3,13 @@
 ``Enter "Kasie" and press Submit`` with a step ``fill textbox "" "Kasie"`` becomes the goal template
 ``Enter "{1}" and press {2}`` and the slotted step ``fill textbox "" "{1}"``; a new goal that fits the
 template binds the slots, and the steps are replayed with the new values.
+
+A typed value may also be derived from a goal value by a conversion (``conversions``): the goal
+"Enter 11:20 AM as the time" with a step typing "11:20" becomes ``Enter {1} as the time`` and the
+step value ``{1|time24}``. A derived value names every known conversion that reproduced the value
+typed; on replay it is filled only when they all read the new value and agree on it. A time with
+its meridiem, a date or a number with thousands separators is one goal value for this purpose
+(``goal_spans``), taken as a whole only when a conversion of it is what the steps typed.
 """
 
 from __future__ import annotations
@@ -12,14 +19,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.models import Step
+from .conversions import GROUPED_NUMBER, SLASHED_DATE, SPACED_DATE, TIME_12H, derive, reproducing
 
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])')
 _WORD = re.compile(r"[^\W_](?:[\w'.@-]*[^\W_])?")
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
 _SLOT = re.compile(r"\{(\d{1,3})\}")
+#: A slot in a slotted step: ``{1}`` for the goal value itself, ``{1|time24}`` or ``{1|us_date|us_date_short}``
+#: for a value derived from it by the conversions named (all of which reproduced the recorded value).
+SLOT_REFERENCE = re.compile(r"\{(\d{1,3})((?:\|[a-z][a-z0-9_]*)*)\}")
 #: A value typed into a secret field that came from the goal is stored as a reference to that value.
 GOAL_VALUE = re.compile(r"^\{goal:(\d{1,3})\}$")
 _BRACES = re.compile(r"[{}]")
+_COMPOUND = re.compile(rf"(?<![\w:/.,-])(?:{TIME_12H}|{SPACED_DATE}|{SLASHED_DATE}|{GROUPED_NUMBER})(?![\w:/-]|[.,]\d)")
+#: What an unquoted slot binds: one token, or else a time with its meridiem or a date written with spaces.
+_UNQUOTED_SLOT = rf"[^\s\"“”]+?|{TIME_12H}|{SPACED_DATE}"
+_TYPED = frozenset({"fill", "type", "select"})
 
 
 @dataclass(frozen=True)
@@ -61,9 +76,21 @@ def goal_value_reference(goal: str, value: str) -> str | None:
     return None
 
 
+def goal_spans(goal: str) -> list[GoalValue]:
+    """The goal's values with the compound ones taken whole, in order: a time with its meridiem ("11:20 AM"),
+    a date ("Nov 20, 2016", "11/20/2016") or a grouped number ("1,000") is one span, and the ordinary goal
+    values inside it are not listed on their own."""
+    return _with_compounds(goal_values(goal), _compound_spans(goal))
+
+
 def parameterise(goal: str, steps: Sequence[Step]) -> tuple[str, list[Step]] | None:
     """The goal template and slotted steps, or None when no value of the goal recurs in the steps
-    (or the goal or steps contain braces of their own, which a template could not tell apart)."""
+    (or the goal or steps contain braces of their own, which a template could not tell apart).
+
+    A typed value that is no goal value as it stands but one goal value converted (see ``conversions``)
+    becomes ``{n|name|...}`` with every conversion that reproduces it. A compound span is taken whole
+    only when a conversion of it was typed and no part of it is used on its own by another step.
+    """
     if _BRACES.search(goal):
         return None
     values = goal_values(goal)
@@ -71,27 +98,42 @@ def parameterise(goal: str, steps: Sequence[Step]) -> tuple[str, list[Step]] | N
         step.value and _BRACES.search(step.value) and not GOAL_VALUE.match(step.value)
     ) for step in steps):
         return None
+    referenced = {int(match.group(1)) for step in steps if step.value and (match := GOAL_VALUE.match(step.value))}
+    compounds = [span for span in _compound_spans(goal) if _borne_out(span, values, steps, referenced)]
+    units = _with_compounds(values, compounds)
+    derived = _derived(units, steps)
+    sources = {source for source, _ in derived.values()}
+    rest = [step.model_copy(update={"value": None}) if index in derived else step for index, step in enumerate(steps)]
+    number_of = {value: index for index, value in enumerate(values, start=1)}
     slots: dict[str, int] = {}
-    for index, value in enumerate(values, start=1):
-        referenced = any(step.value == "{goal:%d}" % index for step in steps)
-        if referenced or any(_occurs(value.text, step) for step in steps):
-            slots.setdefault(value.text, len(slots) + 1)
+    for unit in units:
+        if number_of.get(unit) in referenced or unit.text in sources or any(
+            _occurs(unit.text, step) for step in rest
+        ):
+            slots.setdefault(unit.text, len(slots) + 1)
     if not slots:
         return None
     template_parts: list[str] = []
     position = 0
-    for value in values:
-        if value.text in slots:
-            template_parts += [goal[position:value.start], "{%d}" % slots[value.text]]
-            position = value.end
+    for unit in units:
+        if unit.text in slots:
+            template_parts += [goal[position:unit.start], "{%d}" % slots[unit.text]]
+            position = unit.end
     template = "".join([*template_parts, goal[position:]])
     numbered = {index: value.text for index, value in enumerate(values, start=1)}
     slotted = [_slotted_step(step, slots, numbered) for step in steps]
+    for index, (source, names) in derived.items():
+        reference = "{%d|%s}" % (slots[source], "|".join(names))
+        slotted[index] = slotted[index].model_copy(update={"value": reference})
     return template, slotted
 
 
 def bind(template: str, goal: str) -> dict[int, str] | None:
-    """The slot values that make ``template`` read as ``goal``, or None when the goal does not fit it."""
+    """The slot values that make ``template`` read as ``goal``, or None when the goal does not fit it.
+
+    A quoted slot binds the quoted text; an unquoted one a single token or, only when the goal fits no
+    other way, a time with its meridiem ("12:21 AM") or a date written with spaces ("Nov 5, 2016").
+    """
     pattern = ["^"]
     position = 0
     seen: set[str] = set()
@@ -103,7 +145,7 @@ def bind(template: str, goal: str) -> dict[int, str] | None:
             pattern.append(f"(?P=s{number})")
         else:
             seen.add(number)
-            pattern.append(f"(?P<s{number}>[^\"”\n]+?)" if quoted else f"(?P<s{number}>[^\\s\"“”]+?)")
+            pattern.append(f"(?P<s{number}>[^\"”\n]+?)" if quoted else f"(?P<s{number}>{_UNQUOTED_SLOT})")
         position = match.end()
     pattern += [_literal(template[position:]), "$"]
     found = re.match("".join(pattern), goal.strip())
@@ -113,11 +155,105 @@ def bind(template: str, goal: str) -> dict[int, str] | None:
 
 
 def fill(steps: Sequence[Step], values: dict[int, str]) -> list[Step]:
-    """The slotted steps with each ``{n}`` replaced by its value."""
-    def filled(text: str | None) -> str | None:
-        return _SLOT.sub(lambda match: values.get(int(match.group(1)), match.group()), text) if text else text
+    """The slotted steps with each ``{n}`` replaced by its value (one without a value is left as it is)
+    and each derived ``{n|...}`` by the value its conversions agree on, or the whole value None."""
+    return [_filled_step(step, values, strict=False)[0] for step in steps]
 
-    return [step.model_copy(update={"value": filled(step.value), "target": filled(step.target)}) for step in steps]
+
+def fill_checked(steps: Sequence[Step], values: dict[int, str]) -> tuple[list[Step], dict[int, str]]:
+    """The slotted steps with their slots filled, and for each step whose value cannot be derived from
+    ``values`` (a slot has no value, a recorded conversion cannot read the new value, or the recorded
+    conversions disagree on it) why not; such a step keeps its action and target with ``value=None``."""
+    filled: list[Step] = []
+    unresolved: dict[int, str] = {}
+    for index, step in enumerate(steps):
+        step, reason = _filled_step(step, values, strict=True)
+        filled.append(step)
+        if reason is not None:
+            unresolved[index] = reason
+    return filled, unresolved
+
+
+def _filled_step(step: Step, values: dict[int, str], *, strict: bool) -> tuple[Step, str | None]:
+    value, reason = _filled_text(step.value, values, strict=strict)
+    target, target_reason = _filled_text(step.target, values, strict=strict)
+    if target is None:
+        target = step.target
+    return step.model_copy(update={"value": value, "target": target}), reason or target_reason
+
+
+def _filled_text(text: str | None, values: dict[int, str], *, strict: bool) -> tuple[str | None, str | None]:
+    """``text`` with its slots filled, or None and why one of them could not be."""
+    if not text:
+        return text, None
+    reasons: list[str] = []
+
+    def filled(match: re.Match[str]) -> str:
+        number, names = int(match.group(1)), tuple(match.group(2).split("|")[1:])
+        if number not in values:
+            if strict or names:
+                reasons.append("no value for {%d}" % number)
+            return match.group()
+        derived, why = derive(values[number], names)
+        if derived is None:
+            reasons.append('value of {%d} "%s": %s' % (number, values[number], why))
+            return match.group()
+        return derived
+
+    result = SLOT_REFERENCE.sub(filled, text)
+    return (None, reasons[0]) if reasons else (result, None)
+
+
+def _compound_spans(goal: str) -> list[GoalValue]:
+    """The times with a meridiem, dates and grouped numbers of the goal outside its quoted text."""
+    quoted = [(match.start(), match.end()) for match in _QUOTED.finditer(goal)]
+    return [
+        GoalValue(match.group(), match.start(), match.end(), False) for match in _COMPOUND.finditer(goal)
+        if not any(start < match.end() and match.start() < end for start, end in quoted)
+    ]
+
+
+def _with_compounds(values: list[GoalValue], compounds: list[GoalValue]) -> list[GoalValue]:
+    """``compounds`` and the values outside them, in goal order."""
+    outside = [value for value in values if not any(_inside(value, span) for span in compounds)]
+    return sorted([*compounds, *outside], key=lambda value: value.start)
+
+
+def _inside(value: GoalValue, span: GoalValue) -> bool:
+    return span.start <= value.start and value.end <= span.end
+
+
+def _borne_out(span: GoalValue, values: list[GoalValue], steps: Sequence[Step], referenced: set[int]) -> bool:
+    """Whether the steps use a compound span whole: a step typed it converted (not as it stands, which its
+    parts slot as before), and no part of it is used on its own (in a target, in another step's value,
+    or referenced as a secret)."""
+    converted = {index for index, step in enumerate(steps) if step.action in _TYPED and step.value
+                 and step.value != span.text and reproducing(span.text, step.value)}
+    if not converted:
+        return False
+    for number, part in enumerate(values, start=1):
+        if not _inside(part, span):
+            continue
+        if number in referenced or any(
+            _found(part.text, step.target) or (index not in converted and _found(part.text, step.value))
+            for index, step in enumerate(steps)
+        ):
+            return False
+    return True
+
+
+def _derived(units: list[GoalValue], steps: Sequence[Step]) -> dict[int, tuple[str, list[str]]]:
+    """For each typed step whose value is no goal value as it stands but exactly one goal value converted:
+    that goal value and the conversions that reproduce the step's value."""
+    texts = list(dict.fromkeys(unit.text for unit in units))
+    derived: dict[int, tuple[str, list[str]]] = {}
+    for index, step in enumerate(steps):
+        if step.action not in _TYPED or not step.value or step.value in texts or GOAL_VALUE.match(step.value):
+            continue
+        found = [(text, names) for text in texts if (names := reproducing(text, step.value))]
+        if len(found) == 1:
+            derived[index] = found[0]
+    return derived
 
 
 def _literal(text: str) -> str:
@@ -125,8 +261,11 @@ def _literal(text: str) -> str:
 
 
 def _occurs(value: str, step: Step) -> bool:
-    pattern = re.compile(rf"(?<![\w]){re.escape(value)}(?![\w])")
-    return bool(step.value and pattern.search(step.value)) or bool(step.target and pattern.search(step.target))
+    return _found(value, step.value) or _found(value, step.target)
+
+
+def _found(value: str, text: str | None) -> bool:
+    return bool(text) and re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
 
 
 def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -> Step:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -17,6 +17,7 @@ from ..core.errors import InvalidInput, TrajectoryNotFound
 from ..core.models import (
     MatchCandidate,
     MatchReport,
+    ReplayReport,
     Step,
     Trajectory,
     TrajectorySummary,
@@ -31,9 +32,10 @@ from ..store.scope import Scope
 from ..store.statements import plain_select
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
+from .plans import ReplayPlan, plan_for, read_gate, record_outcome, shape_of
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
-from .slots import GOAL_VALUE, bind, fill, parameterise
+from .slots import GOAL_VALUE, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
@@ -45,8 +47,6 @@ _TRAJECTORY_FIELDS = (
 )
 _TRAJECTORY_COLUMNS = [trajectories.c[name] for name in _TRAJECTORY_FIELDS]
 _BY_ID = plain_select(_TRAJECTORY_COLUMNS, "namespace = :ns AND trajectory_id = :id")
-_NOT_REPLAYED = frozenset({"finish"})
-_TYPING = frozenset({"fill", "type", "select"})
 
 
 @dataclass(frozen=True)
@@ -60,21 +60,6 @@ class _Judged:
     @property
     def eligible(self) -> bool:
         return self.reason == "eligible"
-
-
-@dataclass(frozen=True)
-class ReplayPlan:
-    """A stored trajectory bound to a new goal: the steps to execute, with the goal's values in them."""
-
-    trajectory: Trajectory
-    steps: list[Step]
-    slots: dict[int, str]
-    template: str | None
-
-    @property
-    def trajectory_id(self) -> str:
-        """The id of the trajectory being replayed."""
-        return self.trajectory.id
 
 
 class TrajectoryStore:
@@ -324,12 +309,30 @@ class TrajectoryStore:
             fitting.sort(key=lambda stored: (stored.created_at, stored.id), reverse=True)
             for stored in fitting:
                 trajectory = self._load(conn, stored.id)
-                plan = _replay_plan(trajectory, wanted) if trajectory is not None else None
-                if plan is not None:
-                    self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
-                                     slots=len(plan.slots), steps=len(plan.steps))
-                    return plan
+                plan = plan_for(trajectory, wanted) if trajectory is not None else None
+                if plan is None:
+                    continue
+                gate = read_gate(conn, self._ns, origin_key, plan.shape)
+                if gate.closed:
+                    self._scope.emit("replay_refused", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
+                                     reason=f"its replays failed {gate.failures} times")
+                    return None
+                plan = replace(plan, stop_step=gate.stop_step)
+                self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
+                                 slots=len(plan.slots), steps=len(plan.steps), stop_step=plan.stop_step)
+                return plan
         return None
+
+    def record_replay(self, report: ReplayReport) -> None:
+        """Count what became of a replay in the replay gate of its trajectory's shape (inside the
+        caller's transaction, if any): after a failure later replays hand over before the step where
+        it failed; repeated failures stop its replays. A trajectory deleted since changes nothing."""
+        if not isinstance(report, ReplayReport):
+            raise InvalidInput("report: expected a webmem.ReplayReport")
+        with self._scope.store.write() as conn:
+            trajectory = self._load(conn, report.trajectory_id)
+            if trajectory is not None:
+                record_outcome(conn, self._ns, trajectory.origin, shape_of(trajectory), report.outcome, report.step)
 
     def find_best_match(
         self, goal: str, *, origin: str, exclude_run_id: str | None = None, trace_scoring: bool | None = None
@@ -417,37 +420,6 @@ def _trajectory(row: Any) -> Trajectory:
     if data.get("replay_steps") is not None:
         data["replay_steps"] = [Step.model_validate(step) for step in data["replay_steps"]]
     return Trajectory.model_validate(data)
-
-
-def _replay_plan(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
-    if trajectory.goal_template and trajectory.replay_steps is not None:
-        values = bind(trajectory.goal_template, goal)
-        if values is None:
-            return None
-        steps = fill(_replayable(trajectory.replay_steps), values)
-        plan = ReplayPlan(trajectory, steps, values, trajectory.goal_template)
-    elif trajectory.goal.split() == goal.split():
-        plan = ReplayPlan(trajectory, _replayable(trajectory.steps), {}, None)
-    else:
-        return None
-    # A value typed into the page must come from the goal: a value the earlier run read off the page
-    # (or a secret, whose value is not stored) would be typed blind.
-    typed = [step.value for step in plan.steps if step.action in _TYPING and step.value]
-    return plan if all(value in goal for value in typed) else None
-
-
-def _replayable(steps: list[Step]) -> list[Step]:
-    """The steps that did something, without the repeats of a step that was retried in place."""
-    kept: list[Step] = []
-    for step in steps:
-        if not step.ok or step.action in _NOT_REPLAYED:
-            continue
-        if kept and (kept[-1].action, kept[-1].target, kept[-1].selector, kept[-1].value) == (
-            step.action, step.target, step.selector, step.value
-        ):
-            continue
-        kept.append(step)
-    return kept
 
 
 def _redacted_step(step: Step, scope: Scope) -> Step:

@@ -1,0 +1,172 @@
+"""Replay plans: a stored trajectory bound to a new goal, and what earlier replays of its shape taught.
+
+A plan holds the steps to execute with the new goal's values in them. A step whose value cannot be
+derived from the new goal (the conversions that reproduced the recorded value disagree on the new
+one) is marked unresolved: replay hands over there. Replay gates remember, per origin and task
+shape, how replays went: a replay that failed without handing over stops later replays before the
+step where it failed, and a shape whose replays failed repeatedly is not replayed at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Connection, case, or_
+
+from ..core.clock import utcnow
+from ..core.models import ReplayOutcome, Step, Trajectory
+from ..store.schema import replay_gates
+from ..store.statements import insert_or_change, plain_select
+from .slots import SLOT_REFERENCE, bind, fill_checked
+
+#: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
+MAX_REPLAY_FAILURES = 2
+_NOT_REPLAYED = frozenset({"finish"})
+_TYPING = frozenset({"fill", "type", "select"})
+_SETTING = frozenset({"fill", "select"})  # a later one of these on the same field replaces the value
+#: Steps that cannot have used a field's value before it was set again (no click, press or navigation).
+_USES_NOTHING = frozenset({"fill", "type", "select", "hover", "scroll", "wait"})
+_GATE = plain_select(
+    [replay_gates.c.successes, replay_gates.c.failures, replay_gates.c.stop_step],
+    "namespace = :ns AND origin = :origin AND shape = :shape",
+)
+
+
+@dataclass(frozen=True)
+class ReplayPlan:
+    """A stored trajectory bound to a new goal: the steps to execute, with the goal's values in them.
+
+    ``unresolved`` maps a step's index in ``steps`` to why its value could not be derived from the
+    goal; ``stop_step`` (from 1) is where an earlier replay of this shape failed: replay hands over
+    before it. ``shape`` names the task shape whose replay gate the plan's outcome updates.
+    """
+
+    trajectory: Trajectory
+    steps: list[Step]
+    slots: dict[int, str]
+    template: str | None
+    unresolved: dict[int, str] = field(default_factory=dict)
+    stop_step: int | None = None
+    shape: str = ""
+
+    @property
+    def trajectory_id(self) -> str:
+        """The id of the trajectory being replayed."""
+        return self.trajectory.id
+
+
+@dataclass(frozen=True)
+class ReplayGate:
+    """How replays of one shape on one origin went."""
+
+    successes: int = 0
+    failures: int = 0
+    stop_step: int | None = None
+
+    @property
+    def closed(self) -> bool:
+        """Whether the shape's replays failed too often to be tried again."""
+        return self.failures >= MAX_REPLAY_FAILURES and self.failures > self.successes
+
+
+def shape_of(trajectory: Trajectory) -> str:
+    """The key of a trajectory's task shape: its goal template, or its goal without one (hashed)."""
+    text = trajectory.goal_template if trajectory.goal_template else " ".join(trajectory.goal.split())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
+
+
+def plan_for(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
+    """The trajectory's plan for ``goal``, or None when the goal does not fit it: its template binds the
+    goal, or (without a template) the goal is the trajectory's own; every value it types comes from the goal."""
+    if trajectory.goal_template and trajectory.replay_steps is not None:
+        values = bind(trajectory.goal_template, goal)
+        if values is None:
+            return None
+        slotted = replayable(trajectory.replay_steps)
+        steps, unresolved = fill_checked(slotted, values)
+        plan = ReplayPlan(trajectory, steps, values, trajectory.goal_template, unresolved, shape=shape_of(trajectory))
+    elif trajectory.goal.split() == goal.split():
+        slotted = steps = replayable(trajectory.steps)
+        plan = ReplayPlan(trajectory, steps, {}, None, shape=shape_of(trajectory))
+    else:
+        return None
+    # A value typed into the page must come from the goal: a value the earlier run read off the page
+    # (or a secret, whose value is not stored) would be typed blind.
+    for index, (source, step) in enumerate(zip(slotted, steps)):
+        if step.action in _TYPING and index not in plan.unresolved and not _from_goal(source.value, step.value, goal):
+            return None
+    return plan
+
+
+def replayable(steps: list[Step]) -> list[Step]:
+    """The steps that did something: without failed steps, without the repeats of a step retried in
+    place, and without a value that a later fill or selection of the same field replaced."""
+    kept: list[Step] = []
+    for index, step in enumerate(steps):
+        if not step.ok or step.action in _NOT_REPLAYED or _superseded(steps, index):
+            continue
+        if kept and _same_act(kept[-1], step):
+            continue
+        kept.append(step)
+    return kept
+
+
+def read_gate(conn: Connection, namespace: str, origin: str, shape: str) -> ReplayGate:
+    row = conn.execute(_GATE, {"ns": namespace, "origin": origin, "shape": shape}).first()
+    return ReplayGate(row.successes, row.failures, row.stop_step) if row is not None else ReplayGate()
+
+
+def record_outcome(
+    conn: Connection, namespace: str, origin: str, shape: str, outcome: ReplayOutcome, step: int | None,
+) -> None:
+    """Count one replay's outcome in the shape's gate; a failure also moves its stop to ``step`` when
+    that is earlier. A hand-over teaches the gate nothing: the replay did not claim the task."""
+    if outcome not in ("replayed", "replay_failed"):
+        return
+    failed = outcome == "replay_failed"
+    now = utcnow()
+    gate = replay_gates.c
+    changes: dict[str, Any] = {"successes": gate.successes + int(not failed), "failures": gate.failures + int(failed),
+                               "updated_at": now}
+    if failed and step is not None:
+        changes["stop_step"] = case((or_(gate.stop_step.is_(None), gate.stop_step > step), step), else_=gate.stop_step)
+    insert_or_change(conn, replay_gates, {
+        "namespace": namespace, "origin": origin, "shape": shape, "successes": int(not failed),
+        "failures": int(failed), "stop_step": step if failed else None, "updated_at": now,
+    }, keys=("namespace", "origin", "shape"), changes=changes)
+
+
+def _from_goal(source: str | None, value: str | None, goal: str) -> bool:
+    """Whether a typed value comes from the goal: its text is in the goal, or it was derived from the
+    goal's slots by a recorded conversion and whatever literal text it has besides is in the goal."""
+    if not value or value in goal:
+        return True
+    if source is None or SLOT_REFERENCE.search(source) is None:
+        return False
+    literal = SLOT_REFERENCE.sub(" ", source)
+    return all(part in goal for part in literal.split())
+
+
+def _same_act(one: Step, other: Step) -> bool:
+    return (one.action, one.target, one.selector, one.value, one.target_index) == (
+        other.action, other.target, other.selector, other.value, other.target_index)
+
+
+def _same_field(one: Step, other: Step) -> bool:
+    return (one.target, one.selector, one.target_index) == (other.target, other.selector, other.target_index)
+
+
+def _superseded(steps: list[Step], index: int) -> bool:
+    step = steps[index]
+    if step.action not in _SETTING or not (step.target or step.selector):
+        return False
+    for later in steps[index + 1:]:
+        if not later.ok:
+            continue
+        if _same_field(later, step):
+            return later.action in _SETTING
+        if later.action not in _USES_NOTHING:
+            return False
+    return False

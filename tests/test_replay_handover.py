@@ -1,0 +1,201 @@
+"""Replay that fails hands over, in real headless Chromium on local pages, one per mechanism that made
+replays fail blind: elements that share a role and name, a value converted from the goal, a success
+that depended on what the page showed, and a fill that a later fill replaced. Each replay outcome is
+kept with the run and counted in the replay gate of its task shape."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+from test_agent_loop import ScriptedPolicy
+
+from webmem import InvalidInput, ReplayReport, Step
+from webmem.agent import Action, Agent, EnvironmentOutcome, Target, Turn
+from webmem.demo.server import serve_site
+
+PAGES = Path(__file__).parent / "sites" / "replay"
+
+
+class PageVerdict:
+    """The page's own verdict: ``window.verdict`` once it has one."""
+
+    def outcome(self, page: Any) -> EnvironmentOutcome | None:
+        verdict = page.evaluate("() => window.verdict || null")
+        if not verdict or not verdict.get("done"):
+            return None
+        reward = float(verdict["reward"])
+        return EnvironmentOutcome(success=reward >= 1, reward=reward, detail=f"reward {reward}")
+
+
+def quoted(goal: str) -> str:
+    return goal.split('"')[1]
+
+
+def submit(turn: Turn) -> Action:
+    return Action("click", Target(role="button", name="Submit"))
+
+
+def fill_every_box(turn: Turn) -> Action:
+    empty = [box for box in turn.observation.find("textbox", "") if not box.value]
+    if empty:
+        return Action("fill", Target(ref=empty[0].ref), value=quoted(turn.goal))
+    return submit(turn)
+
+
+def to_24_hours(turn: Turn) -> Action:
+    hours, minutes, half = re.search(r"(\d{1,2}):(\d{2}) ([AP]M)", turn.goal).groups()
+    value = f"{int(hours) % 12 + (12 if half == 'PM' else 0):02d}:{minutes}"
+    box = turn.observation.find("textbox", "")[0]
+    return Action("fill", Target(ref=box.ref), value=value) if box.value != value else submit(turn)
+
+
+def generate_until_above_5(turn: Turn) -> Action:
+    shown = next((int(text.split()[-1]) for text in turn.observation.texts if text.startswith("Number: ")), 0)
+    return submit(turn) if shown > 5 else Action("click", Target(role="button", name="Generate"))
+
+
+def run(page: Any, mem: Any, url: str, goal: str, policy: ScriptedPolicy) -> Any:
+    return Agent(page, memory=mem, policy=policy, environment=PageVerdict(), max_turns=10).run(goal, url=url)
+
+
+def test_boxes_that_share_a_role_and_name_are_replayed_one_by_one_by_their_place(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        first = run(page, mem, f"{base}boxes.html?word=hello", 'Write "hello" in every box and press Submit',
+                    ScriptedPolicy(fill_every_box))
+        assert first.success and first.replay_outcome is None
+        steps = mem.runs.steps(first.run_id)
+        assert [(s.target, s.target_index, s.target_count) for s in steps[:3]] == [
+            ('textbox ""', 1, 3), ('textbox ""', 2, 3), ('textbox ""', 3, 3)]
+        untouched = ScriptedPolicy(fill_every_box)
+        # the same value pasted into three boxes is three actions, not one repeated three times
+        second = run(page, mem, f"{base}boxes.html?word=howdy", 'Write "howdy" in every box and press Submit',
+                     untouched)
+    assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0
+    assert page.evaluate("() => Array.from(document.querySelectorAll('input')).map(b => b.value)") == ["howdy"] * 3
+    assert mem.get_run(second.run_id).manifest.replay == ReplayReport(
+        outcome="replayed", trajectory_id=second.replay_trajectory_id, step=4)
+
+
+def test_replay_hands_over_when_its_evidence_does_not_single_out_one_element(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}boxes.html?word=hello", 'Write "hello" in every box and press Submit',
+                   ScriptedPolicy(fill_every_box)).success
+        fallback = ScriptedPolicy(fill_every_box)
+        four = run(page, mem, f"{base}boxes.html?boxes=4&word=hi", 'Write "hi" in every box and press Submit',
+                   fallback)
+    assert four.success and four.replay_outcome == "handed_over" and four.replay_step == 1
+    assert "4 elements" in four.replay_reason and "saw 3" in four.replay_reason
+    assert fallback.stats.decisions == 5  # the fallback did all of it: nothing was typed blind
+
+
+def test_a_time_converted_from_the_goal_is_replayed_right_at_midnight_and_after_noon(
+    open_memory: Any, page: Any
+) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}time.html?expect=11:20", "Enter 11:20 AM as the time and press Submit",
+                   ScriptedPolicy(to_24_hours)).success
+        for said, typed in (("12:21 AM", "00:21"), ("3:15 PM", "15:15"), ("12:05 PM", "12:05")):
+            untouched = ScriptedPolicy(to_24_hours)
+            result = run(page, mem, f"{base}time.html?expect={typed}", f"Enter {said} as the time and press Submit",
+                         untouched)
+            assert result.success, (said, result.reason)
+            assert result.replay_outcome == "replayed" and untouched.stats.decisions == 0
+            assert page.input_value("input") == typed
+
+
+def test_a_replay_that_failed_hands_over_before_that_step_next_time(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    goal = "Generate a number greater than 5 and press Submit"
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}generate.html?numbers=7", goal, ScriptedPolicy(generate_until_above_5)).success
+        blind = run(page, mem, f"{base}generate.html?numbers=2,8", goal, ScriptedPolicy(generate_until_above_5))
+        assert not blind.success and blind.replay_outcome == "replay_failed" and blind.replay_step == 2
+        assert blind.decisions == 0
+        fallback = ScriptedPolicy(generate_until_above_5)
+        careful = run(page, mem, f"{base}generate.html?numbers=3,9", goal, fallback)
+    assert careful.success and careful.replay_outcome == "handed_over" and careful.replay_step == 2
+    assert "earlier replay" in careful.replay_reason
+    assert [o.action.describe() for o in careful.history][:1] == ['click button "Generate"']  # step 1 replayed
+    assert fallback.stats.decisions == 2  # Generate again (3 is too small), then Submit on 9
+    manifest = mem.get_run(blind.run_id).manifest
+    assert manifest.replay is not None and manifest.replay.outcome == "replay_failed" and manifest.replay.step == 2
+
+
+def test_a_fill_that_a_later_fill_replaced_is_not_replayed(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+
+    def guess_then_correct(turn: Turn) -> Action:
+        box = turn.observation.find("textbox", "Name")[0]
+        if not turn.history:
+            return Action("fill", Target(ref=box.ref), value="guest")  # read off nothing: a guess
+        if box.value != quoted(turn.goal):
+            return Action("fill", Target(ref=box.ref), value=quoted(turn.goal))
+        return submit(turn)
+
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}name.html?expect=Ann", 'Enter "Ann" as the name and press Submit',
+                   ScriptedPolicy(guess_then_correct)).success
+        plan = mem.trajectories.find_replay('Enter "Bo" as the name and press Submit', base)
+        assert plan is not None and [(s.action, s.value) for s in plan.steps] == [("fill", "Bo"), ("click", None)]
+        untouched = ScriptedPolicy(guess_then_correct)
+        second = run(page, mem, f"{base}name.html?expect=Bo", 'Enter "Bo" as the name and press Submit', untouched)
+    assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0
+
+
+def test_the_repeat_guard_makes_a_replay_hand_over_instead_of_ending_the_run(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    goal = "Generate a number greater than 5 and press Submit"
+    generate = Step(action="click", target='button "Generate"', verified=True)
+    wait = Step(action="wait", duration_ms=50)  # keeps the repeats apart: repeats in a row collapse into one
+    with serve_site(PAGES) as base:
+        mem.trajectories.save(goal=goal, start_url=base, steps=[generate, wait, generate, wait, generate,
+                                                               Step(action="click", target='button "Submit"')])
+        fallback = ScriptedPolicy(generate_until_above_5)
+        result = run(page, mem, f"{base}generate.html?numbers=1,9", goal, fallback)
+    assert result.success and result.replay_outcome == "handed_over" and result.replay_step == 5
+    assert "chosen 3 times" in result.replay_reason and fallback.stats.decisions == 1  # Submit on 9
+
+
+def test_a_replayed_step_that_fails_hands_over_instead_of_spending_the_error_budget(
+    open_memory: Any, page: Any
+) -> None:
+    mem = open_memory()
+    fill_name = lambda turn: Action(  # noqa: E731
+        "fill", Target(role="textbox", name="Name"), value=quoted(turn.goal)) if not turn.history else submit(turn)
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}name.html?expect=Ann", 'Enter "Ann" as the name and press Submit',
+                   ScriptedPolicy(fill_name)).success
+        fallback = ScriptedPolicy(lambda turn: Action("finish", success=False, reason="the button is locked"))
+        result = Agent(page, memory=mem, policy=fallback, environment=PageVerdict(), max_errors=1,
+                       action_timeout_ms=300).run('Enter "Bo" as the name and press Submit',
+                                                  url=f"{base}name.html?expect=Bo&locked=1")
+    assert result.replay_outcome == "handed_over" and result.replay_step == 2
+    assert result.replay_reason.startswith("step 2 failed") and fallback.stats.decisions == 1
+    assert result.reason == "the button is locked"  # not "error budget"
+
+
+def test_repeated_replay_failures_close_the_shape_and_a_bad_report_is_refused(open_memory: Any) -> None:
+    mem = open_memory()
+    goal = "Generate a number greater than 5 and press Submit"
+    url = "http://127.0.0.1:9/generate.html"
+    steps = [Step(action="click", target='button "Generate"', verified=True), Step(action="click", target='button "Submit"')]
+    saved = mem.trajectories.save(goal=goal, start_url=url, steps=steps)
+    assert mem.trajectories.find_replay(goal, url).stop_step is None
+    mem.trajectories.record_replay(ReplayReport(outcome="replay_failed", trajectory_id=saved.id, step=2))
+    assert mem.trajectories.find_replay(goal, url).stop_step == 2
+    mem.trajectories.record_replay(ReplayReport(outcome="handed_over", trajectory_id=saved.id, step=2))
+    mem.trajectories.record_replay(ReplayReport(outcome="replay_failed", trajectory_id=saved.id, step=1))
+    assert mem.trajectories.find_replay(goal, url) is None  # two failures, no success: not replayed at all
+    other = mem.trajectories.save(goal="Press Submit", start_url=url, steps=steps[1:])
+    assert mem.trajectories.find_replay("Press Submit", url).trajectory_id == other.id  # another shape is open
+    with pytest.raises(InvalidInput, match="report"):
+        mem.trajectories.record_replay({"outcome": "replayed"})
+    with pytest.raises(ValidationError):
+        ReplayReport(outcome="won", trajectory_id=saved.id)
