@@ -5,16 +5,20 @@ kept with the run and counted in the replay gate of its task shape."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from pydantic import ValidationError
 from test_agent_loop import ScriptedPolicy
 
+import webmem
 from webmem import InvalidInput, ReplayReport, Step
 from webmem.agent import Action, Agent, EnvironmentOutcome, Target, Turn
+from webmem.cli import cli
 from webmem.demo.server import serve_site
 
 PAGES = Path(__file__).parent / "sites" / "replay"
@@ -110,8 +114,10 @@ def test_a_time_converted_from_the_goal_is_replayed_right_at_midnight_and_after_
             assert page.input_value("input") == typed
 
 
-def test_a_replay_that_failed_hands_over_before_that_step_next_time(open_memory: Any, page: Any) -> None:
-    mem = open_memory()
+def test_a_replay_that_failed_hands_over_before_that_step_next_time(
+    open_memory: Any, page: Any, events: list[dict[str, Any]]
+) -> None:
+    mem = open_memory(on_event=events.append)
     goal = "Generate a number greater than 5 and press Submit"
     with serve_site(PAGES) as base:
         assert run(page, mem, f"{base}generate.html?numbers=7", goal, ScriptedPolicy(generate_until_above_5)).success
@@ -126,6 +132,8 @@ def test_a_replay_that_failed_hands_over_before_that_step_next_time(open_memory:
     assert fallback.stats.decisions == 2  # Generate again (3 is too small), then Submit on 9
     manifest = mem.get_run(blind.run_id).manifest
     assert manifest.replay is not None and manifest.replay.outcome == "replay_failed" and manifest.replay.step == 2
+    told = [(e["run_id"], e["outcome"], e["step"]) for e in events if e["event"] == "replay_outcome"]
+    assert told == [(blind.run_id, "replay_failed", 2), (careful.run_id, "handed_over", 2)]
 
 
 def test_a_fill_that_a_later_fill_replaced_is_not_replayed(open_memory: Any, page: Any) -> None:
@@ -199,3 +207,21 @@ def test_repeated_replay_failures_close_the_shape_and_a_bad_report_is_refused(op
         mem.trajectories.record_replay({"outcome": "replayed"})
     with pytest.raises(ValidationError):
         ReplayReport(outcome="won", trajectory_id=saved.id)
+
+
+def test_runs_show_tells_what_became_of_the_replay_and_which_box_a_step_used(tmp_path: Path) -> None:
+    with webmem.Memory.open(tmp_path) as mem:
+        saved = mem.trajectories.save(goal="Press Submit", start_url="http://127.0.0.1:9/",
+                                      steps=[Step(action="click", target='button "Submit"')])
+        run_ = mem.start_run(goal="Write hi in every box", start_url="http://127.0.0.1:9/boxes.html")
+        run_.record_step(action="fill", target='textbox ""', value="hi", target_index=2, target_count=3)
+        with pytest.raises(InvalidInput, match="target_index"):
+            run_.record_step(action="fill", target='textbox ""', value="hi", target_index=4, target_count=3)
+        run_.finish(success=False, replay=ReplayReport(outcome="handed_over", trajectory_id=saved.id, step=1,
+                                                       reason="step 1: 4 elements are textbox"))
+    shown = CliRunner().invoke(cli, ["--memory-dir", str(tmp_path), "runs", "show", run_.id], catch_exceptions=False)
+    assert shown.exit_code == 0, shown.stderr
+    assert f"handed_over at step 1 of trajectory {saved.id}: step 1: 4 elements" in shown.stdout
+    assert 'textbox "" (2 of 3)' in shown.stdout
+    as_json = CliRunner().invoke(cli, ["--memory-dir", str(tmp_path), "runs", "show", run_.id, "--json"])
+    assert json.loads(as_json.stdout)["replay"]["outcome"] == "handed_over"

@@ -323,7 +323,7 @@ class TrajectoryStore:
                 return plan
         return None
 
-    def record_replay(self, report: ReplayReport) -> None:
+    def record_replay(self, report: ReplayReport, *, run_id: str | None = None) -> None:
         """Count what became of a replay in the replay gate of its trajectory's shape (inside the
         caller's transaction, if any): after a failure later replays hand over before the step where
         it failed; repeated failures stop its replays. A trajectory deleted since changes nothing."""
@@ -333,6 +333,8 @@ class TrajectoryStore:
             trajectory = self._load(conn, report.trajectory_id)
             if trajectory is not None:
                 record_outcome(conn, self._ns, trajectory.origin, shape_of(trajectory), report.outcome, report.step)
+        self._scope.emit("replay_outcome", run_id=run_id, trajectory_id=report.trajectory_id, outcome=report.outcome,
+                         step=report.step, reason=report.reason)
 
     def find_best_match(
         self, goal: str, *, origin: str, exclude_run_id: str | None = None, trace_scoring: bool | None = None
