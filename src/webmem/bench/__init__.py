@@ -1,4 +1,4 @@
-"""Benchmarks of webmem's browser agent: MiniWoB++ tasks, run cold (no memory) and warm (one memory).
+"""Benchmarks of webmem's browser agent: MiniWoB++ tasks, run cold (no memory) and warm (with memory).
 
 ``run_benchmark`` drives headless Chromium on a local copy of the tasks and returns a
 :class:`BenchReport`; ``render_html`` turns it into a self-contained page. Needs ``webmem[bench]``.
@@ -15,7 +15,19 @@ from .miniwob import (
     serve_miniwob,
 )
 from .report import render_html
-from .results import MODES, BenchReport, EpisodeRecord, Summary, comparison, decision_curve, summarize
+from .results import (
+    MODES,
+    REPLAY_OUTCOMES,
+    BenchReport,
+    EpisodeRecord,
+    Summary,
+    comparison,
+    decision_curve,
+    memory_label,
+    reason_group,
+    replay_notes,
+    summarize,
+)
 from .runner import MEMORY_CHOICES, POLICIES, BenchProgress, MiniWobEnvironment, check_tasks, run_benchmark
 
 __all__ = [
@@ -23,6 +35,7 @@ __all__ = [
     "MEMORY_CHOICES",
     "MODES",
     "POLICIES",
+    "REPLAY_OUTCOMES",
     "BenchProgress",
     "BenchReport",
     "EpisodeRecord",
@@ -36,8 +49,11 @@ __all__ = [
     "decision_curve",
     "episode_seed",
     "html_dir",
+    "memory_label",
     "read_state",
+    "reason_group",
     "render_html",
+    "replay_notes",
     "run_benchmark",
     "serve_miniwob",
     "summarize",

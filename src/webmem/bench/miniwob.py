@@ -97,9 +97,10 @@ def close_matches(name: str, choices: Sequence[str]) -> list[str]:
     return difflib.get_close_matches(name, choices, n=3, cutoff=0.6)
 
 
-def episode_seed(base: int, index: int) -> str:
-    """The seed of episode ``index``: the same for cold and warm runs, and for every task."""
-    return f"{base}-{index}"
+def episode_seed(base: int, task: str, index: int) -> str:
+    """The seed of episode ``index`` of ``task``: the same for cold and warm runs (that is the comparison),
+    and different for every other task and episode (no two tasks replay the same random stream)."""
+    return f"{base}-{task}-{index}"
 
 
 @contextlib.contextmanager
@@ -143,7 +144,11 @@ class _QuietServer(http.server.ThreadingHTTPServer):
 
 @dataclass(frozen=True)
 class EpisodeState:
-    """The task's globals: whether the episode ended, its raw reward (no time penalty), and why."""
+    """The task's globals: whether the episode ended, its raw reward (no time penalty), and why.
+
+    Success is the full reward (raw reward >= 1); an episode that ended with 0 < reward < 1 earned
+    partial credit, which is not a success.
+    """
 
     done: bool
     reward: float
@@ -151,7 +156,13 @@ class EpisodeState:
 
     @property
     def success(self) -> bool:
-        return self.done and self.reward > 0
+        """The episode ended with the full reward."""
+        return self.done and self.reward >= 1
+
+    @property
+    def partial(self) -> bool:
+        """The episode ended with partial credit: some reward, less than the full one."""
+        return self.done and 0 < self.reward < 1
 
 
 _READ_STATE = """() => [

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from .results import BenchReport, comparison
+from .results import BenchReport, comparison, memory_label, replay_notes
 
 __all__ = ["render_html"]
 
@@ -35,7 +35,8 @@ def render_html(report: BenchReport) -> str:
     """The report as an HTML document."""
     settings = (
         f"policy {report.policy} · {len(report.tasks)} tasks × {report.episodes_per_task} episodes · "
-        f"seed {report.seed} · max {report.max_turns} turns · {report.duration_ms / 1000:.1f} s"
+        f"seed {report.seed} · max {report.max_turns} turns · {memory_label(report)} · "
+        f"{report.duration_ms / 1000:.1f} s"
     )
     columns, rows = comparison(report)
     parts = [
@@ -46,6 +47,10 @@ def render_html(report: BenchReport) -> str:
         "<h1>webmem on MiniWoB++</h1>",
         f'<p class="settings">{escape(settings)}</p>',
         _table(columns, rows),
+        "<p>Success is the task's full reward; partial credit (some reward, less than the full one) is counted "
+        "apart and is not a success. Replayed: the memory's replay alone solved the task; handed over: the replay "
+        "gave the run to the policy; replay failed: it ran without handing over and the task was not solved.</p>",
+        *(f"<p>{escape(note)}</p>" for note in replay_notes(report)),
         "<h2>Decisions per episode</h2>",
         "<p>Policy decisions at each episode of a task, averaged over the tasks.</p>",
         _line_plot({mode: report.curve(mode) for mode in report.modes}),

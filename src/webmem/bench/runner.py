@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from .miniwob import DEFAULT_TASKS, TaskPage, available_tasks, close_matches, episode_seed, read_state, serve_miniwob
-from .results import BenchReport, EpisodeRecord
+from .results import BenchReport, EpisodeRecord, settle_replay
 
 __all__ = [
     "MEMORY_CHOICES", "POLICIES", "BenchProgress", "MiniWobEnvironment", "check_tasks", "policy_factory", "run_benchmark",
@@ -58,6 +58,7 @@ def run_benchmark(
     policy: str | Callable[[], Any] = "heuristic",
     memory: str = "both",
     memory_dir: str | Path | None = None,
+    shared_memory: bool = False,
     seed: int = 0,
     max_turns: int = 12,
     port: int = 0,
@@ -67,9 +68,11 @@ def run_benchmark(
     """Run ``episodes`` seeded episodes of each task, cold and/or warm, and return what they measured.
 
     ``policy`` is ``"heuristic"``, ``"llm"`` (configured from ``WEBMEM_LLM_*``), or a callable that
-    returns a new policy; each mode gets its own. Warm episodes share one memory, kept in
-    ``memory_dir`` (default: a temporary directory removed afterwards). Episode ``i`` of every task
-    and mode uses the same seed, derived from ``seed`` and ``i``. Raises :class:`ImportError` when
+    returns a new policy; each mode gets its own. In warm mode each task gets a memory of its own,
+    kept in ``memory_dir/<task>`` (default: a fresh temporary directory per task, removed afterwards);
+    with ``shared_memory`` one memory, ``memory_dir`` itself, serves every task, so tasks can help or
+    hurt each other. Episode ``i`` of a task has the seed ``episode_seed(seed, task, i)``: the same in
+    cold and warm mode, different for every other task and episode. Raises :class:`ImportError` when
     ``miniwob`` is missing, :class:`InvalidInput` for unknown tasks or options.
     """
     chosen = check_tasks(DEFAULT_TASKS if tasks is None else tasks)
@@ -86,6 +89,7 @@ def run_benchmark(
         tasks=chosen, modes=modes, episodes_per_task=episodes,
         policy=policy if isinstance(policy, str) else getattr(policy, "__name__", "custom"),
         seed=seed, max_turns=max_turns, memory_dir=None if memory_dir is None else str(memory_dir),
+        shared_memory=shared_memory,
     )
     plan = _Plan(report, policies, memory_dir=memory_dir, port=port, headless=headless,
                  on_progress=on_progress or (lambda progress: None))
@@ -143,48 +147,56 @@ class _Plan:
             browser = launch_chromium(playwright, headless=self.headless)
             try:
                 for mode in self.report.modes:
-                    with self._memory(mode) as memory:
-                        self._mode(browser, base_url, mode, memory)
+                    if mode == "warm" and self.report.shared_memory:
+                        with self._memory(None) as memory:
+                            for task in self.report.tasks:
+                                self._task(browser, base_url, mode, task, memory)
+                        continue
+                    for task in self.report.tasks:
+                        if mode == "cold":
+                            self._task(browser, base_url, mode, task, None)
+                            continue
+                        with self._memory(task) as memory:
+                            self._task(browser, base_url, mode, task, memory)
             finally:
                 browser.close()
         return replace(self.report, records=tuple(self.records), duration_ms=(time.perf_counter() - started) * 1000)
 
     @contextmanager
-    def _memory(self, mode: str) -> Iterator[Any]:
-        if mode == "cold":
-            yield None
-            return
+    def _memory(self, task: str | None) -> Iterator[Any]:
+        """The warm memory of ``task`` (``memory_dir/<task>``), or with ``task`` None the shared one
+        (``memory_dir``); a fresh temporary directory when no ``memory_dir`` was given."""
         from ..memory import Memory
 
         if self.memory_dir is not None:
-            with Memory.open(Path(self.memory_dir)) as memory:
+            directory = Path(self.memory_dir) if task is None else Path(self.memory_dir) / task
+            with Memory.open(directory) as memory:
                 yield memory
             return
-        with tempfile.TemporaryDirectory(prefix="webmem-bench-") as directory, \
-                Memory.open(Path(directory)) as memory:
+        prefix = "webmem-bench-" if task is None else f"webmem-bench-{task}-"
+        with tempfile.TemporaryDirectory(prefix=prefix) as directory, Memory.open(Path(directory)) as memory:
             yield memory
 
-    def _mode(self, browser: Any, base_url: str, mode: str, memory: Any) -> None:
+    def _task(self, browser: Any, base_url: str, mode: str, task: str, memory: Any) -> None:
         policy = self.policies[mode]
-        for task in self.report.tasks:
-            context = browser.new_context()
-            try:
-                page = context.new_page()
-                page.set_default_timeout(PAGE_TIMEOUT_MS)
-                task_page = TaskPage(page, base_url, task)
-                task_page.load()
-                for index in range(self.report.episodes_per_task):
-                    self.on_progress(BenchProgress(len(self.records), self.total, mode, task))
-                    record = self._episode(task_page, mode, index, memory, policy)
-                    self.records.append(record)
-                    self.on_progress(BenchProgress(len(self.records), self.total, mode, task, record))
-            finally:
-                context.close()
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            page.set_default_timeout(PAGE_TIMEOUT_MS)
+            task_page = TaskPage(page, base_url, task)
+            task_page.load()
+            for index in range(self.report.episodes_per_task):
+                self.on_progress(BenchProgress(len(self.records), self.total, mode, task))
+                record = self._episode(task_page, mode, index, memory, policy)
+                self.records.append(record)
+                self.on_progress(BenchProgress(len(self.records), self.total, mode, task, record))
+        finally:
+            context.close()
 
     def _episode(self, task_page: TaskPage, mode: str, index: int, memory: Any, policy: Any) -> EpisodeRecord:
         from ..agent import Agent
 
-        seed = episode_seed(self.report.seed, index)
+        seed = episode_seed(self.report.seed, task_page.task, index)
         utterance = task_page.start(seed)
         agent = Agent(task_page.page, memory=memory, policy=policy, environment=MiniWobEnvironment(),
                       max_turns=self.report.max_turns)
@@ -192,15 +204,32 @@ class _Plan:
         result = agent.run(utterance, url=None)
         wall_ms = (time.perf_counter() - began) * 1000
         state = task_page.finish()
+        outcome, step, why = settle_replay(*_agent_replay(result), success=state.success, task_reason=state.reason)
         return EpisodeRecord(
             task=task_page.task, episode=index, seed=seed, mode=mode, success=state.success,
             reward=state.reward, utterance=utterance, decisions=result.decisions, llm_calls=result.llm_calls,
             prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
             steps=result.steps, turns=result.turns, wall_ms=round(wall_ms, 1),
-            replayed=result.replayed and state.success, agent_success=result.success,
-            replay_fallback=result.replay_fallback, context_tokens=result.context_tokens,
-            reason=result.reason or state.reason or "", run_id=result.run_id,
+            agent_success=result.success, partial=state.partial, context_tokens=result.context_tokens,
+            reason=result.reason or state.reason or "", run_id=result.run_id, replayed=outcome == "replayed",
+            replay_fallback=outcome == "handed_over", replay_outcome=outcome, replay_step=step, replay_reason=why,
         )
+
+
+def _agent_replay(result: Any) -> tuple[str | None, int | None, str | None]:
+    """The agent's ``(replay_outcome, replay_step, replay_reason)``; from its older fields (a replay
+    started when it names a trajectory) for an agent that does not set ``replay_outcome``."""
+    outcome = getattr(result, "replay_outcome", None)
+    if outcome is not None:
+        reason = getattr(result, "replay_reason", None)
+        if reason is None and outcome == "handed_over":
+            reason = result.handover_reason
+        return outcome, getattr(result, "replay_step", None), reason
+    if getattr(result, "replay_trajectory_id", None) is None and not (result.replayed or result.replay_fallback):
+        return None, None, None
+    if result.replay_fallback:
+        return "handed_over", None, result.handover_reason
+    return ("replayed" if result.replayed else "replay_failed"), None, result.reason
 
 
 def _in_own_thread(work: Callable[[], BenchReport]) -> BenchReport:

@@ -27,7 +27,10 @@ def bench() -> None:
 @click.option("--memory", type=click.Choice(["off", "on", "both"]), default="both", show_default=True,
               help="off: cold only; on: warm only; both: cold, then warm on the same seeds.")
 @click.option("--memory-dir", "bench_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Keep the warm runs' memory here (default: a temporary directory, removed after).")
+              help="Keep the warm runs' memories here, one sub-directory per task (default: temporary "
+                   "directories, removed after).")
+@click.option("--shared-memory", is_flag=True,
+              help="Warm: one memory shared by every task (kept in --memory-dir itself), instead of one per task.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed of the episodes.")
 @click.option("--max-turns", type=click.IntRange(min=1), default=12, show_default=True, help="Turns per episode.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=0,
@@ -36,18 +39,27 @@ def bench() -> None:
 @click.option("--json", "json_", is_flag=True, help="Print the report as JSON (only data on stdout).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a self-contained HTML report to this file.")
-def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, bench_dir: Path | None, seed: int,
-            max_turns: int, port: int, headed: bool, json_: bool, output: Path | None) -> None:
+def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, bench_dir: Path | None,
+            shared_memory: bool, seed: int, max_turns: int, port: int, headed: bool, json_: bool,
+            output: Path | None) -> None:
     """Run the agent on MiniWoB++ tasks in headless Chromium and compare cold with warm."""
-    from ..bench import DEFAULT_TASKS, check_tasks, comparison, render_html, run_benchmark
+    from ..bench import (
+        DEFAULT_TASKS,
+        check_tasks,
+        comparison,
+        memory_label,
+        render_html,
+        replay_notes,
+        run_benchmark,
+    )
 
     names = DEFAULT_TASKS if task_list is None else [name.strip() for name in task_list.split(",") if name.strip()]
     try:
         tasks = check_tasks(names)
         with _ProgressBar() as on_progress:
             report = run_benchmark(tasks, episodes=episodes, policy=policy, memory=memory, memory_dir=bench_dir,
-                                   seed=seed, max_turns=max_turns, port=port, headless=not headed,
-                                   on_progress=on_progress)
+                                   shared_memory=shared_memory, seed=seed, max_turns=max_turns, port=port,
+                                   headless=not headed, on_progress=on_progress)
     except ImportError as exc:
         raise click.ClickException(str(exc)) from None
     except _playwright_error() as exc:
@@ -63,12 +75,15 @@ def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, benc
         emit_json(report.to_dict())
         return
     columns, rows = comparison(report)
-    table(columns, rows, title=f"MiniWoB++, {report.policy} policy, {report.episodes_per_task} episodes per task",
-          no_wrap=("task",))
+    table(columns, rows, title=f"MiniWoB++, {report.policy} policy, {report.episodes_per_task} episodes per task, "
+                               f"{memory_label(report)}", no_wrap=("task",))
     screen = console()
+    for note in replay_notes(report):
+        screen.print(note, markup=False)
     screen.print(f"{len(report.records)} episodes in {report.duration_ms / 1000:.1f}s", markup=False)
-    if report.memory_dir:
-        screen.print(f"Warm memory kept in {report.memory_dir}", markup=False)
+    if report.memory_dir and "warm" in report.modes:
+        where = report.memory_dir if report.shared_memory else f"{Path(report.memory_dir) / '<task>'}"
+        screen.print(f"Warm memory kept in {where}", markup=False)
     if output is not None:
         screen.print(f"HTML report written to {output}", markup=False)
 
