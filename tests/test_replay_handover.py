@@ -201,8 +201,16 @@ def test_repeated_replay_failures_close_the_shape_and_a_bad_report_is_refused(op
     mem.trajectories.record_replay(ReplayReport(outcome="handed_over", trajectory_id=saved.id, step=2))
     mem.trajectories.record_replay(ReplayReport(outcome="replay_failed", trajectory_id=saved.id, step=1))
     assert mem.trajectories.find_replay(goal, url) is None  # two failures, no success: not replayed at all
-    other = mem.trajectories.save(goal="Press Submit", start_url=url, steps=steps[1:])
+    other = mem.trajectories.save(goal="Press Submit", start_url=url, steps=steps)
     assert mem.trajectories.find_replay("Press Submit", url).trajectory_id == other.id  # another shape is open
+    report = ReplayReport(outcome="replay_failed", trajectory_id=other.id, step=2)
+    mem.trajectories.record_replay(report)
+    handed_over = ReplayReport(outcome="handed_over", trajectory_id=other.id, step=2)
+    mem.trajectories.record_replay(handed_over, success=True)  # the policy made it from the stop: fine
+    mem.trajectories.record_replay(handed_over.model_copy(update={"step": 1}), success=False)  # not at the stop
+    assert mem.trajectories.find_replay("Press Submit", url).stop_step == 2
+    mem.trajectories.record_replay(handed_over, success=False)  # handed over at the stop, and still failed
+    assert mem.trajectories.find_replay("Press Submit", url) is None
     with pytest.raises(InvalidInput, match="report"):
         mem.trajectories.record_replay({"outcome": "replayed"})
     with pytest.raises(ValidationError):

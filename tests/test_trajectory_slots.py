@@ -251,3 +251,18 @@ def test_find_replay_converts_the_time_for_a_new_goal(mem: Any) -> None:
     assert saved.goal_template == "Enter {1} as the time and press submit."
     plan = mem.trajectories.find_replay("Enter 3:15 PM as the time and press submit.", ORIGIN)
     assert plan is not None and [s.value for s in plan.steps] == ["15:15", None]
+
+
+def test_a_time_typed_as_written_then_converted_slots_the_whole_time(mem: Any) -> None:
+    # the heuristic's enter-time run: "9:12 PM" refused by the time field, then "21:12" typed into it
+    steps = [Step(action="fill", target='textbox ""', value="9:12 PM", verified=False),
+             Step(action="fill", target='textbox ""', value="21:12", verified=True),
+             Step(action="click", target='button "Submit"', verified=True)]
+    template, slotted = parameterise("Enter 9:12 PM as the time and press submit.", steps)
+    assert template == "Enter {1} as the time and press submit."
+    assert [step.value for step in slotted] == ["{1}", "{1|time24}", None]
+    saved = mem.trajectories.save(goal="Enter 9:12 PM as the time and press submit.",
+                                  start_url="http://127.0.0.1:9/enter-time.html", steps=steps)
+    assert [step.value for step in saved.replay_steps] == ["{1|time24}", None]  # the refused fill was replaced
+    plan = mem.trajectories.find_replay("Enter 12:05 AM as the time and press submit.", saved.origin)
+    assert plan is not None and [step.value for step in plan.steps] == ["00:05", None]

@@ -352,7 +352,7 @@ class Run:
                 replay=replay,
             )
             if replay is not None:
-                mem.trajectories.record_replay(replay, run_id=self.id)
+                mem.trajectories.record_replay(replay, run_id=self.id, success=success)
             if success and steps:
                 step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
                 mem.trajectories.save(

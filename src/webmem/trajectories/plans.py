@@ -120,12 +120,18 @@ def read_gate(conn: Connection, namespace: str, origin: str, shape: str) -> Repl
 
 def record_outcome(
     conn: Connection, namespace: str, origin: str, shape: str, outcome: ReplayOutcome, step: int | None,
+    *, run_succeeded: bool | None = None,
 ) -> None:
-    """Count one replay's outcome in the shape's gate; a failure also moves its stop to ``step`` when
-    that is earlier. A hand-over teaches the gate nothing: the replay did not claim the task."""
-    if outcome not in ("replayed", "replay_failed"):
-        return
+    """Count one replay's outcome in the shape's gate. A failure also moves the gate's stop to ``step``
+    when that is earlier. A run that handed over at the gate's stop and still failed counts as a
+    failure too: what the replay did before the stop may be what went wrong, so after enough of them
+    the shape is not replayed at all. Any other hand-over teaches the gate nothing."""
     failed = outcome == "replay_failed"
+    if outcome == "handed_over":
+        stop = read_gate(conn, namespace, origin, shape).stop_step
+        if run_succeeded is not False or step is None or stop is None or step < stop:
+            return
+        failed, step = True, None
     now = utcnow()
     gate = replay_gates.c
     changes: dict[str, Any] = {"successes": gate.successes + int(not failed), "failures": gate.failures + int(failed),

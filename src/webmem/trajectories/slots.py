@@ -225,8 +225,8 @@ def _inside(value: GoalValue, span: GoalValue) -> bool:
 
 def _borne_out(span: GoalValue, values: list[GoalValue], steps: Sequence[Step], referenced: set[int]) -> bool:
     """Whether the steps use a compound span whole: a step typed it converted (not as it stands, which its
-    parts slot as before), and no part of it is used on its own (in a target, in another step's value,
-    or referenced as a secret)."""
+    parts slot as before), and no part of it is used on its own (in a target, in another step's value
+    that does not hold the whole span, or referenced as a secret)."""
     converted = {index for index, step in enumerate(steps) if step.action in _TYPED and step.value
                  and step.value != span.text and reproducing(span.text, step.value)}
     if not converted:
@@ -235,7 +235,8 @@ def _borne_out(span: GoalValue, values: list[GoalValue], steps: Sequence[Step], 
         if not _inside(part, span):
             continue
         if number in referenced or any(
-            _found(part.text, step.target) or (index not in converted and _found(part.text, step.value))
+            _found(part.text, step.target) or (
+                index not in converted and _found(part.text, step.value) and not _found(span.text, step.value))
             for index, step in enumerate(steps)
         ):
             return False

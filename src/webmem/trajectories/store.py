@@ -32,7 +32,7 @@ from ..store.scope import Scope
 from ..store.statements import plain_select
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
-from .plans import ReplayPlan, plan_for, read_gate, record_outcome, shape_of
+from .plans import ReplayPlan, plan_for, read_gate, record_outcome, replayable, shape_of
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
 from .slots import GOAL_VALUE, parameterise
@@ -101,7 +101,7 @@ class TrajectoryStore:
             raise InvalidInput("steps: expected a list of webmem.Step records")
         stored_goal = self._scope.redact(goal) if isinstance(goal, str) else goal
         stored_steps = [_redacted_step(step, self._scope) for step in steps]
-        template = parameterise(stored_goal, stored_steps) if isinstance(stored_goal, str) else None
+        template = parameterise(stored_goal, replayable(stored_steps)) if isinstance(stored_goal, str) else None
         trajectory = validated(
             Trajectory,
             id=trajectory_id or new_id("traj"),
@@ -132,7 +132,7 @@ class TrajectoryStore:
         goal = self._scope.redact(trajectory.goal)
         steps = [_redacted_step(s, self._scope) for s in trajectory.steps]
         template = (trajectory.goal_template, trajectory.replay_steps) if trajectory.goal_template else (
-            parameterise(goal, steps) or (None, None)
+            parameterise(goal, replayable(steps)) or (None, None)
         )
         trajectory = trajectory.model_copy(update={
             "goal": goal, "steps": steps, "goal_template": template[0], "replay_steps": template[1],
@@ -323,16 +323,18 @@ class TrajectoryStore:
                 return plan
         return None
 
-    def record_replay(self, report: ReplayReport, *, run_id: str | None = None) -> None:
+    def record_replay(self, report: ReplayReport, *, run_id: str | None = None, success: bool | None = None) -> None:
         """Count what became of a replay in the replay gate of its trajectory's shape (inside the
         caller's transaction, if any): after a failure later replays hand over before the step where
-        it failed; repeated failures stop its replays. A trajectory deleted since changes nothing."""
+        it failed; repeated failures stop its replays (a run that handed over there and still failed,
+        ``success=False``, counts as one). A trajectory deleted since changes nothing."""
         if not isinstance(report, ReplayReport):
             raise InvalidInput("report: expected a webmem.ReplayReport")
         with self._scope.store.write() as conn:
             trajectory = self._load(conn, report.trajectory_id)
             if trajectory is not None:
-                record_outcome(conn, self._ns, trajectory.origin, shape_of(trajectory), report.outcome, report.step)
+                record_outcome(conn, self._ns, trajectory.origin, shape_of(trajectory), report.outcome, report.step,
+                               run_succeeded=success)
         self._scope.emit("replay_outcome", run_id=run_id, trajectory_id=report.trajectory_id, outcome=report.outcome,
                          step=report.step, reason=report.reason)
 
