@@ -233,3 +233,25 @@ def test_runs_show_tells_what_became_of_the_replay_and_which_box_a_step_used(tmp
     assert 'textbox "" (2 of 3)' in shown.stdout
     as_json = CliRunner().invoke(cli, ["--memory-dir", str(tmp_path), "runs", "show", run_.id, "--json"])
     assert json.loads(as_json.stdout)["replay"]["outcome"] == "handed_over"
+
+
+def test_of_several_same_named_links_the_stored_selector_picks_the_one_that_fits(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+
+    def open_named(turn: Turn) -> Action:
+        return Action("click", Target(ref=turn.observation.find("link", quoted(turn.goal))[-1].ref))
+
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}results.html?names=Ann,Bo,Cy&expect=3", 'Open the result "Cy"',
+                   ScriptedPolicy(open_named)).success
+        step = mem.trajectories.list()[0].steps[0]
+        assert step.target_index is None and "nth-of-type(3)" in step.selector  # one "Cy" then: no place kept
+        untouched = ScriptedPolicy(open_named)
+        # two links named "Ann" now: the selector of the earlier run singles out the third item
+        result = run(page, mem, f"{base}results.html?names=Ann,Bo,Ann&expect=3", 'Open the result "Ann"', untouched)
+        assert result.success and result.replay_outcome == "replayed" and untouched.stats.decisions == 0
+        assert mem.runs.steps(result.run_id)[0].target_index == 2  # and now the place among the two is kept
+        again = ScriptedPolicy(open_named)
+        # three "Ann" where the newest run saw two: the place is no evidence, the selector still is
+        third = run(page, mem, f"{base}results.html?names=Ann,Ann,Ann&expect=3", 'Open the result "Ann"', again)
+    assert third.success and third.replay_outcome == "replayed" and again.stats.decisions == 0

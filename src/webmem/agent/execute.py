@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,9 @@ _CSS_PATH = """el => {
   }
   return parts.join(' > ');
 }"""
+
+
+_SNAPSHOT_HEAD = re.compile(r'^- (?P<role>[a-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?[^\n]*\[ref=(?P<ref>[A-Za-z0-9_-]+)\]')
 
 
 class TargetNotFound(Exception):
@@ -97,6 +101,23 @@ def _by_selector(page: Any, target: Target, observation: Observation) -> tuple[A
         raise RoleMismatch(f"the element at {target.selector} is a {role or 'non-interactive element'}, not a {target.role}")
     same = [element for element in observation.elements if element.role == role]
     return locator, same[0] if len(same) == 1 else None
+
+
+def element_ref(page: Any, selector: str, role: str, name: str) -> str | None:
+    """The snapshot ref of the one element ``selector`` matches, when it has this role and name; else None."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        locator = page.locator(selector)
+        if locator.count() != 1:
+            return None
+        snapshot = locator.aria_snapshot(mode="ai", timeout=1000)
+    except PlaywrightError:
+        return None
+    found = _SNAPSHOT_HEAD.match(snapshot.splitlines()[0]) if snapshot else None
+    if found is None or found.group("role") != role or (found.group("name") or "").replace('\\"', '"') != name:
+        return None
+    return found.group("ref")
 
 
 def perform(page: Any, action: Action, observation: Observation, *, timeout_ms: int) -> Execution:

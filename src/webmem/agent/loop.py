@@ -14,7 +14,7 @@ from ..core.redaction import names_password_field
 from ..core.text import clean_for_prompt
 from ..core.urls import check_url, domain_of, origin_of
 from .actions import Action
-from .execute import Execution, perform
+from .execute import Execution, element_ref, perform
 from .observation import Element, Observation, observe
 
 try:
@@ -196,7 +196,8 @@ class _Session:
         if memory is not None and agent.replay and self.run is not None:
             plan = memory.trajectories.find_replay(self.goal, origin_of(page.url))
             if plan is not None:
-                self.replay = ReplayPolicy(plan, agent.policy)
+                self.replay = ReplayPolicy(plan, agent.policy,
+                                           locate=lambda selector, role, name: element_ref(page, selector, role, name))
                 self.policy = self.replay
                 self.memory_hits += 1
         for number in range(1, agent.max_turns + 1):

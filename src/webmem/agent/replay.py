@@ -4,6 +4,7 @@ handing the rest of the run to a fallback policy as soon as the page no longer f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..core.models import Step
 from ..trajectories.plans import ReplayPlan
@@ -12,6 +13,8 @@ from .observation import Element
 from .policy import Policy, PolicyStats, Turn
 
 DEFAULT_WAIT_MS = 500
+#: Finds the snapshot ref of the one element a selector matches, if it has this role and name.
+Locate = Callable[[str, str, str], "str | None"]
 _IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 
 
@@ -52,9 +55,10 @@ class ReplayPolicy:
 
     name = "replay"
 
-    def __init__(self, plan: ReplayPlan, fallback: Policy) -> None:
+    def __init__(self, plan: ReplayPlan, fallback: Policy, *, locate: Locate | None = None) -> None:
         self.plan = plan
         self.fallback = fallback
+        self.locate = locate
         self.position = 0
         self.handed_over = False
         self.handover_reason: str | None = None
@@ -124,7 +128,7 @@ class ReplayPolicy:
         if action is None:
             return self._stop(f"step {number} ({step.action}) cannot be replayed safely", number)
         if action.target is not None and action.target.role:
-            element, why = _single_element(turn, action.target, step)
+            element, why = _single_element(turn, action.target, step, self.locate)
             if element is None:
                 return self._stop(f"step {number}: {why}", number)
             if element.ref:
@@ -140,8 +144,14 @@ class ReplayPolicy:
         return None
 
 
-def _single_element(turn: Turn, target: Target, step: Step) -> tuple[Element | None, str]:
-    """The one element of the page the step's target and evidence fit, or None and why there is none."""
+def _single_element(
+    turn: Turn, target: Target, step: Step, locate: Locate | None
+) -> tuple[Element | None, str]:
+    """The one element of the page the step's target and evidence fit, or None and why there is none.
+
+    Of several elements with the target's role and name, the evidence is the step's place among them
+    (when the page has as many as the earlier run saw) or else its stored selector, when that matches
+    exactly one element of the page and it is one of them."""
     present = turn.observation.find(target.role, target.name)
     if not present:
         others = turn.observation.find(None, target.name) if target.name else []
@@ -150,9 +160,14 @@ def _single_element(turn: Turn, target: Target, step: Step) -> tuple[Element | N
         return None, f"{target.describe()} is not on the page"
     if len(present) == 1:
         return present[0], ""
-    if step.target_index is None or step.target_count is None:
-        return None, f"{len(present)} elements are {target.describe()} and the earlier run did not say which one"
-    if step.target_count != len(present):
+    if step.target_index is not None and step.target_count == len(present):
+        return present[step.target_index - 1], ""
+    if step.selector and locate is not None and target.role is not None:
+        ref = locate(step.selector, target.role, target.name or "")
+        chosen = next((element for element in present if ref is not None and element.ref == ref), None)
+        if chosen is not None:
+            return chosen, ""
+    if step.target_count is not None:
         return None, (f"{len(present)} elements are {target.describe()} where the earlier run saw "
                       f"{step.target_count}: which one is meant is not certain")
-    return present[step.target_index - 1], ""
+    return None, f"{len(present)} elements are {target.describe()} and the earlier run did not say which one"
