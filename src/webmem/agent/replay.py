@@ -149,9 +149,10 @@ def _single_element(
 ) -> tuple[Element | None, str]:
     """The one element of the page the step's target and evidence fit, or None and why there is none.
 
-    Of several elements with the target's role and name, the evidence is the step's place among them
-    (when the page has as many as the earlier run saw) or else its stored selector, when that matches
-    exactly one element of the page and it is one of them."""
+    Of several elements with the target's role and name, the evidence is the step's stored selector,
+    when it matches exactly one element of the page and that is one of them (an id outlives a layout
+    that moved the elements around), or else the step's place among them, when the page has as many
+    as the earlier run saw."""
     present = turn.observation.find(target.role, target.name)
     if not present:
         others = turn.observation.find(None, target.name) if target.name else []
@@ -160,13 +161,13 @@ def _single_element(
         return None, f"{target.describe()} is not on the page"
     if len(present) == 1:
         return present[0], ""
-    if step.target_index is not None and step.target_count == len(present):
-        return present[step.target_index - 1], ""
     if step.selector and locate is not None and target.role is not None:
         ref = locate(step.selector, target.role, target.name or "")
         chosen = next((element for element in present if ref is not None and element.ref == ref), None)
         if chosen is not None:
             return chosen, ""
+    if step.target_index is not None and step.target_count == len(present):
+        return present[step.target_index - 1], ""
     if step.target_count is not None:
         return None, (f"{len(present)} elements are {target.describe()} where the earlier run saw "
                       f"{step.target_count}: which one is meant is not certain")
