@@ -255,3 +255,20 @@ def test_of_several_same_named_links_the_stored_selector_picks_the_one_that_fits
         # three "Ann" where the newest run saw two: the place is no evidence, the selector still is
         third = run(page, mem, f"{base}results.html?names=Ann,Ann,Ann&expect=3", 'Open the result "Ann"', again)
     assert third.success and third.replay_outcome == "replayed" and again.stats.decisions == 0
+
+
+def test_a_selector_that_singles_out_the_element_outranks_its_recorded_place(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+
+    def answer_box(turn: Turn) -> Action:
+        box = next(element for element in turn.observation.find("textbox", "") if "Answer" in element.label)
+        return Action("fill", Target(ref=box.ref), value=quoted(turn.goal)) if not box.value else submit(turn)
+
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}swap.html?word=one", 'Write "one" as the answer', ScriptedPolicy(answer_box)).success
+        step = mem.trajectories.list()[0].steps[0]
+        assert (step.selector, step.target_index, step.target_count) == ("#answer", 2, 2)
+        untouched = ScriptedPolicy(answer_box)
+        swapped = run(page, mem, f"{base}swap.html?word=two&swap=1", 'Write "two" as the answer', untouched)
+    assert swapped.success and swapped.replay_outcome == "replayed" and untouched.stats.decisions == 0
+    assert page.input_value("#source") == ""  # the box at the recorded place was left alone
