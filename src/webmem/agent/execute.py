@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.text import clean_for_prompt
+from ..episodes.aria import parse_aria_snapshot
 from .actions import Action, Target
 from .observation import Element, Observation, observe
 
@@ -30,9 +30,6 @@ _CSS_PATH = """el => {
   }
   return parts.join(' > ');
 }"""
-
-
-_SNAPSHOT_HEAD = re.compile(r'^- (?P<role>[a-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?[^\n]*\[ref=(?P<ref>[A-Za-z0-9_-]+)\]')
 
 
 class TargetNotFound(Exception):
@@ -114,10 +111,10 @@ def element_ref(page: Any, selector: str, role: str, name: str) -> str | None:
         snapshot = locator.aria_snapshot(mode="ai", timeout=1000)
     except PlaywrightError:
         return None
-    found = _SNAPSHOT_HEAD.match(snapshot.splitlines()[0]) if snapshot else None
-    if found is None or found.group("role") != role or (found.group("name") or "").replace('\\"', '"') != name:
+    found = parse_aria_snapshot(snapshot)[:1] if snapshot else []
+    if not found or found[0].role != role or found[0].name != name:
         return None
-    return found.group("ref")
+    return found[0].ref
 
 
 def perform(page: Any, action: Action, observation: Observation, *, timeout_ms: int) -> Execution:

@@ -239,26 +239,25 @@ class _Session:
         ``max_repeats`` times ends the run, and so does a replay that finishes before the environment
         says the task is over, unless a fallback policy can go on: the replay hands over instead."""
         while True:
-            replaying = self.replay is not None and self.replay.active
             try:
                 action = self.policy.decide(turn)
             except PolicyError as exc:
                 return self._end(False, f"the policy failed: {exc}", number, observation)
-            from_replay = replaying and self.replay is not None and self.replay.active
-            if action.kind == "finish" and from_replay and self.replay is not None and \
-                    self.agent.environment is not None and self._environment_outcome() is None:
-                self.replay.hand_over(f"replayed all {self.replay.position} steps, but the task is not over")
+            replay = self.replay if self.replay is not None and self.replay.active else None  # it chose the action
+            if action.kind == "finish" and replay is not None and self.agent.environment is not None \
+                    and self._environment_outcome() is None:
+                replay.hand_over(f"replayed all {replay.position} steps, but the task is not over")
                 continue
             if action.kind == "finish" or action.kind in UNGUARDED_REPEATS:
-                return action, from_replay
+                return action, replay is not None
             key = repeat_key(action, observation)
             if self.repeats[key] + 1 < self.agent.max_repeats:
                 self.repeats[key] += 1
-                return action, from_replay
+                return action, replay is not None
             said = f"the same action ({clean_for_prompt(action.describe(), 200)}) was chosen {self.agent.max_repeats} times"
-            if not from_replay or self.replay is None:
+            if replay is None:
                 return self._end(False, f"stopped: {said}", number, observation)
-            self.replay.hand_over(f"step {self.replay.position}: {said}")
+            replay.hand_over(f"step {replay.position}: {said}")
 
     def _turn(self, number: int, observation: Observation) -> Turn:
         context = system_prompt = ""
@@ -370,8 +369,8 @@ def repeat_key(action: Action, observation: Observation) -> tuple[str, str, str]
     kind, where, value = action.signature
     element = observation.by_ref(action.target.ref) if action.target is not None and action.target.ref else None
     if element is not None:
-        same = observation.find(element.role, element.name)
-        where = element.identity + (f" #{same.index(element) + 1}" if len(same) > 1 else "")
+        index, _ = target_evidence(element, observation)
+        where = element.identity + (f" #{index}" if index is not None else "")
     return kind, where, value
 
 
