@@ -17,7 +17,7 @@ MAX_MODULE_LINES = 500
 CORE = "core"
 STORE = "store"
 COMPONENTS = ("runs", "knowledge", "selectors", "trajectories", "lessons", "episodes", "working")
-FACADE = ("memory", "run", "context")
+FACADE = ("memory", "run", "context", "forgetting", "outcomes")
 INTEROP = "interop"
 SURFACES = ("agent", "bench", "cli", "demo", "server", "mcp", "integrations", "service")
 TOP = ("__init__", "__main__")
@@ -228,7 +228,7 @@ def test_architecture_page_names_only_what_exists() -> None:
     assert rooms <= named, f"docs/architecture.md does not mention {sorted(rooms - named)}"
 
 
-@pytest.mark.parametrize("module", ["webmem.memory", "webmem.run", "webmem.context"])
+@pytest.mark.parametrize("module", ["webmem.memory", "webmem.run", "webmem.context", "webmem.forgetting"])
 def test_the_facade_never_imports_interop_or_surfaces(module: str) -> None:
     graph = import_graph(PACKAGE)
     assert {layer_of(room_of(target)) for target in graph[module]} <= {"core", "store", "component", "facade"}

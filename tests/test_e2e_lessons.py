@@ -9,7 +9,7 @@ from typing import Any
 from playwright.sync_api import Error as PlaywrightError
 
 import webmem
-from webmem.core.urls import domain_of
+from webmem.core.urls import domain_of, site_of
 from webmem.demo.server import serve_site
 
 OVERLAY_SITE = Path(__file__).parent / "sites" / "overlay"
@@ -48,8 +48,13 @@ def test_a_lesson_learned_on_one_origin_helps_on_another(open_memory: Any, page:
         learned = [lesson for lesson in mem.lessons.list() if lesson.source == "learned"]
         assert len(learned) == 1
         lesson = learned[0]
-        assert lesson.lesson == "When click fails with 'Locator.click: Timeout 1000ms exceeded.', try press Escape instead."
+        assert lesson.lesson == (
+            "When click on button \"Continue\" fails with 'Locator.click: Timeout 1000ms exceeded.', "
+            "try press Escape instead."
+        )
         assert (lesson.failed_command, lesson.error_pattern) == ("click", "intercepts pointer events")
+        # about its site: any port of the one local address is that site, so the second origin is too
+        assert lesson.domain == site_of(domain_of(first_origin)) == site_of(domain_of(second_origin))
         assert lesson.triggered_domains == [domain_of(first_origin)]
         assert lesson.learned_from == [run1.id]
 
@@ -62,7 +67,9 @@ def test_a_lesson_learned_on_one_origin_helps_on_another(open_memory: Any, page:
         tips = text.split("Tips from previous experience:\n", 1)[1].split("\n\n", 1)[0].splitlines()
         assert f"- {lesson.lesson}" in tips
         recalled = mem.lessons.get(lesson.id)
-        assert recalled.use_count == 2 and recalled.recalled_in == [run2.id]
+        # recalled on entering its site (a tip for this site) and again on the error
+        assert "Tips for this site:\n- " + lesson.lesson in str(run2.context(url=page.url))
+        assert recalled.use_count == 3 and recalled.recalled_in == [run2.id]
         assert recalled.triggered_domains == [domain_of(first_origin), domain_of(second_origin)]
 
         page.keyboard.press("Escape")

@@ -65,7 +65,7 @@ def seed(mem: webmem.Memory, text: str) -> webmem.Lesson:
 
 
 def scroll_lesson(mem: webmem.Memory) -> webmem.Lesson:
-    return mem.lessons.record(SCROLL_TIP, "error_recovery", "click", "outside of the viewport")
+    return mem.lessons.record(SCROLL_TIP, "error_recovery", "click", "outside of the viewport", recovery="scroll")
 
 
 # --- seeds --------------------------------------------------------------------------------------------
@@ -162,8 +162,9 @@ def test_tier1_has_at_most_ten_lessons(mem: webmem.Memory) -> None:
 def test_the_system_prompt_section(mem: webmem.Memory) -> None:
     section = mem.lessons.system_prompt_section()
     lines = section.splitlines()
-    assert lines[0] == "## Lessons from experience"
+    assert lines[0] == "## Browsing tips"  # only built-in lessons: nothing here was learned from experience
     assert lines[1] == ""
+    assert lines[2] == "Built-in defaults (general browsing advice, not learned from your runs):"
     assert sorted(lines[3:]) == sorted(f"- {text}" for text in (FILL_SEED, ENTER_SEED, ESCAPE_SEED))
     assert len(lines) == 6
 
@@ -195,7 +196,9 @@ def test_tier1_loaded_event(mem: webmem.Memory, events: list[dict[str, Any]]) ->
 # --- trigger A: recall on error ------------------------------------------------------------------------------
 
 
-def test_recall_on_error_scores_command_and_pattern(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
+def test_recall_on_error_needs_the_pattern_and_ranks_the_command_first(
+    mem: webmem.Memory, events: list[dict[str, Any]]
+) -> None:
     for _ in range(3):
         command_only = mem.lessons.record("Hover the parent menu first.", "error_recovery", "hover", "menu is closed")
     command_only_rarer = mem.lessons.record("Scroll before hovering.", "error_recovery", "hover", "never in errors")
@@ -205,14 +208,15 @@ def test_recall_on_error_scores_command_and_pattern(mem: webmem.Memory, events: 
                               "HOVER", "Element Is Not Attached")
     nothing = mem.lessons.record("Pick the option by its label.", "error_recovery", "select", "option missing")
     error = "Error: Element is NOT ATTACHED to the DOM"
-    # both (+5), pattern only (+3), command only (+2, more used than the other +2 lesson)
-    expected = [both.id, pattern_only.id, command_only.id]
+    # the pattern and the command, then the pattern alone; the command alone is not enough (a hover lesson
+    # about a closed menu says nothing about a detached element)
+    expected = [both.id, pattern_only.id]
     assert ids(mem.lessons.recall_on_error("HOVER", error)) == expected
     assert ids(mem.lessons.recall_on_error("playwright-cli hover e3", error)) == expected
-    assert command_only_rarer.id not in expected and nothing.id not in expected
+    assert command_only.id not in expected and command_only_rarer.id not in expected and nothing.id not in expected
     [first, second] = of(events, "error_recall")
     assert first["command"] == "HOVER" and first["error_snippet"] == error
-    assert first["matched"] == 3 and first["lessons"] == [both.lesson, pattern_only.lesson, command_only.lesson]
+    assert first["matched"] == 2 and first["lessons"] == [both.lesson, pattern_only.lesson]
     assert second["command"] == "playwright-cli hover e3"
 
 
@@ -260,7 +264,7 @@ def test_on_error_tips_appear_in_the_next_context_only(mem: webmem.Memory) -> No
     assert part is not None and (part.priority, part.status) == (60, "included")
     assert str(pack) == (
         f"Last action failed: playwright-cli fill e37 padel rackets\n{FILL_ERROR}\n\n"
-        f"Tips from previous experience:\n- {FILL_SEED}"
+        f"Tips from previous experience:\n- {FILL_SEED} (built-in default)"
     )
     after = run.context(url=GOOGLE)
     assert "Last action failed" not in str(after) and "Tips from previous experience" not in str(after)
@@ -528,13 +532,45 @@ def test_a_success_three_steps_later_does_not_count(mem: webmem.Memory,
     assert counts(mem, lesson.id) == (0, 0)
 
 
-def test_the_same_failure_again_was_unhelpful(mem: webmem.Memory, tip_run: tuple[webmem.Run, webmem.Lesson]) -> None:
+def test_a_followed_tip_that_failed_was_unhelpful(mem: webmem.Memory,
+                                                  tip_run: tuple[webmem.Run, webmem.Lesson]) -> None:
     run, lesson = tip_run
     failed(run)
-    failed(run, VIEWPORT_ERROR + " (second attempt)", action="playwright-cli click e7")
+    failed(run, "Error: the page cannot scroll", action="scroll")
     assert counts(mem, lesson.id) == (0, 1)
     worked(run)
-    assert counts(mem, lesson.id) == (0, 1)
+    assert counts(mem, lesson.id) == (0, 1)  # judged once
+
+
+def test_a_tip_the_agent_did_not_follow_is_not_judged(mem: webmem.Memory,
+                                                       tip_run: tuple[webmem.Run, webmem.Lesson]) -> None:
+    run, lesson = tip_run
+    failed(run)
+    worked(run, action="press")  # something else worked: the tip did not help
+    failed(run, VIEWPORT_ERROR + " (second attempt)", action="playwright-cli click e7")  # nor did it fail
+    worked(run)
+    assert counts(mem, lesson.id) == (0, 0)
+
+
+def test_a_press_tip_is_followed_only_by_its_key(mem: webmem.Memory) -> None:
+    tip = mem.lessons.record("Press Enter to submit.", "error_recovery", "click", "outside of the viewport",
+                             recovery="press Enter")
+    run = mem.start_run(goal="Press the buy button", start_url="https://a.example.com/")
+    assert tip.id in ids(run.on_error("click", VIEWPORT_ERROR))
+    failed(run)
+    run.record_step(action="press", value="Tab", url="https://a.example.com/")
+    assert counts(mem, tip.id) == (0, 0)
+    run.record_step(action="press", value="enter", url="https://a.example.com/")
+    assert counts(mem, tip.id) == (1, 0)
+
+
+def test_a_tip_without_advice_to_follow_is_never_judged(mem: webmem.Memory) -> None:
+    tip = mem.lessons.record("Scroll first.", "error_recovery", "click", "outside of the viewport")
+    run = mem.start_run(goal="Press the buy button", start_url="https://a.example.com/")
+    assert tip.id in ids(run.on_error("click", VIEWPORT_ERROR))
+    failed(run)
+    worked(run)
+    assert counts(mem, tip.id) == (0, 0)
 
 
 def test_the_trigger_may_be_recorded_before_the_recall(mem: webmem.Memory) -> None:
@@ -573,23 +609,24 @@ def test_an_error_with_a_secret_recorded_after_the_recall_is_still_the_trigger(o
 
 def test_advice_that_keeps_failing_is_demoted(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
     lesson = scroll_lesson(mem)
-    enter = seed(mem, ENTER_SEED)  # the click seed is recalled (+2) and judged alongside
+    escape = mem.lessons.record("Press Escape, then click again.", "best_practice", "click", "the viewport",
+                                recovery="press Escape")  # recalled alongside, never followed
     run = mem.start_run(goal="Press the buy button", start_url="https://a.example.com/")
     for _ in range(3):
         recalled = ids(run.on_error("click", VIEWPORT_ERROR))
-        assert lesson.id in recalled and enter.id in recalled
+        assert lesson.id in recalled and escape.id in recalled
         failed(run)  # the trigger
-        failed(run)  # the same failure again
+        failed(run, "Error: the page cannot scroll", action="scroll")  # the tip, followed, failed
     assert counts(mem, lesson.id) == (0, 3)
-    assert counts(mem, enter.id) == (0, 3)
+    assert counts(mem, escape.id) == (0, 0)
     stored = mem.lessons.get(lesson.id)
     assert stored.demoted
     assert lesson.id in ids(mem.lessons.list())  # kept, marked
     [demoted] = of(events, "lesson_demoted")
     assert (demoted["lesson"], demoted["helpful"], demoted["unhelpful"]) == (SCROLL_TIP, 0, 3)
-    # no longer recalled; the seed, never demoted, still is
+    # no longer recalled; the other tip, never judged, still is
     again = ids(run.on_error("click", VIEWPORT_ERROR))
-    assert lesson.id not in again and enter.id in again
+    assert lesson.id not in again and escape.id in again
     assert ids(mem.lessons.recall_on_error("click", VIEWPORT_ERROR, domain="a.example.com")).count(lesson.id) == 0
     mem.lessons.rate([lesson.id], helpful=False)
     assert len(of(events, "lesson_demoted")) == 1  # emitted once
@@ -963,9 +1000,9 @@ def test_walkthrough_2_the_amazon_cookie_banner_lesson_on_www_amazon_com(mem: we
 def test_walkthrough_4_what_the_llm_sees(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
     run = mem.start_run(goal='Search for "padel rackets" on Google', start_url=GOOGLE)
     assert run.system_prompt() == (
-        "## Lessons from experience\n"
+        "## Browsing tips\n"
         "\n"
-        "Earlier runs taught these lessons; follow them.\n"
+        "Built-in defaults (general browsing advice, not learned from your runs):\n"
         "- If fill does not work on a field, click the field to focus it, then type the text.\n"
         "- After typing into a search box, press Enter to submit rather than clicking the submit button: "
         "suggestion lists often cover that button.\n"
@@ -980,7 +1017,7 @@ def test_walkthrough_4_what_the_llm_sees(mem: webmem.Memory, events: list[dict[s
         "too many arguments: expected 2, received 3\n"
         "\n"
         "Tips from previous experience:\n"
-        "- If fill does not work on a field, click the field to focus it, then type the text."
+        "- If fill does not work on a field, click the field to focus it, then type the text. (built-in default)"
     )
     assert pack.included == ["last_error"]
     memory_events = [event for event in events if event["event"] in ("tier1_loaded", "domain_recall", "error_recall")]

@@ -347,7 +347,7 @@ def test_format_reference_exact_text(mem: webmem.Memory) -> None:
     )
     assert mem.trajectories.format_reference(saved) == (
         "Goal: Search for smart watch reviews\n"
-        "Steps (3 total):\n"
+        "Steps (3 that worked):\n"
         '  1. click button "Search" (on https://www.example-shop.com/) [verified]\n'
         '  2. type textbox "Query" "smart watch" (on https://www.example-shop.com/)\n'
         "  3. press Enter (on https://www.example-shop.com/results)"

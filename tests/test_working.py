@@ -880,8 +880,11 @@ def check_report(pack: ContextPack, budget: int, counter: TokenCounter) -> None:
         if report.status == "dropped" and report.heading:
             assert f"## {report.heading}\n" not in text
         if report.status == "truncated" and report.name != "task":
-            section = text[text.find(f"## {report.heading}\n"):].split(SEPARATOR + "## ")[0]
-            assert section.endswith(TRUNCATION_MARKER)
+            # a truncated section ends with the marker (the part after it may have no heading of its own)
+            start = text.find(f"## {report.heading}\n")
+            end = text.find(TRUNCATION_MARKER, start)
+            section = text[start:end + len(TRUNCATION_MARKER)]
+            assert end > start and text[end + len(TRUNCATION_MARKER):][:len(SEPARATOR)] in ("", SEPARATOR)
             assert counter.count(section) == report.tokens
 
 

@@ -49,11 +49,12 @@ from .core.models import (
     Trajectory,
     TrajectorySummary,
 )
-from .core.pack import ContextPack, ContextPart, PartReport
+from .core.pack import ContextPack, ContextPart, LineCut, PartReport
 from .core.redaction import SecretRegistry
 from .core.version import __version__
 from .episodes.export import export_memories
 from .episodes.store import Episode, EpisodeStore
+from .forgetting import ForgetReport, Forgetting
 from .knowledge import AppKnowledge
 from .lessons.store import ImportReport, LessonStore
 from .memory import Memory
@@ -73,12 +74,15 @@ __all__ = [
     "EpisodeEntry",
     "EpisodeStore",
     "Fact",
+    "ForgetReport",
+    "Forgetting",
     "GradingResult",
     "HashingEmbedder",
     "ImportReport",
     "InvalidInput",
     "Lesson",
     "LessonStore",
+    "LineCut",
     "MatchCandidate",
     "MatchReport",
     "Memory",

@@ -6,11 +6,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .core.models import Lesson, MatchReport
 from .core.pack import ContextPart
 from .core.text import clean_for_prompt
+from .trajectories.reference import STEP_CUT
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -24,27 +27,63 @@ PRIORITY_KNOWLEDGE = 30
 PRIORITY_SELECTORS = 25
 REFERENCE_HEADING = "REFERENCE TRAJECTORY (a similar earlier run succeeded this way: follow these steps or adapt them)"
 
+BUILT_IN_MARK = " (built-in default)"
+
 LastFailure = tuple[str, str, list[Lesson]]
 
 
+@dataclass(frozen=True)
+class Reference:
+    """The reference trajectory a run gets on one origin: how it was chosen, and its text for the run."""
+
+    report: MatchReport
+    text: str
+    withheld: str | None = None  # why the best trajectory is not given, when the outcome gate holds it back
+
+    @property
+    def detail(self) -> dict[str, str]:
+        best = self.report.best
+        if best is not None and self.withheld is None:
+            return {"trajectory_id": best.id}
+        return {"reason": self.withheld or self.report.reason}
+
+
+def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Reference:
+    """The best trajectory on ``origin`` for ``goal`` (never the run's own), shown in ``goal``'s values,
+    unless runs given it kept failing."""
+    report = mem.trajectories.match(goal, origin=origin, exclude_run_id=run_id, run_id=run_id, limit=3)
+    best = report.best
+    if best is None:
+        return Reference(report, "")
+    with mem.store.read() as conn:
+        if mem.outcomes.held_back(conn, "reference", [best.id]):
+            return Reference(report, "", withheld=f"trajectory {best.id} withheld: runs given it kept failing")
+    return Reference(report, mem.trajectories.format_reference(best, goal=mem.scope.redact(goal)))
+
+
 def memory_parts(
-    mem: Memory, *, domain: str, reference: MatchReport, last_failure: LastFailure | None,
-    site_tips: list[Lesson], episode_advice: str,
+    mem: Memory, *, domain: str, reference: Reference, last_failure: LastFailure | None,
+    site_tips: list[Lesson], episode_advice: str, parts_off: Mapping[str, str],
 ) -> list[ContextPart]:
-    """The memory's own parts for one turn on ``domain`` (read inside the caller's transaction)."""
-    best = reference.best
-    return [
+    """The memory's own parts for one turn on ``domain`` (read inside the caller's transaction); the
+    reference trajectory is cut by whole steps when it does not fit. A part turned off on this site by
+    the outcome gate (``parts_off``: part -> why) is left empty, with the reason in its report."""
+    parts = [
         ContextPart("last_error", "", PRIORITY_LAST_ERROR, failure_text(last_failure)),
         ContextPart("site_tips", "", PRIORITY_SITE_TIPS, tips_text("Tips for this site:", site_tips)),
         ContextPart("episode_advice", "", PRIORITY_EPISODE_ADVICE, episode_advice),
         ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS, mem.knowledge.format_sessions(domain)),
         ContextPart(
             "reference_trajectory", REFERENCE_HEADING, PRIORITY_REFERENCE,
-            mem.trajectories.format_reference(best) if best else "",
-            detail={"trajectory_id": best.id} if best else {"reason": reference.reason},
+            reference.text, by_lines=STEP_CUT, detail=reference.detail,
         ),
         ContextPart("app_knowledge", "APP KNOWLEDGE", PRIORITY_KNOWLEDGE, mem.knowledge.format_for_prompt(domain)),
         ContextPart("known_selectors", "KNOWN SELECTORS", PRIORITY_SELECTORS, mem.selectors.format_for_prompt(domain)),
+    ]
+    return [
+        replace(part, body="", by_lines=None, detail={"reason": f"turned off on this site: {parts_off[part.name]}"})
+        if part.name in parts_off else part
+        for part in parts
     ]
 
 
@@ -62,4 +101,5 @@ def failure_text(last_failure: LastFailure | None) -> str:
 def tips_text(heading: str, tips: list[Lesson]) -> str:
     if not tips:
         return ""
-    return "\n".join([heading, *(f"- {clean_for_prompt(tip.lesson, 500)}" for tip in tips)])
+    return "\n".join([heading, *(f"- {clean_for_prompt(tip.lesson, 500)}{BUILT_IN_MARK if tip.source == 'seed' else ''}"
+                               for tip in tips)])

@@ -17,8 +17,10 @@ from .core.pack import ContextPack
 from .core.redaction import SecretRegistry
 from .core.tokens import TokenCounter
 from .episodes.store import EpisodeStore
+from .forgetting import Forgetting
 from .knowledge import AppKnowledge
 from .lessons.store import LessonStore
+from .outcomes import AdviceOutcomes
 from .run import Run
 from .runs import RunRegistry, new_manifest
 from .selectors import SelectorCache
@@ -75,7 +77,8 @@ class Memory(metaclass=_OpenedOnly):
     Get one with ``Memory.open(location, ...)`` (see :meth:`open` for every option). Then
     ``start_run`` gives a :class:`~webmem.Run` whose ``context()``, ``record_step()`` and
     ``finish()`` are the agent's loop; the components (``runs``, ``trajectories``, ``knowledge``,
-    ``selectors``, ``lessons``, ``episodes``, ``patterns``) read and manage what was learned.
+    ``selectors``, ``lessons``, ``episodes``, ``patterns``) read and manage what was learned, and
+    ``forget`` deletes what should not have been.
     Everything a memory reads and writes belongs to its namespace. Use it as a context manager,
     or call ``close()``.
     """
@@ -95,6 +98,7 @@ class Memory(metaclass=_OpenedOnly):
         embedder: Embedder | None = None,
         goal_embedder: Embedder | None = None,
         token_counter: TokenCounter | None = None,
+        seed_lessons: bool | None = True,
     ) -> None:
         """Internal: ``open`` has checked every option."""
         self.directory = directory
@@ -115,19 +119,27 @@ class Memory(metaclass=_OpenedOnly):
         self._lessons: LessonStore | None = None
         self._episodes: EpisodeStore | None = None
         self._patterns: PatternStore | None = None
+        self._forgetting: Forgetting | None = None
+        self._outcomes: AdviceOutcomes | None = None
         if store is not None:
             scope = Scope(store=store, namespace=namespace, events=events, secrets=secrets)
             self._scope = scope
             self._runs = RunRegistry(scope)
+            outcomes = AdviceOutcomes(scope)
+            self._outcomes = outcomes
             self._trajectories = TrajectoryStore(
                 scope, ttl_days=trace_ttl_days, similarity_threshold=similarity_threshold,
                 trace_scoring=trace_scoring, goal_embedder=goal_embedder,
+                demoted=lambda conn, ids: outcomes.held_back(conn, "reference", ids, demoted_too=True),
             )
             self._knowledge = AppKnowledge(scope)
             self._selectors = SelectorCache(scope)
-            self._lessons = LessonStore(scope)
+            self._lessons = LessonStore(
+                scope, seed_lessons=seed_lessons, withheld=lambda conn, ids: outcomes.held_back(conn, "lesson", ids)
+            )
             self._episodes = EpisodeStore(scope, embedder=embedder)
             self._patterns = PatternStore(scope)
+            self._forgetting = Forgetting(scope, self._trajectories)
 
     @classmethod
     def open(
@@ -146,6 +158,7 @@ class Memory(metaclass=_OpenedOnly):
         tokenizer: Callable[[str], int | Sequence[Any]] | None = None,
         local_dir: str | os.PathLike[str] | None = None,
         prune_lessons: bool = True,
+        seed_lessons: bool | None = True,
     ) -> Memory:
         """Open the memory at ``location``, creating it if needed, and bring its schema up to date.
 
@@ -179,6 +192,10 @@ class Memory(metaclass=_OpenedOnly):
                 ``$WEBMEM_DIR`` if set, else no file).
             prune_lessons: prune stale lessons on open, as the lesson agent does on load; tools
                 that only look (or prune with a dry run) pass False.
+            seed_lessons: True (default) adds three built-in lessons (general browsing advice,
+                labelled as built-in wherever shown) the first time a namespace is opened; False
+                adds none and hides any added before; None adds none and shows those already
+                there (what tools that only look use: they never create or seed a namespace).
 
         Raises:
             InvalidInput: an option is of the wrong type or out of range.
@@ -196,6 +213,8 @@ class Memory(metaclass=_OpenedOnly):
         for name, flag in (("enabled", enabled), ("trace_scoring", trace_scoring), ("prune_lessons", prune_lessons)):
             if not isinstance(flag, bool):
                 raise InvalidInput(f"{name}: expected True or False, got {flag!r}")
+        if seed_lessons is not None and not isinstance(seed_lessons, bool):
+            raise InvalidInput(f"seed_lessons: expected True, False or None, got {seed_lessons!r}")
         ttl = _check_number("trace_ttl_days", trace_ttl_days, low=0, low_inclusive=False)
         threshold = _check_number("similarity_threshold", similarity_threshold, low=0, high=1)
         if on_event is not None and not callable(on_event):
@@ -223,7 +242,7 @@ class Memory(metaclass=_OpenedOnly):
         memory._setup(
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
             events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
-            embedder=embedder, goal_embedder=goal_embedder, token_counter=counter,
+            embedder=embedder, goal_embedder=goal_embedder, token_counter=counter, seed_lessons=seed_lessons,
         )
         if memory._lessons is not None and memory._trajectories is not None:
             try:
@@ -278,6 +297,18 @@ class Memory(metaclass=_OpenedOnly):
     def patterns(self) -> PatternStore:
         """Action patterns learned per site from successful runs (shown under KNOWN PATTERNS)."""
         return self._require(self._patterns)
+
+    @property
+    def forget(self) -> Forgetting:
+        """Delete a lesson, trajectory, fact, selector or session, or a run with what it produced
+        (``mem.forget.run(run_id, dry_run=True)`` says what would go)."""
+        return self._require(self._forgetting)
+
+    @property
+    def outcomes(self) -> AdviceOutcomes:
+        """The outcome gate: how runs ended that were given each piece of advice or part of the context;
+        advice whose followers keep failing is withheld, a part that lowers success on a site turned off."""
+        return self._require(self._outcomes)
 
     def start_run(
         self,

@@ -6,16 +6,17 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .context import memory_parts
+from .context import Reference, find_reference, memory_parts
 from .core.clock import utcnow
 from .core.errors import InvalidInput, MemoryDisabled, RunClosed
-from .core.models import EnvironmentState, Lesson, MatchReport, ReplayReport, RunManifest, Step, validated
+from .core.models import EnvironmentState, Lesson, ReplayReport, RunManifest, Step, validated
 from .core.pack import ContextPack, ContextPart, check_budget
 from .core.text import clean_for_prompt
-from .core.urls import check_url, domain_of, origin_of
+from .core.urls import check_url, domain_of, origin_of, site_of
 from .episodes.export import export_memories
 from .episodes.store import Episode
 from .lessons.feedback import TipFeedback
+from .outcomes import GivenAdvice
 from .selectors import is_cacheable
 from .trajectories.slots import goal_value_reference
 from .working.memory import AgentMemory
@@ -43,12 +44,13 @@ class Run:
         self._manifest = manifest
         self.episode = episode
         self._working: AgentMemory | None = None
-        self._references: dict[str, MatchReport] = {}
+        self._references: dict[str, Reference] = {}
         self._closed = manifest.status != "running"
         self._site: str | None = None
         self._site_tips: list[Lesson] = []
         self._last_failure: tuple[str, str, list[Lesson]] | None = None
         self._feedback = TipFeedback()
+        self._given = GivenAdvice()
 
     @property
     def id(self) -> str:
@@ -131,15 +133,18 @@ class Run:
         domain = domain_of(page)
         if domain != self._site:
             self.on_domain(page)
-        with mem.store.read():
+        with mem.store.read() as conn:
+            reference = self._reference(origin_of(page))
             parts = memory_parts(
-                mem, domain=domain, reference=self._reference(origin_of(page)), last_failure=self._last_failure,
+                mem, domain=domain, reference=reference, last_failure=self._last_failure,
                 site_tips=self._site_tips, episode_advice=self._episode_advice(env, internal_state),
+                parts_off=mem.outcomes.parts_off(conn, site_of(domain)),
             )
             if self._working is not None:
                 parts += self._working.context_parts(domain)
             parts += extra
         pack = ContextPack.assemble(parts, budget, counter=mem.token_counter)
+        self._note_given(pack, reference)
         self._last_failure = None  # an error is news for the next turn only
         mem.events.emit(
             "context_built", run_id=self.id, domain=domain, budget_tokens=budget, tokens=pack.tokens,
@@ -235,7 +240,7 @@ class Run:
             command, stored_error, domain=self._site or self.domain, run_id=self.id
         )
         self._last_failure = (self._memory.secrets.redact(command) or command, stored_error, tips)
-        self._feedback.recalled([tip.id for tip in tips], command, stored_error)
+        self._feedback.recalled(tips, command, stored_error)
         return tips
 
     def on_domain(self, url: str) -> list[Lesson]:
@@ -338,7 +343,7 @@ class Run:
         model: str | None, replay: ReplayReport | None,
     ) -> RunManifest:
         mem = self._memory
-        with mem.store.write():
+        with mem.store.write() as conn:
             current = mem.runs.claim(self.id)  # a concurrent finish of this run waits, then returns here
             if current.status != "running":
                 return current
@@ -353,6 +358,8 @@ class Run:
             )
             if replay is not None:
                 mem.trajectories.record_replay(replay, run_id=self.id, success=success)
+                self._given.note("reference", [replay.trajectory_id])
+            mem.outcomes.record(conn, site=site_of(self.domain), given=self._given, success=success, run_id=self.id)
             if success and steps:
                 step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
                 mem.trajectories.save(
@@ -403,11 +410,20 @@ class Run:
         memories = self._memory.episodes.retrieve_memories(env, internal_state or self.goal, episode=self.episode)
         return export_memories(memories, "prompt")
 
-    def _reference(self, origin: str) -> MatchReport:
+    def _note_given(self, pack: ContextPack, reference: Reference) -> None:
+        """Remember what this turn gave the agent, for the outcome gate when the run finishes."""
+        included = {part.name for part in pack.report if part.status in ("included", "truncated")}
+        self._given.note_parts(included)
+        if "reference_trajectory" in included and reference.report.best is not None and reference.text:
+            self._given.note("reference", [reference.report.best.id])
+        if "site_tips" in included:
+            self._given.note("lesson", [tip.id for tip in self._site_tips])
+        if "last_error" in included and self._last_failure is not None:
+            self._given.note("lesson", [tip.id for tip in self._last_failure[2]])
+
+    def _reference(self, origin: str) -> Reference:
         if origin not in self._references:
-            self._references[origin] = self._memory.trajectories.match(
-                self.goal, origin=origin, exclude_run_id=self.id, run_id=self.id, limit=3
-            )
+            self._references[origin] = find_reference(self._memory, goal=self.goal, origin=origin, run_id=self.id)
         return self._references[origin]
 
     def _check_open(self) -> None:

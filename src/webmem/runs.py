@@ -236,16 +236,18 @@ class RunRegistry:
         )
 
     def lineage(self, run_id: str) -> list[RunManifest]:
-        """The run and its ancestors, oldest first."""
-        chain: list[RunManifest] = []
-        seen: set[str] = set()
+        """The run and its ancestors, oldest first; it stops at an ancestor that was forgotten."""
         with self._scope.store.read() as conn:
-            current: str | None = run_id
+            chain = [self._fetch(conn, run_id)]
+            seen = {run_id}
+            current = chain[0].parent_run_id
             while current is not None and current not in seen:
                 seen.add(current)
-                manifest = self._fetch(conn, current)
-                chain.append(manifest)
-                current = manifest.parent_run_id
+                row = self._row(conn, current)
+                if row is None:
+                    break
+                chain.append(_manifest(row))
+                current = chain[-1].parent_run_id
         return chain[::-1]
 
     def children(self, run_id: str) -> list[RunManifest]:

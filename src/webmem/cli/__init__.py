@@ -35,8 +35,10 @@ class Settings:
         holds local files such as the event log. ``memory_dir`` overrides the global option;
         ``options`` go to :meth:`Memory.open`.
         """
-        # Stale lessons are pruned by `webmem prune` only: a command that looks (or a dry run) changes nothing.
-        options = {"namespace": self.namespace, "prune_lessons": False, **options}
+        # Stale lessons are pruned by `webmem prune` only, and a command that only reads never seeds a
+        # namespace: a command that looks (or a dry run) changes nothing.
+        options = {"namespace": self.namespace, "prune_lessons": False, "seed_lessons": True if create else None,
+                   **options}
         chosen = memory_dir if memory_dir is not None else self.memory_dir
         url = database_url(None)
         if url is not None:
@@ -81,9 +83,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import agent, bench, demo, inspect, maintenance, runs, transfer
+    from . import agent, bench, demo, forget, inspect, maintenance, runs, transfer
 
-    for module in (runs, inspect, transfer, maintenance, agent, demo, bench):
+    for module in (runs, inspect, transfer, maintenance, forget, agent, demo, bench):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -158,7 +158,8 @@ def lessons(ctx: click.Context, tier: str | None, domain: str | None, json_: boo
         nothing("lessons")
     else:
         table(("tier", "category", "uses", "helpful", "command", "pattern", "site", "lesson"),
-              ((item.tier, item.category + (" (demoted)" if item.demoted else ""), item.use_count,
+              ((item.tier, item.category + (" (built-in)" if item.source == "seed" else "")
+                + (" (demoted)" if item.demoted else ""), item.use_count,
                 f"{item.helpful_count}/{item.unhelpful_count}", item.failed_command, short(item.error_pattern, 30),
                 item.domain, short(item.lesson, 80)) for item in found))
 

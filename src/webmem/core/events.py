@@ -38,7 +38,7 @@ class EventLog:
         self._callback = callback
         self._lock = threading.Lock()
 
-    def emit(self, kind: str, *, run_id: str | None = None, **fields: Any) -> dict[str, Any]:
+    def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> dict[str, Any]:
         event: dict[str, Any] = {
             "ts": utcnow().isoformat(timespec="milliseconds"),
             "event": kind,

@@ -298,6 +298,9 @@ class Lesson(Record):
     failed_command: Annotated[str, StringConstraints(min_length=1, max_length=50)] | None = None
     error_pattern: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
     domain: Name | None = None
+    #: What the lesson tells the agent to do instead (``check``, ``press Enter``): a recalled tip is
+    #: judged helpful only when the next step did this and worked.
+    recovery: Annotated[str, StringConstraints(min_length=1, max_length=100)] | None = None
     use_count: Count = 0
     helpful_count: Count = 0
     unhelpful_count: Count = 0

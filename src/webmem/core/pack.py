@@ -19,12 +19,24 @@ _DEFAULT_COUNTER = TokenCounter()
 
 
 @dataclass(frozen=True)
+class LineCut:
+    """How a part that does not fit is cut short by whole lines instead of mid-text: its first ``head``
+    lines stay, then as many of the following lines as fit (at least ``least``, else the part is
+    dropped), then the line ``omitted(n)`` saying that ``n`` lines were left out."""
+
+    head: int
+    omitted: Callable[[int], str]
+    least: int = 1
+
+
+@dataclass(frozen=True)
 class ContextPart:
     """One section of the context: a heading over a body, ranked by priority (higher first).
 
     A ``critical`` part is never dropped: when it does not fit it is cut to what room is left.
     ``fit``, when given, builds the body from the tokens still available when the part's turn
     comes (for parts that size themselves, such as extractions); ``body`` is then ignored.
+    ``by_lines``, when given, says how the part is cut by whole lines when it does not fit.
     """
 
     name: str
@@ -34,6 +46,7 @@ class ContextPart:
     detail: Mapping[str, Any] = field(default_factory=dict)
     critical: bool = False
     fit: Callable[[int], str] | None = None
+    by_lines: LineCut | None = None
 
     def render(self, body: str | None = None) -> str:
         """The part as it appears in the context: its heading over ``body`` (default: its own body)."""
@@ -100,7 +113,7 @@ class ContextPack:
             if full_tokens <= room:
                 chosen, status, tokens = full, "included", full_tokens
             else:
-                cut = _truncated(part, body, room, count, counter or _DEFAULT_COUNTER)
+                cut = _cut(part, body, room, count, counter or _DEFAULT_COUNTER)
                 if cut is None:
                     report.append(_report(part, "dropped", 0, full_tokens))
                     continue
@@ -149,6 +162,38 @@ def check_budget(budget_tokens: object) -> int:
     if budget_tokens > MAX_BUDGET_TOKENS:
         raise InvalidInput(f"budget_tokens: {budget_tokens} is more than the maximum {MAX_BUDGET_TOKENS}")
     return budget_tokens
+
+
+def _cut(part: ContextPart, body: str, room: int, count: Callable[[str], int], counter: TokenCounter) -> str | None:
+    """The part cut to ``room`` tokens, by whole lines when it says so, or None when it should be dropped."""
+    if part.by_lines is not None:
+        cut = _cut_by_lines(part, part.by_lines, body, room, count)
+        if cut is not None or not part.critical:
+            return cut
+    return _truncated(part, body, room, count, counter)
+
+
+def _cut_by_lines(
+    part: ContextPart, rule: LineCut, body: str, room: int, count: Callable[[str], int]
+) -> str | None:
+    """The part with its head, the most following lines that fit in ``room`` and the omission line;
+    a binary search on how many lines follow the head, so it only returns a text it counted."""
+    lines = body.split("\n")
+    head, rest = lines[:rule.head], lines[rule.head:]
+
+    def shown(kept: int) -> str:
+        return part.render("\n".join([*head, *rest[:kept], rule.omitted(len(rest) - kept)]))
+
+    best: str | None = None
+    low, high = max(0, rule.least), len(rest) - 1  # the whole body did not fit
+    while low <= high:
+        middle = (low + high) // 2
+        text = shown(middle)
+        if count(text) <= room:
+            best, low = text, middle + 1
+        else:
+            high = middle - 1
+    return best
 
 
 def _truncated(

@@ -1,7 +1,8 @@
-"""URL checks and the keys memory is filed under: the domain (host with port) and the origin."""
+"""URL checks and the keys memory is filed under: the domain (host with port), the origin, and the site."""
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from urllib.parse import SplitResult, urlsplit
 
@@ -102,3 +103,36 @@ def domain_matches(scope: str, site: str) -> bool:
     scope = scope.lower()
     host = site.lower() if ":" in scope else site.lower().rsplit(":", 1)[0]
     return host == scope or host.endswith("." + scope)
+
+
+@lru_cache(maxsize=4096)
+def site_of(domain: str) -> str:
+    """The registrable site of a domain key: its eTLD+1 (``shop.example.co.uk`` -> ``example.co.uk``).
+
+    Any port of ``localhost`` (or of a ``*.localhost`` name) is the one site ``localhost``; any port of
+    one IP address is that address. A host that is itself a public suffix is its own site.
+    """
+    host = check_domain(domain)
+    if host.startswith("["):
+        return host.split("]", 1)[0] + "]"
+    host = host.rsplit(":", 1)[0]
+    if _is_ip_address(host):
+        return host
+    if host == "localhost" or host.endswith(".localhost"):
+        return "localhost"
+    return _public_suffixes().privatesuffix(host) or host
+
+
+@lru_cache(maxsize=1)
+def _public_suffixes():  # type: ignore[no-untyped-def]
+    from publicsuffixlist import PublicSuffixList  # the list ships in the package: no download
+
+    return PublicSuffixList()
+
+
+def _is_ip_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

@@ -19,22 +19,25 @@ KNOWN_COMMANDS = frozenset({
     "goto", "navigate", "go_back", "go_forward", "reload", "click", "dblclick", "fill", "type", "press",
     "select", "check", "uncheck", "hover", "scroll", "wait", "drag", "upload", "snapshot", "tab", "eval",
 })
-# Ordered from the most telling cause to the most generic symptom: the first one found wins.
+# Causes named inside an error (often in its call log), from the most telling to the least: the first found
+# is the lesson's error pattern. A generic symptom such as a timeout is never a pattern on its own.
 KNOWN_ERROR_PHRASES = (
     "too many arguments",
     "intercepts pointer events",
     "strict mode violation",
-    "not visible",
-    "not enabled",
-    "not editable",
-    "not attached",
-    "detached",
+    "element is not visible",
+    "element is not enabled",
+    "element is not editable",
+    "element is not attached",
+    "frame was detached",
+    "element is outside of the viewport",
+    "not a checkbox or radio button",
+    "not an <input>, <textarea> or <select> element",
     "target closed",
     "navigation interrupted",
-    "outside of the viewport",
-    "net::err",
-    "timeout",
 )
+_NET_ERROR = re.compile(r"net::err_[a-z_]+")
+_DIGITS = re.compile(r"\d+")
 _NOT_FOUND = ("not found", "no such element", "no element", "resolved to 0 elements", "unable to find")
 MIN_ERROR_LENGTH = 10
 ERROR_SNIPPET = 60
@@ -54,6 +57,9 @@ class LearnedLesson:
     failed_command: str
     error_pattern: str
     triggered_domain: str | None
+    recovery: str
+    #: The same advice without this site's own elements, for when it holds across sites.
+    general_lesson: str
 
 
 def command_name(command: str | None) -> str | None:
@@ -90,21 +96,74 @@ def is_substantive(error: str) -> bool:
 
 
 def error_pattern(error: str) -> str:
-    """The first known phrase in the error, else its first line lower-cased and cut to 80 characters."""
+    """The distinctive phrase of an error: a known cause found anywhere in it (``intercepts pointer events``,
+    ``net::err_name_not_resolved``), else its first line lower-cased with every number as ``#``, cut to 80
+    characters (``locator.click: timeout #ms exceeded.``)."""
     lowered = error.lower()
     for phrase in KNOWN_ERROR_PHRASES:
         if phrase in lowered:
             return phrase
+    network = _NET_ERROR.search(lowered)
+    if network:
+        return network.group(0)
     # Cut without an ellipsis, so that the pattern still occurs in the (matchable) error it came from.
-    return matchable_text(first_line(lowered))[:PATTERN_LENGTH].rstrip()
+    return without_numbers(matchable_text(first_line(lowered)))[:PATTERN_LENGTH].rstrip()
 
 
-def lesson_text(failed: str, error: str, recovery: Step) -> str:
+def without_numbers(text: str) -> str:
+    """Every run of digits as ``#``: ``timeout 1500ms`` and ``timeout 30000ms`` are the same failure."""
+    return _DIGITS.sub("#", text)
+
+
+def error_forms(error: str) -> tuple[str, ...]:
+    """The forms of an error a stored pattern is looked for in: as it is, as patterns are stored (no
+    markup), and with numbers as ``#``."""
+    plain = matchable_text(error)
+    return error.lower(), plain, without_numbers(plain)
+
+
+def recovery_of(step: Step) -> str:
+    """What a recovering step did, as a lesson's advice: its command, with the key for a press."""
+    how = command_name(step.action) or step.action
+    if how == "press" and step.value and re.fullmatch(r"[A-Za-z0-9+]{1,20}", step.value):
+        return f"press {step.value}"
+    return how
+
+
+_ELEMENT = re.compile(r'([a-z]{2,20}) "([^"\n]{0,40})"')
+
+
+def role_of(target: str | None) -> str | None:
+    """The role of a ``role "name"`` target (``button "Search"`` -> ``button``), else None."""
+    found = _ELEMENT.fullmatch(target or "")
+    return found.group(1) if found else None
+
+
+def named_element(target: str | None) -> str | None:
+    """A target a lesson may name: an element identity ``role "name"`` with a short name. Any other
+    target (free text, a selector, a snapshot ref that means nothing in a later run) is left out, so
+    that page text never becomes advice beyond a quoted element name."""
+    found = _ELEMENT.fullmatch(target or "")
+    return f'{found.group(1)} "{plain_text(found.group(2), 40)}"' if found else None
+
+
+def lesson_text(failed: Step, error: str, recovery: Step, *, general: bool = False) -> str:
+    """``When click on checkbox "Agree" fails with '...', try check on it instead.`` A general lesson
+    (one that holds across sites) names the element's role, never a site's own element."""
     snippet = plain_text(first_line(error), ERROR_SNIPPET).replace("'", "")
-    how = command_name(recovery.action) or recovery.action
-    if how == "press" and recovery.value and re.fullmatch(r"[A-Za-z0-9+]{1,20}", recovery.value):
-        how = f"press {recovery.value}"
-    return plain_text(f"When {failed} fails with '{snippet}', try {how} instead.", LESSON_LENGTH)
+    broken, fixed = command_name(failed.action) or failed.action, recovery_of(recovery)
+    if general:
+        role = role_of(failed.target)
+        where = f" on {'an' if role and role[0] in 'aeiou' else 'a'} {role}" if role else ""
+        return plain_text(f"When {broken}{where} fails with '{snippet}', try {fixed}{' on it' if where else ''} "
+                          "instead.", LESSON_LENGTH)
+    failed_on, recovered_on = named_element(failed.target), named_element(recovery.target)
+    where = f" on {failed_on}" if failed_on else ""
+    if recovered_on and recovered_on != failed_on:
+        instead = f"{fixed} on {recovered_on}"
+    else:
+        instead = f"{fixed} on it" if failed_on and recovered_on else fixed
+    return plain_text(f"When {broken}{where} fails with '{snippet}', try {instead} instead.", LESSON_LENGTH)
 
 
 def extract_lessons(steps: Sequence[Step]) -> list[LearnedLesson]:
@@ -121,10 +180,12 @@ def extract_lessons(steps: Sequence[Step]) -> list[LearnedLesson]:
             continue
         learned.append(
             LearnedLesson(
-                lesson=lesson_text(broken, error, recovery),
+                lesson=lesson_text(failed, error, recovery),
                 failed_command=broken,
                 error_pattern=error_pattern(error),
                 triggered_domain=_domain_or_none(recovery.url),
+                recovery=recovery_of(recovery),
+                general_lesson=lesson_text(failed, error, recovery, general=True),
             )
         )
     return learned

@@ -1,51 +1,47 @@
 """Lessons: two tiers of advice learned from failures and recoveries.
 
 Tier 1 (tool fallbacks and best practices) goes into every system prompt. Tier 2 is recalled
-when it matters: on an error that matches a lesson's command or error pattern, or on entering
-a site a lesson is about. Recalls count, lessons that recur across sites are promoted to tier 1,
-advice that keeps failing is demoted, and stale learned lessons are pruned.
+when it matters: on an error that shows a lesson's error pattern, or on entering a site a lesson
+is about. A lesson learned on one site is about that site until it has been learned on three
+distinct sites; then a general lesson holds everywhere, and one used often enough is promoted to
+tier 1. Advice that keeps failing when followed is demoted; stale learned lessons are pruned.
+Built-in lessons are labelled as such and can be turned off (``Memory.open(seed_lessons=False)``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, delete, func, insert, not_, select, update
+from sqlalchemy import Connection, and_, bindparam, case, delete, func, not_, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.errors import InvalidInput
 from ..core.models import LESSON_CATEGORIES, Lesson, Step, positive_int, validated
 from ..core.text import clean_for_prompt
-from ..core.urls import check_domain, domain_matches
+from ..core.urls import check_domain, domain_matches, site_of
 from ..store.engine import retried
-from ..store.schema import lesson_domains, lesson_runs, lessons, namespace_state
+from ..store.schema import lessons
 from ..store.scope import Scope
-from ..store.statements import insert_ignoring_duplicates, lock_rows, serialize_on
-from .learning import command_name, extract_lessons, matchable_text, plain_text
+from ..store.statements import lock_rows, serialize_on
+from .learning import LearnedLesson, command_name, extract_lessons, plain_text
+from .matching import RECALL_LIMIT, distinct_sites, lessons_for_error
+from .rows import LESSON_COLUMNS, LessonRows
+from .seeds import is_seeded, seed_namespace
 
 TIER1_CATEGORIES = ("tool_fallback", "best_practice")
 TIER1_LIMIT = 10
-RECALL_LIMIT = 3
-COMMAND_SCORE = 2
-PATTERN_SCORE = 3
 PROMOTE_USES = 5
-PROMOTE_DOMAINS = 3
+PROMOTE_DOMAINS = 3  # distinct sites (registrable domains), for both generalising and promoting
 PRUNE_AFTER_DAYS = 90
 KEEP_USES = 5  # lessons used this often are never pruned
 ERROR_SNIPPET = 120
 SYSTEM_PROMPT_HEADING = "## Lessons from experience"
-
-SEED_LESSONS = (
-    ("If fill does not work on a field, click the field to focus it, then type the text.",
-     "tool_fallback", "fill", "too many arguments"),
-    ("After typing into a search box, press Enter to submit rather than clicking the submit button: "
-     "suggestion lists often cover that button.", "best_practice", "click", "intercepts pointer"),
-    ("When an overlay, banner or popup blocks an element, press Escape to dismiss it before using the page "
-     "behind it.", "best_practice", None, "intercepts pointer"),
-)
+BUILT_IN_HEADING = "## Browsing tips"  # when no lesson was learned yet: nothing to call experience
+LEARNED_INTRO = "Earlier runs taught these lessons; follow them."
+BUILT_IN_INTRO = "Built-in defaults (general browsing advice, not learned from your runs):"
 
 _active = not_(
     and_(
@@ -54,7 +50,6 @@ _active = not_(
         lessons.c.helpful_count <= lessons.c.unhelpful_count,
     )
 )
-_LESSON_COLUMNS = [column for column in lessons.c if column.name != "namespace"]
 _SITE_LESSONS = (
     select(lessons.c.lesson_id, lessons.c.domain)
     .where(lessons.c.namespace == bindparam("ns"), lessons.c.domain.is_not(None), _active)
@@ -69,20 +64,32 @@ class ImportReport:
 
 
 class LessonStore:
-    """The lessons of one namespace."""
+    """The lessons of one namespace.
 
-    def __init__(self, scope: Scope) -> None:
+    ``seed_lessons``: True adds the built-in lessons the first time a namespace is opened and shows
+    them; False adds none and hides any added before; None adds none and shows those already there
+    (what tools that only look use).
+    """
+
+    def __init__(
+        self, scope: Scope, *, seed_lessons: bool | None = True,
+        withheld: Callable[[Connection, list[str]], set[str]] | None = None,
+    ) -> None:
         self._scope = scope
+        self._withheld = withheld
         self._ns = scope.namespace
+        self._rows = LessonRows(scope.namespace)
+        self._seed_lessons = seed_lessons
+        self._visible = _active if seed_lessons is not False else and_(_active, lessons.c.source != "seed")
 
     def open(self, *, prune: bool = True) -> None:
         """Seed a namespace the first time it is opened, and prune stale lessons (unless ``prune`` is False)."""
-        with self._scope.store.read() as conn:
-            seeded = conn.execute(
-                select(namespace_state.c.lessons_seeded_at).where(namespace_state.c.namespace == self._ns)
-            ).scalar_one_or_none()
-        if seeded is None:
-            self._seed()
+        if self._seed_lessons:
+            with self._scope.store.read() as conn:
+                seeded = is_seeded(conn, self._ns)
+            if not seeded:
+                with self._scope.store.write() as conn:
+                    seed_namespace(conn, self._rows)
         if prune:
             self.prune()
 
@@ -98,11 +105,14 @@ class LessonStore:
         *,
         triggered_domains: Iterable[str] = (),
         run_id: str | None = None,
+        recovery: str | None = None,
     ) -> Lesson:
         """Store a lesson, or count it again when an equivalent one exists.
 
-        Equivalent: the same (failed_command, error_pattern); when both are empty, the same
-        (category, domain, lesson text).
+        Equivalent: the same (failed_command, error_pattern) for the same site or for everywhere;
+        when both are empty, the same (category, domain, lesson text). ``recovery`` is what the
+        lesson tells the agent to do instead (``check``, ``press Enter``): a recalled tip counts as
+        helpful only when the next step did that and worked.
         """
         now = utcnow()
         candidate = validated(
@@ -113,6 +123,7 @@ class LessonStore:
             failed_command=_normal_command(failed_command),
             error_pattern=_normal_pattern(error_pattern),
             domain=check_domain(domain) if domain is not None else None,
+            recovery=plain_text(recovery, 100) or None if isinstance(recovery, str) else recovery,
             use_count=1,
             created_at=now,
             last_used=now,
@@ -123,40 +134,47 @@ class LessonStore:
         domains = [check_domain(name, field="triggered_domains") for name in triggered_domains]
         with self._scope.store.write() as conn:
             serialize_on(conn, f"webmem.lessons.{self._ns}")
-            existing = conn.execute(select(lessons.c.lesson_id).where(self._same_lesson(candidate))).scalars().first()
-            if existing is None:
-                conn.execute(insert(lessons).values(namespace=self._ns, lesson_id=candidate.id, **_columns(candidate)))
-                lesson_id = candidate.id
-            else:
-                lesson_id = existing
-                conn.execute(
-                    update(lessons).where(self._key(lesson_id))
-                    .values(use_count=lessons.c.use_count + 1, last_used=now)
-                )
-            self._link(conn, [lesson_id], domains, run_id, role="learned", now=now)
-            stored = self._load(conn, self._key(lesson_id))[0]
-            # Events are sent once the transaction commits, in this order: the record, then any promotion.
-            if existing is None:
-                self._scope.emit(
-                    "lesson_recorded", run_id=run_id, lesson=stored.lesson, category=stored.category,
-                    failed_command=stored.failed_command, error_pattern=stored.error_pattern,
-                )
-            else:
-                self._scope.emit(
-                    "lesson_deduplicated", run_id=run_id, lesson=stored.lesson, new_use_count=stored.use_count
-                )
-            self._promote(conn, [lesson_id])
-            stored = self._load(conn, self._key(lesson_id))[0]  # as promoted, if it was
+            lesson_id = self._count(conn, candidate, domains, run_id, now)
+            stored = self._rows.load(conn, self._rows.key(lesson_id))[0]
         return stored
+
+    def _count(
+        self, conn: Connection, candidate: Lesson, domains: Sequence[str], run_id: str | None, now: datetime
+    ) -> str:
+        """Insert ``candidate`` or count its equivalent; events go out after commit: the record, then any
+        promotion."""
+        existing = self._rows.equivalent(conn, candidate)
+        if existing is None:
+            self._rows.insert(conn, candidate)
+            lesson_id = candidate.id
+        else:
+            lesson_id = existing
+            conn.execute(
+                update(lessons).where(self._rows.key(lesson_id))
+                .values(use_count=lessons.c.use_count + 1, last_used=now)
+            )
+        self._rows.link(conn, [lesson_id], domains, run_id, role="learned", now=now)
+        stored = self._rows.load(conn, self._rows.key(lesson_id))[0]
+        if existing is None:
+            self._scope.emit(
+                "lesson_recorded", run_id=run_id, lesson=stored.lesson, category=stored.category,
+                failed_command=stored.failed_command, error_pattern=stored.error_pattern, domain=stored.domain,
+            )
+        else:
+            self._scope.emit(
+                "lesson_deduplicated", run_id=run_id, lesson=stored.lesson, new_use_count=stored.use_count
+            )
+        self._promote(conn, [lesson_id])
+        return lesson_id
 
     def tier1(self, max_items: int = TIER1_LIMIT, *, run_id: str | None = None) -> list[Lesson]:
         """Tool fallbacks and best practices, most used first, seeds first at equal use."""
         positive_int(max_items, field="max_items")
         seeds_first = case((lessons.c.source == "seed", 0), else_=1)
         with self._scope.store.read() as conn:
-            chosen = self._load(
+            chosen = self._rows.load(
                 conn,
-                and_(lessons.c.namespace == self._ns, lessons.c.category.in_(TIER1_CATEGORIES), _active),
+                and_(lessons.c.namespace == self._ns, lessons.c.category.in_(TIER1_CATEGORIES), self._visible),
                 order=[lessons.c.use_count.desc(), seeds_first, lessons.c.created_at, lessons.c.lesson_id],
                 limit=min(max_items, TIER1_LIMIT),
             )
@@ -164,21 +182,24 @@ class LessonStore:
         return chosen
 
     def system_prompt_section(self, *, run_id: str | None = None) -> str:
-        """Tier 1 as a system-prompt section; empty string when there is none."""
+        """Tier 1 as a system-prompt section, learned lessons apart from built-in ones; '' when there is none."""
         chosen = self.tier1(run_id=run_id)
         if not chosen:
             return ""
-        lines = [SYSTEM_PROMPT_HEADING, "", "Earlier runs taught these lessons; follow them."]
-        lines += [f"- {clean_for_prompt(item.lesson, 500)}" for item in chosen]
+        learned = any(item.source != "seed" for item in chosen)
+        lines = [SYSTEM_PROMPT_HEADING if learned else BUILT_IN_HEADING]
+        for intro, group in ((LEARNED_INTRO, [item for item in chosen if item.source != "seed"]),
+                             (BUILT_IN_INTRO, [item for item in chosen if item.source == "seed"])):
+            if group:
+                lines += ["", intro, *(f"- {clean_for_prompt(item.lesson, 500)}" for item in group)]
         return "\n".join(lines)
 
     @retried
     def recall_on_error(
         self, command: str, error: str, *, domain: str | None = None, run_id: str | None = None
     ) -> list[Lesson]:
-        """Up to three lessons for a failed command: +2 for the same command, +3 for the error pattern.
-
-        Lessons about one site are only recalled on that site (when ``domain`` is given).
+        """Up to three lessons whose error pattern the error shows (and whose command it is, when they
+        name one). Lessons about one site are only recalled on that site (when ``domain`` is given).
         """
         site = check_domain(domain) if domain is not None else None
         now = utcnow()
@@ -194,29 +215,13 @@ class LessonStore:
         """The lessons :meth:`recall_on_error` would recall, without counting a use (for inspection)."""
         site = check_domain(domain) if domain is not None else None
         with self._scope.store.read() as conn:
-            ids = self._matching_error(conn, command, error, site)
-            found = {item.id: item for item in self._load(conn, self._ids(ids))} if ids else {}
-        return [found[lesson_id] for lesson_id in ids]
+            return self._in_order(conn, self._matching_error(conn, command, error, site))
 
     def _matching_error(self, conn: Connection, command: str, error: str, site: str | None) -> list[str]:
         if not isinstance(command, str) or not isinstance(error, str):
             raise InvalidInput("command and error: expected strings")
-        name = command_name(command) or ""
-        # A pattern may name something inside markup (an element id) or be a first line stored without markup:
-        # look for it in the error as it is and as patterns are stored.
-        forms = (error.lower(), matchable_text(error))
-        pool = conn.execute(select(*_LESSON_COLUMNS).where(lessons.c.namespace == self._ns, _active)).all()
-        scored = []
-        for row in pool:
-            if row.domain is not None and (site is None or not domain_matches(row.domain, site)):
-                continue
-            score = (COMMAND_SCORE if row.failed_command and row.failed_command == name else 0) + (
-                PATTERN_SCORE if row.error_pattern and any(row.error_pattern in form for form in forms) else 0
-            )
-            if score > 0:
-                scored.append((-score, -row.use_count, row.source != "seed", row.lesson_id))
-        scored.sort()
-        return [key[-1] for key in scored[:RECALL_LIMIT]]
+        pool = conn.execute(select(*LESSON_COLUMNS).where(lessons.c.namespace == self._ns, self._visible)).all()
+        return self._not_held_back(conn, lessons_for_error(pool, command, error, site))[:RECALL_LIMIT]
 
     @retried
     def recall_on_domain(self, domain: str, *, run_id: str | None = None) -> list[Lesson]:
@@ -239,27 +244,72 @@ class LessonStore:
         """The lessons :meth:`recall_on_domain` would recall, without counting a use (for previews)."""
         site = check_domain(domain)
         with self._scope.store.read() as conn:
-            ids = self._about_site(conn, site)
-            found = {item.id: item for item in self._load(conn, self._ids(ids))} if ids else {}
-        return [found[lesson_id] for lesson_id in ids]
+            return self._in_order(conn, self._about_site(conn, site))
 
     def _about_site(self, conn: Connection, site: str) -> list[str]:
         pool = conn.execute(_SITE_LESSONS, {"ns": self._ns}).all()
-        return [row.lesson_id for row in pool if domain_matches(row.domain, site)][:RECALL_LIMIT]
+        about = [row.lesson_id for row in pool if domain_matches(row.domain, site)]
+        return self._not_held_back(conn, about)[:RECALL_LIMIT]
+
+    def _not_held_back(self, conn: Connection, ids: list[str]) -> list[str]:
+        """Leave out lessons the outcome gate withholds (``withheld``: runs given them kept failing)."""
+        withheld = self._withheld(conn, ids) if self._withheld is not None and ids else set()
+        return [lesson_id for lesson_id in ids if lesson_id not in withheld]
+
+    def _in_order(self, conn: Connection, ids: list[str]) -> list[Lesson]:
+        found = {item.id: item for item in self._rows.load(conn, self._rows.ids(ids))} if ids else {}
+        return [found[lesson_id] for lesson_id in ids]
 
     @retried
     def extract_from_steps(self, steps: Sequence[Step], *, run_id: str | None = None) -> list[Lesson]:
-        """Learn from every failed step directly followed by a different step that worked."""
+        """Learn from every failed step directly followed by a different step that worked.
+
+        The lesson is about the site it happened on; once the same failure and recovery have been
+        learned on three distinct sites, a general lesson (naming roles, not one site's elements)
+        holds everywhere.
+        """
         if isinstance(steps, str | bytes) or not all(isinstance(step, Step) for step in steps):
             raise InvalidInput("steps: expected a list of webmem.Step records")
-        with self._scope.store.write():
-            return [
-                self.record(
-                    found.lesson, "error_recovery", found.failed_command, found.error_pattern,
-                    triggered_domains=[found.triggered_domain] if found.triggered_domain else [], run_id=run_id,
-                )
-                for found in extract_lessons(steps)
-            ]
+        learned = []
+        with self._scope.store.write() as conn:
+            serialize_on(conn, f"webmem.lessons.{self._ns}")
+            for found in extract_lessons(steps):
+                lesson_id = self._learn(conn, found, run_id)
+                learned.append(self._rows.load(conn, self._rows.key(lesson_id))[0])
+        return learned
+
+    def _learn(self, conn: Connection, found: LearnedLesson, run_id: str | None) -> str:
+        now = utcnow()
+        site = site_of(found.triggered_domain) if found.triggered_domain else None
+        domains = [found.triggered_domain] if found.triggered_domain else []
+        candidate = Lesson(
+            id=new_id("lesson"), lesson=found.lesson, category="error_recovery", failed_command=found.failed_command,
+            error_pattern=found.error_pattern, domain=site, recovery=found.recovery, use_count=1,
+            created_at=now, last_used=now,
+        )
+        lesson_id = self._count(conn, candidate, domains, run_id, now)
+        if site is not None:
+            self._generalise(conn, found, run_id, now)
+        return lesson_id
+
+    def _generalise(self, conn: Connection, found: LearnedLesson, run_id: str | None, now: datetime) -> None:
+        """Once one failure and recovery were learned on three distinct sites, keep a lesson for everywhere."""
+        sightings = self._rows.sightings(conn, found.failed_command, found.error_pattern)
+        if any(item.domain is None for item in sightings):
+            return
+        domains = sorted({domain for item in sightings for domain in item.triggered_domains})
+        sites = distinct_sites(domains)
+        if len(sites) < PROMOTE_DOMAINS:
+            return
+        general = Lesson(
+            id=new_id("lesson"), lesson=found.general_lesson, category="error_recovery",
+            failed_command=found.failed_command, error_pattern=found.error_pattern, recovery=found.recovery,
+            use_count=sum(item.use_count for item in sightings), created_at=now, last_used=now,
+        )
+        self._rows.insert(conn, general)
+        self._rows.link(conn, [general.id], domains, run_id, role="learned", now=now)
+        self._scope.emit("lesson_generalised", run_id=run_id, lesson=general.lesson, sites=sorted(sites))
+        self._promote(conn, [general.id])
 
     @retried
     def rate(self, lesson_ids: Sequence[str], *, helpful: bool, run_id: str | None = None) -> None:
@@ -268,10 +318,10 @@ class LessonStore:
             return
         column = lessons.c.helpful_count if helpful else lessons.c.unhelpful_count
         with self._scope.store.write() as conn:
-            lock_rows(conn, lessons, self._ids(lesson_ids))
-            before = {item.id: item.demoted for item in self._load(conn, self._ids(lesson_ids))}
-            conn.execute(update(lessons).where(self._ids(lesson_ids)).values({column: column + 1}))
-            after = self._load(conn, self._ids(lesson_ids))
+            lock_rows(conn, lessons, self._rows.ids(lesson_ids))
+            before = {item.id: item.demoted for item in self._rows.load(conn, self._rows.ids(lesson_ids))}
+            conn.execute(update(lessons).where(self._rows.ids(lesson_ids)).values({column: column + 1}))
+            after = self._rows.load(conn, self._rows.ids(lesson_ids))
         for item in after:
             if item.demoted and not before.get(item.id, True):
                 self._scope.emit(
@@ -300,7 +350,7 @@ class LessonStore:
     def get(self, lesson_id: str) -> Lesson:
         """The lesson with this id; ``NotFound`` when there is none in the namespace."""
         with self._scope.store.read() as conn:
-            found = self._load(conn, self._key(lesson_id))
+            found = self._rows.load(conn, self._rows.key(lesson_id))
         if not found:
             raise InvalidInput(f"lesson_id: no lesson {lesson_id!r} in namespace {self._ns!r}")
         return found[0]
@@ -327,14 +377,16 @@ class LessonStore:
         return ImportReport(added=added, merged=merged)
 
     def list(self, category: str | None = None, domain: str | None = None) -> list[Lesson]:  # noqa: A003
-        """Every lesson, tier 1 first, then most used first."""
+        """Every lesson, tier 1 first, then most used first (built-in ones only when they are in use)."""
         condition = lessons.c.namespace == self._ns
+        if self._seed_lessons is False:
+            condition = and_(condition, lessons.c.source != "seed")
         if category is not None:
             if category not in LESSON_CATEGORIES:
                 raise InvalidInput(f"category: {category!r} is not one of {', '.join(LESSON_CATEGORIES)}")
             condition = and_(condition, lessons.c.category == category)
         with self._scope.store.read() as conn:
-            found = self._load(conn, condition, order=[lessons.c.use_count.desc(), lessons.c.lesson_id])
+            found = self._rows.load(conn, condition, order=[lessons.c.use_count.desc(), lessons.c.lesson_id])
         if domain is not None:
             site = check_domain(domain)
             found = [item for item in found if item.domain and domain_matches(item.domain, site)]
@@ -342,48 +394,30 @@ class LessonStore:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _seed(self) -> None:
-        now = utcnow()
-        with self._scope.store.write() as conn:
-            insert_ignoring_duplicates(conn, namespace_state, [{"namespace": self._ns, "lessons_seeded_at": None}])
-            claimed = conn.execute(
-                update(namespace_state)
-                .where(namespace_state.c.namespace == self._ns, namespace_state.c.lessons_seeded_at.is_(None))
-                .values(lessons_seeded_at=now)
-            ).rowcount
-            if not claimed:  # another process seeded this namespace first
-                return
-            for text, category, failed, pattern in SEED_LESSONS:
-                seed = Lesson(
-                    id=new_id("lesson"), lesson=text, category=category, failed_command=failed,
-                    error_pattern=pattern, use_count=0, created_at=now, last_used=now, source="seed",
-                )
-                if conn.execute(select(lessons.c.lesson_id).where(self._same_lesson(seed))).first() is None:
-                    conn.execute(insert(lessons).values(namespace=self._ns, lesson_id=seed.id, **_columns(seed)))
-
     def _use(
         self, conn: Connection, ids: list[str], site: str | None, run_id: str | None, now: datetime
     ) -> list[Lesson]:
         """Count a recall atomically: use_count, last_used, triggered domain, provenance."""
         if not ids:
             return []
-        lock_rows(conn, lessons, self._ids(ids))
-        conn.execute(update(lessons).where(self._ids(ids)).values(use_count=lessons.c.use_count + 1, last_used=now))
-        self._link(conn, ids, [site] if site else [], run_id, role="recalled", now=now)
+        lock_rows(conn, lessons, self._rows.ids(ids))
+        conn.execute(
+            update(lessons).where(self._rows.ids(ids)).values(use_count=lessons.c.use_count + 1, last_used=now)
+        )
+        self._rows.link(conn, ids, [site] if site else [], run_id, role="recalled", now=now)
         self._promote(conn, ids)
-        fresh = {item.id: item for item in self._load(conn, self._ids(ids))}
-        return [fresh[lesson_id] for lesson_id in ids]
+        return self._in_order(conn, ids)
 
     def _promote(self, conn: Connection, lesson_ids: Sequence[str]) -> None:
-        """error_recovery lessons for any site, used 5+ times on 3+ sites, become best practices."""
-        for item in self._load(conn, self._ids(lesson_ids)):
+        """error_recovery lessons for everywhere, used 5+ times on 3+ distinct sites, become best practices."""
+        for item in self._rows.load(conn, self._rows.ids(lesson_ids)):
             if (
                 item.category == "error_recovery" and item.domain is None and not item.demoted
-                and item.use_count >= PROMOTE_USES and len(item.triggered_domains) >= PROMOTE_DOMAINS
+                and item.use_count >= PROMOTE_USES and len(distinct_sites(item.triggered_domains)) >= PROMOTE_DOMAINS
             ):
                 changed = conn.execute(
                     update(lessons)
-                    .where(self._key(item.id), lessons.c.category == "error_recovery")
+                    .where(self._rows.key(item.id), lessons.c.category == "error_recovery")
                     .values(category="best_practice")
                 ).rowcount
                 if changed:
@@ -392,94 +426,22 @@ class LessonStore:
                         triggered_domains=item.triggered_domains,
                     )
 
-    def _link(
-        self, conn: Connection, lesson_ids: Sequence[str], domains: Sequence[str], run_id: str | None,
-        *, role: str, now: datetime,
-    ) -> None:
-        insert_ignoring_duplicates(conn, lesson_domains, [
-            {"namespace": self._ns, "lesson_id": lesson_id, "domain": domain, "first_seen": now}
-            for lesson_id in lesson_ids for domain in domains
-        ])
-        if run_id is not None:
-            insert_ignoring_duplicates(conn, lesson_runs, [
-                {"namespace": self._ns, "lesson_id": lesson_id, "run_id": run_id, "role": role, "at": now}
-                for lesson_id in lesson_ids
-            ])
-
     def _merge_imported(self, conn: Connection, entry: Lesson) -> bool:
         """Insert an imported lesson, or merge it into its equivalent (max counts, union of domains)."""
         serialize_on(conn, f"webmem.lessons.{self._ns}")
-        existing = conn.execute(select(lessons.c.lesson_id).where(self._same_lesson(entry))).scalars().first()
+        existing = self._rows.equivalent(conn, entry)
         if existing is None:
-            conn.execute(insert(lessons).values(namespace=self._ns, lesson_id=entry.id, **_columns(entry)))
+            self._rows.insert(conn, entry)
             lesson_id = entry.id
         else:
             lesson_id = existing
-            conn.execute(update(lessons).where(self._key(existing)).values(
+            conn.execute(update(lessons).where(self._rows.key(existing)).values(
                 use_count=case((lessons.c.use_count < entry.use_count, entry.use_count), else_=lessons.c.use_count),
                 last_used=case((lessons.c.last_used < entry.last_used, entry.last_used), else_=lessons.c.last_used),
             ))
-        self._link(conn, [lesson_id], entry.triggered_domains, None, role="learned", now=entry.last_used)
+        self._rows.link(conn, [lesson_id], entry.triggered_domains, None, role="learned", now=entry.last_used)
         self._promote(conn, [lesson_id])
         return existing is not None
-
-    def _same_lesson(self, candidate: Lesson) -> Any:
-        if candidate.failed_command is None and candidate.error_pattern is None:
-            return and_(
-                lessons.c.namespace == self._ns,
-                lessons.c.failed_command.is_(None),
-                lessons.c.error_pattern.is_(None),
-                lessons.c.category == candidate.category,
-                lessons.c.domain.is_not_distinct_from(candidate.domain),
-                lessons.c.lesson == candidate.lesson,
-            )
-        return and_(
-            lessons.c.namespace == self._ns,
-            lessons.c.failed_command.is_not_distinct_from(candidate.failed_command),
-            lessons.c.error_pattern.is_not_distinct_from(candidate.error_pattern),
-        )
-
-    def _key(self, lesson_id: str) -> Any:
-        return and_(lessons.c.namespace == self._ns, lessons.c.lesson_id == lesson_id)
-
-    def _ids(self, lesson_ids: Sequence[str]) -> Any:
-        return and_(lessons.c.namespace == self._ns, lessons.c.lesson_id.in_(list(lesson_ids)))
-
-    def _load(
-        self, conn: Connection, condition: Any, *, order: Sequence[Any] | None = None, limit: int | None = None
-    ) -> list[Lesson]:
-        query = select(*_LESSON_COLUMNS).where(condition)
-        query = query.order_by(*(order or [lessons.c.created_at, lessons.c.lesson_id]))
-        if limit is not None:
-            query = query.limit(limit)
-        rows = conn.execute(query).all()
-        if not rows:
-            return []
-        ids = [row.lesson_id for row in rows]
-        domains: dict[str, list[str]] = {lesson_id: [] for lesson_id in ids}
-        for row in conn.execute(
-            select(lesson_domains.c.lesson_id, lesson_domains.c.domain)
-            .where(lesson_domains.c.namespace == self._ns, lesson_domains.c.lesson_id.in_(ids))
-            .order_by(lesson_domains.c.first_seen, lesson_domains.c.domain)
-        ):
-            domains[row.lesson_id].append(row.domain)
-        runs: dict[tuple[str, str], list[str]] = {}
-        for row in conn.execute(
-            select(lesson_runs.c.lesson_id, lesson_runs.c.role, lesson_runs.c.run_id)
-            .where(lesson_runs.c.namespace == self._ns, lesson_runs.c.lesson_id.in_(ids))
-            .order_by(lesson_runs.c.at, lesson_runs.c.run_id)
-        ):
-            runs.setdefault((row.lesson_id, row.role), []).append(row.run_id)
-        return [
-            Lesson.model_validate({
-                **{key: value for key, value in row._mapping.items() if key != "lesson_id"},
-                "id": row.lesson_id,
-                "triggered_domains": domains[row.lesson_id],
-                "learned_from": runs.get((row.lesson_id, "learned"), []),
-                "recalled_in": runs.get((row.lesson_id, "recalled"), []),
-            })
-            for row in rows
-        ]
 
 
 def _normal_command(command: object) -> object:
@@ -492,9 +454,3 @@ def _normal_pattern(pattern: object) -> object:
     if pattern is None or not isinstance(pattern, str):
         return pattern
     return plain_text(pattern.lower(), 200) or None
-
-
-
-def _columns(item: Lesson) -> dict[str, Any]:
-    """The lesson's own columns (its links to domains and runs live in other tables)."""
-    return item.model_dump(exclude={"id", "triggered_domains", "learned_from", "recalled_in"})

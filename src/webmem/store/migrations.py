@@ -385,6 +385,37 @@ def _replay_outcomes(conn: Connection) -> None:
         _namespace_policy(conn, "replay_gates")
 
 
+def _advice_outcomes(conn: Connection) -> None:
+    """What a lesson tells the agent to do instead (so that following it can be told from ignoring it),
+    and how runs ended that were given a piece of advice or a part of the context."""
+    conn.execute(text("ALTER TABLE lessons ADD COLUMN recovery VARCHAR(200)"))
+    Table(
+        "advice_items", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("kind", String(32), primary_key=True),
+        Column("item", String(200), primary_key=True),
+        Column("given", Integer, nullable=False),
+        Column("successes", Integer, nullable=False),
+        Column("status", String(32), nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    Table(
+        "advice_parts", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("site", String(200), primary_key=True),
+        Column("part", String(32), primary_key=True),
+        Column("given", Integer, nullable=False),
+        Column("given_successes", Integer, nullable=False),
+        Column("absent", Integer, nullable=False),
+        Column("absent_successes", Integer, nullable=False),
+        Column("off_reason", Text),
+        Column("updated_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    if conn.dialect.name == "postgresql":
+        _namespace_policy(conn, "advice_items")
+        _namespace_policy(conn, "advice_parts")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
@@ -396,6 +427,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008_replay_templates", _replay_templates),
     Migration("0009_goal_index", _goal_index),
     Migration("0010_replay_outcomes", _replay_outcomes),
+    Migration("0011_advice_outcomes", _advice_outcomes),
 )
 
 

@@ -139,6 +139,32 @@ replay_gates = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+advice_items = Table(
+    "advice_items",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("kind", String(SHORT), primary_key=True),  # reference (a trajectory) or lesson
+    Column("item", String(NAME), primary_key=True),
+    Column("given", Integer, nullable=False),
+    Column("successes", Integer, nullable=False),
+    Column("status", String(SHORT), nullable=False),  # given, demoted or withheld
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+advice_parts = Table(
+    "advice_parts",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("site", String(NAME), primary_key=True),
+    Column("part", String(SHORT), primary_key=True),
+    Column("given", Integer, nullable=False),
+    Column("given_successes", Integer, nullable=False),
+    Column("absent", Integer, nullable=False),
+    Column("absent_successes", Integer, nullable=False),
+    Column("off_reason", Text),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
 sessions = Table(
     "sessions",
     metadata,
@@ -201,6 +227,7 @@ lessons = Table(
     Column("failed_command", String(NAME)),
     Column("error_pattern", String(NAME)),
     Column("domain", String(NAME)),
+    Column("recovery", String(NAME)),
     Column("use_count", Integer, nullable=False),
     Column("helpful_count", Integer, nullable=False),
     Column("unhelpful_count", Integer, nullable=False),

@@ -17,7 +17,7 @@ class Scope:
     events: EventLog
     secrets: SecretRegistry
 
-    def emit(self, kind: str, *, run_id: str | None = None, **fields: Any) -> None:
+    def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> None:
         """Report an event once the surrounding transaction has committed (at once outside one)."""
         self.store.after_commit(lambda: self.events.emit(kind, run_id=run_id, **fields))
 

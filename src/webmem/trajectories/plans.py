@@ -10,6 +10,7 @@ step where it failed, and a shape whose replays failed repeatedly is not replaye
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,17 +101,31 @@ def plan_for(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
     return plan
 
 
-def replayable(steps: list[Step]) -> list[Step]:
+def replayable(steps: Sequence[Step]) -> list[Step]:
     """The steps that did something: without failed steps, without the repeats of a step retried in
     place, and without a value that a later fill or selection of the same field replaced."""
-    kept: list[Step] = []
+    return [steps[index] for index in path_taken(steps)]
+
+
+def path_taken(steps: Sequence[Step]) -> list[int]:
+    """The indices of the steps that :func:`replayable` keeps, in order."""
+    kept: list[int] = []
     for index, step in enumerate(steps):
         if not step.ok or step.action in _NOT_REPLAYED or _superseded(steps, index):
             continue
-        if kept and _same_act(kept[-1], step):
+        if kept and _same_act(steps[kept[-1]], step):
             continue
-        kept.append(step)
+        kept.append(index)
     return kept
+
+
+def instructive_failures(steps: Sequence[Step]) -> list[int]:
+    """The indices of the failed steps the run learned from: each one directly followed by a different
+    action that succeeded (a failed step followed by its own successful retry taught nothing)."""
+    return [
+        index for index, (step, following) in enumerate(zip(steps, steps[1:]))
+        if not step.ok and following.ok and not _same_act(step, following)
+    ]
 
 
 def read_gate(conn: Connection, namespace: str, origin: str, shape: str) -> ReplayGate:
@@ -164,7 +179,7 @@ def _same_field(one: Step, other: Step) -> bool:
     return (one.target, one.selector, one.target_index) == (other.target, other.selector, other.target_index)
 
 
-def _superseded(steps: list[Step], index: int) -> bool:
+def _superseded(steps: Sequence[Step], index: int) -> bool:
     step = steps[index]
     if step.action not in _SETTING or not (step.target or step.selector):
         return False

@@ -189,19 +189,37 @@ def _filled_text(text: str | None, values: dict[int, str], *, strict: bool) -> t
     reasons: list[str] = []
 
     def filled(match: re.Match[str]) -> str:
-        number, names = int(match.group(1)), tuple(match.group(2).split("|")[1:])
-        if number not in values:
-            if strict or names:
-                reasons.append("no value for {%d}" % number)
-            return match.group()
-        derived, why = derive(values[number], names)
-        if derived is None:
-            reasons.append('value of {%d} "%s": %s' % (number, values[number], why))
-            return match.group()
-        return derived
+        derived, why = _slot_value(match, values)
+        if derived is None and (strict or match.group(2) or int(match.group(1)) in values):
+            reasons.append(why)
+        return match.group() if derived is None else derived
 
     result = SLOT_REFERENCE.sub(filled, text)
     return (None, reasons[0]) if reasons else (result, None)
+
+
+def filled_or(text: str | None, values: dict[int, str], missing: str) -> str | None:
+    """``text`` with each slot replaced by the value it stands for under ``values``, or by ``missing``
+    when it stands for none (no value for it, or its conversions cannot derive one)."""
+    if not text:
+        return text
+
+    def filled(match: re.Match[str]) -> str:
+        derived = _slot_value(match, values)[0]
+        return missing if derived is None else derived
+
+    return SLOT_REFERENCE.sub(filled, text)
+
+
+def _slot_value(match: re.Match[str], values: dict[int, str]) -> tuple[str | None, str]:
+    """The value a slot reference stands for under ``values`` (and ""), or None and why there is none."""
+    number, names = int(match.group(1)), tuple(match.group(2).split("|")[1:])
+    if number not in values:
+        return None, "no value for {%d}" % number
+    derived, why = derive(values[number], names)
+    if derived is None:
+        return None, 'value of {%d} "%s": %s' % (number, values[number], why)
+    return derived, ""
 
 
 def _compound_spans(goal: str) -> list[GoalValue]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -24,7 +24,6 @@ from ..core.models import (
     positive_int,
     validated,
 )
-from ..core.text import clean_for_prompt
 from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
 from ..store.schema import trajectories
@@ -35,12 +34,12 @@ from .index import GoalIndex, bump_origin, store_vectors
 from .plans import ReplayPlan, plan_for, read_gate, record_outcome, replayable, shape_of
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
+from .reference import format_reference as reference_text
 from .slots import GOAL_VALUE, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
 DECODED_WINNERS = 256  # trajectories kept decoded after they won a match (they never change)
-_STEP_TEXT_LIMIT = 160
 _TRAJECTORY_FIELDS = (
     "trajectory_id", "run_id", "goal", "origin", "domain", "success", "duration_ms", "model", "created_at",
     "steps", "goal_template", "replay_steps",
@@ -67,9 +66,10 @@ class TrajectoryStore:
 
     def __init__(
         self, scope: Scope, *, ttl_days: float, similarity_threshold: float, trace_scoring: bool,
-        goal_embedder: Embedder | None = None,
+        goal_embedder: Embedder | None = None, demoted: Callable[[Connection, list[str]], set[str]] | None = None,
     ) -> None:
         self._scope = scope
+        self._demoted = demoted  # trajectories whose followers kept failing: never replayed
         self._ns = scope.namespace
         self.ttl_days = ttl_days
         self.similarity_threshold = similarity_threshold
@@ -184,13 +184,15 @@ class TrajectoryStore:
     def get(self, trajectory_id: str) -> Trajectory:
         """The trajectory with this id; ``TrajectoryNotFound`` when there is none in the namespace."""
         with self._scope.store.read() as conn:
-            found = self._load(conn, trajectory_id)
+            found = self._load(conn, trajectory_id, cached=False)
         if found is None:
             raise TrajectoryNotFound(f"trajectory_id: no trajectory {trajectory_id!r} in namespace {self._ns!r}")
         return found
 
-    def _load(self, conn: Connection, trajectory_id: str) -> Trajectory | None:
-        if trajectory_id in self._decoded:
+    def _load(self, conn: Connection, trajectory_id: str, *, cached: bool = True) -> Trajectory | None:
+        """``cached``: the id comes from the goal index read in this transaction, so a decoded copy is
+        current; any other id is read again (another process may have deleted it)."""
+        if cached and trajectory_id in self._decoded:
             self._decoded.move_to_end(trajectory_id)
             return self._decoded[trajectory_id]
         row = conn.execute(_BY_ID, {"ns": self._ns, "id": trajectory_id}).first()
@@ -307,7 +309,10 @@ class TrajectoryStore:
                 )
             ]
             fitting.sort(key=lambda stored: (stored.created_at, stored.id), reverse=True)
+            demoted = self._demoted(conn, [stored.id for stored in fitting]) if self._demoted and fitting else set()
             for stored in fitting:
+                if stored.id in demoted:  # runs given it kept failing: never replayed blind again
+                    continue
                 trajectory = self._load(conn, stored.id)
                 plan = plan_for(trajectory, wanted) if trajectory is not None else None
                 if plan is None:
@@ -331,7 +336,7 @@ class TrajectoryStore:
         if not isinstance(report, ReplayReport):
             raise InvalidInput("report: expected a webmem.ReplayReport")
         with self._scope.store.write() as conn:
-            trajectory = self._load(conn, report.trajectory_id)
+            trajectory = self._load(conn, report.trajectory_id, cached=False)
             if trajectory is not None:
                 record_outcome(conn, self._ns, trajectory.origin, shape_of(trajectory), report.outcome, report.step,
                                run_succeeded=success)
@@ -345,14 +350,9 @@ class TrajectoryStore:
         return self.match(goal, origin=origin, exclude_run_id=exclude_run_id, trace_scoring=trace_scoring).best
 
     @staticmethod
-    def format_reference(trajectory: Trajectory) -> str:
-        """The trajectory as prompt text: the goal, then one numbered line per step."""
-        lines = [
-            f"Goal: {clean_for_prompt(trajectory.goal, 300)}",
-            f"Steps ({len(trajectory.steps)} total):",
-        ]
-        lines += [f"  {number}. {_describe_step(step)}" for number, step in enumerate(trajectory.steps, start=1)]
-        return "\n".join(lines)
+    def format_reference(trajectory: Trajectory, *, goal: str | None = None) -> str:
+        """The trajectory as prompt text, for the current ``goal`` when given (see :mod:`.reference`)."""
+        return reference_text(trajectory, goal=goal)
 
     def prune(self, *, now: datetime | None = None) -> int:
         """Delete trajectories older than the TTL; returns how many went."""
@@ -369,6 +369,18 @@ class TrajectoryStore:
             self._decoded.pop(row.trajectory_id, None)
         if deleted:
             self._scope.emit("trajectories_pruned", count=deleted, ttl_days=self.ttl_days)
+        return int(deleted)
+
+    def delete(self, conn: Connection, trajectory_ids: Sequence[str]) -> int:
+        """Internal (``Memory.forget``): delete these trajectories in the caller's write transaction,
+        raising their origins' removals so that recall in every process reads those origins again."""
+        chosen = (trajectories.c.namespace == self._ns, trajectories.c.trajectory_id.in_(list(trajectory_ids)))
+        origins = conn.execute(select(trajectories.c.origin).where(*chosen).distinct()).scalars().all()
+        deleted = conn.execute(delete(trajectories).where(*chosen)).rowcount
+        for origin in sorted(origins):
+            bump_origin(conn, self._ns, origin, removed=1)
+        for trajectory_id in trajectory_ids:
+            self._decoded.pop(trajectory_id, None)
         return int(deleted)
 
     def _judge(
@@ -435,19 +447,6 @@ def _redacted_step(step: Step, scope: Scope) -> Step:
         step.value, target=step.target, selector=step.selector, secret=False
     )
     return step.model_copy(update={"value": value, **{name: scope.redact(getattr(step, name)) for name in fields}})
-
-
-def _describe_step(step: Step) -> str:
-    target = step.target or step.selector or ""
-    words = [step.action, clean_for_prompt(target, _STEP_TEXT_LIMIT)]
-    if step.value is not None:
-        words.append(f'"{clean_for_prompt(step.value, _STEP_TEXT_LIMIT)}"')
-    line = " ".join(word for word in words if word)
-    if step.url:
-        line += f" (on {clean_for_prompt(step.url, _STEP_TEXT_LIMIT)})"
-    if step.verified:
-        line += " [verified]"
-    return line
 
 
 def _verdict(

@@ -1,0 +1,166 @@
+"""What memory gave each run, and how the run ended: the gate that keeps memory from making an agent worse.
+
+A run notes the advice it was given (the reference trajectory, the lessons recalled for it) and the
+parts of its context that were included. When it finishes, each piece of advice counts a run given
+it and whether it succeeded. Advice whose followers keep failing is demoted (no longer replayed) and
+then withheld. Per site, a part of the context (known selectors, the reference, tips...) whose runs
+succeed measurably less often than runs without it is turned off there, with an event saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from sqlalchemy import Connection, and_, select
+
+from .core.clock import utcnow
+from .store.schema import advice_items, advice_parts
+from .store.scope import Scope
+from .store.statements import lock_rows, upsert
+
+GATED_PARTS = (
+    "session_history", "site_tips", "episode_advice", "reference_trajectory", "app_knowledge", "known_selectors",
+)
+DEMOTE_AFTER_FAILURES = 2
+WITHHOLD_AFTER_FAILURES = 4
+PART_MIN_RUNS = 5  # runs with and runs without a part before it may be judged
+PART_MARGIN = 0.25  # how much lower the success rate with a part must be to turn it off
+
+
+@dataclass
+class GivenAdvice:
+    """What one run was given so far: parts of its context that were included, and pieces of advice."""
+
+    parts: set[str] = field(default_factory=set)
+    items: set[tuple[str, str]] = field(default_factory=set)
+
+    def note_parts(self, included: Iterable[str]) -> None:
+        self.parts.update(name for name in included if name in GATED_PARTS)
+
+    def note(self, kind: str, item_ids: Iterable[str]) -> None:
+        self.items.update((kind, item_id) for item_id in item_ids)
+
+
+@dataclass(frozen=True)
+class AdviceRecord:
+    """How the runs that were given one piece of advice ended."""
+
+    kind: str
+    item: str
+    given: int
+    successes: int
+    status: str  # given, demoted or withheld
+
+    @property
+    def failures(self) -> int:
+        return self.given - self.successes
+
+
+def status_for(given: int, successes: int) -> str:
+    """Demoted after 2 failed runs when failures outnumber successes; withheld after 4 when they are
+    more than twice the successes."""
+    failures = given - successes
+    if failures >= WITHHOLD_AFTER_FAILURES and failures > 2 * successes:
+        return "withheld"
+    if failures >= DEMOTE_AFTER_FAILURES and failures > successes:
+        return "demoted"
+    return "given"
+
+
+def part_verdict(given: int, given_successes: int, absent: int, absent_successes: int) -> str | None:
+    """Why a part should be turned off on a site, or None while the evidence does not say so."""
+    if given < PART_MIN_RUNS or absent < PART_MIN_RUNS:
+        return None
+    with_part, without = given_successes / given, absent_successes / absent
+    if with_part + PART_MARGIN > without:
+        return None
+    return (f"runs given it succeeded {given_successes} of {given} times ({with_part:.0%}), "
+            f"runs without it {absent_successes} of {absent} ({without:.0%})")
+
+
+class AdviceOutcomes:
+    """The outcome gate of one namespace."""
+
+    def __init__(self, scope: Scope) -> None:
+        self._scope = scope
+        self._ns = scope.namespace
+
+    def record(self, conn: Connection, *, site: str, given: GivenAdvice, success: bool, run_id: str) -> None:
+        """Count a finished run against what it was given (inside the caller's write transaction)."""
+        now = utcnow()
+        for kind, item in sorted(given.items):
+            self._count_item(conn, kind, item, success, run_id, now)
+        for part in GATED_PARTS:
+            self._count_part(conn, site, part, part in given.parts, success, run_id, now)
+
+    def _count_item(self, conn: Connection, kind: str, item: str, success: bool, run_id: str, now: datetime) -> None:
+        key = and_(advice_items.c.namespace == self._ns, advice_items.c.kind == kind, advice_items.c.item == item)
+        lock_rows(conn, advice_items, key)
+        row = conn.execute(select(advice_items.c.given, advice_items.c.successes, advice_items.c.status)
+                           .where(key)).first()
+        given, successes, before = (row.given, row.successes, row.status) if row else (0, 0, "given")
+        given, successes = given + 1, successes + int(success)
+        status = status_for(given, successes)
+        upsert(conn, advice_items, {
+            "namespace": self._ns, "kind": kind, "item": item, "given": given, "successes": successes,
+            "status": status, "updated_at": now,
+        }, update=["given", "successes", "status", "updated_at"])
+        if status != before:
+            event = "advice_restored" if status == "given" else f"advice_{status}"
+            self._scope.emit(event, run_id=run_id, kind=kind, item=item, given=given, successes=successes)
+
+    def _count_part(
+        self, conn: Connection, site: str, part: str, was_given: bool, success: bool, run_id: str, now: datetime
+    ) -> None:
+        key = and_(advice_parts.c.namespace == self._ns, advice_parts.c.site == site, advice_parts.c.part == part)
+        lock_rows(conn, advice_parts, key)
+        row = conn.execute(select(advice_parts).where(key)).first()
+        counts = [row.given, row.given_successes, row.absent, row.absent_successes] if row else [0, 0, 0, 0]
+        if row is not None and row.off_reason:
+            return  # turned off: nothing more to learn from runs that never get it
+        offset = 0 if was_given else 2
+        counts[offset] += 1
+        counts[offset + 1] += int(success)
+        reason = part_verdict(*counts)
+        upsert(conn, advice_parts, {
+            "namespace": self._ns, "site": site, "part": part, "given": counts[0], "given_successes": counts[1],
+            "absent": counts[2], "absent_successes": counts[3], "off_reason": reason, "updated_at": now,
+        }, update=["given", "given_successes", "absent", "absent_successes", "off_reason", "updated_at"])
+        if reason:
+            self._scope.emit("advice_part_off", run_id=run_id, site=site, part=part, reason=reason)
+
+    def held_back(self, conn: Connection, kind: str, item_ids: Iterable[str], *, demoted_too: bool = False) -> set[str]:
+        """Which of these pieces of advice are withheld (or, with ``demoted_too``, demoted as well)."""
+        return held_back(conn, self._ns, kind, item_ids, demoted_too=demoted_too)
+
+    def parts_off(self, conn: Connection, site: str) -> dict[str, str]:
+        """The parts turned off on ``site``, each with the reason."""
+        return {row.part: row.off_reason for row in conn.execute(
+            select(advice_parts.c.part, advice_parts.c.off_reason).where(
+                advice_parts.c.namespace == self._ns, advice_parts.c.site == site,
+                advice_parts.c.off_reason.is_not(None),
+            )
+        )}
+
+    def items(self) -> list[AdviceRecord]:
+        """Every piece of advice given so far, the most failed first."""
+        with self._scope.store.read() as conn:
+            rows = conn.execute(select(advice_items).where(advice_items.c.namespace == self._ns)).all()
+        found = [AdviceRecord(row.kind, row.item, row.given, row.successes, row.status) for row in rows]
+        return sorted(found, key=lambda record: (-record.failures, record.kind, record.item))
+
+
+def held_back(
+    conn: Connection, namespace: str, kind: str, item_ids: Iterable[str], *, demoted_too: bool = False
+) -> set[str]:
+    """Which of these pieces of advice of ``namespace`` are withheld (with ``demoted_too``: or demoted)."""
+    wanted = list(dict.fromkeys(item_ids))
+    if not wanted:
+        return set()
+    statuses = ("withheld", "demoted") if demoted_too else ("withheld",)
+    return set(conn.execute(select(advice_items.c.item).where(
+        advice_items.c.namespace == namespace, advice_items.c.kind == kind, advice_items.c.item.in_(wanted),
+        advice_items.c.status.in_(statuses),
+    )).scalars())
