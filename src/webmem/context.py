@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from .core.models import Lesson, MatchReport
 from .core.pack import ContextPart
 from .core.text import clean_for_prompt
-from .trajectories.reference import STEP_CUT
+from .trajectories.reference import STEP_CUT, answers_hidden
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -62,7 +62,7 @@ def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Refer
 
 
 def memory_parts(
-    mem: Memory, *, domain: str, reference: Reference, last_failure: LastFailure | None,
+    mem: Memory, *, goal: str, domain: str, reference: Reference, last_failure: LastFailure | None,
     site_tips: list[Lesson], episode_advice: str, parts_off: Mapping[str, str],
 ) -> list[ContextPart]:
     """The memory's own parts for one turn on ``domain`` (read inside the caller's transaction); the
@@ -72,7 +72,8 @@ def memory_parts(
         ContextPart("last_error", "", PRIORITY_LAST_ERROR, failure_text(last_failure)),
         ContextPart("site_tips", "", PRIORITY_SITE_TIPS, tips_text("Tips for this site:", site_tips)),
         ContextPart("episode_advice", "", PRIORITY_EPISODE_ADVICE, episode_advice),
-        ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS, mem.knowledge.format_sessions(domain)),
+        ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS,
+                    mem.knowledge.format_sessions(domain, hide=answers_hidden(goal))),
         ContextPart(
             "reference_trajectory", REFERENCE_HEADING, PRIORITY_REFERENCE,
             reference.text, by_lines=STEP_CUT, detail=reference.detail,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -265,9 +265,19 @@ class AppKnowledge:
             rows = conn.execute(_LAST_SESSIONS, {"ns": self._ns, "domain": check_domain(domain)})
             return [_session(row) for row in rows]
 
-    def format_sessions(self, domain: str) -> str:
-        """The two newest sessions in full, older ones on one line each; '' when there are none."""
-        history = self.sessions(domain)
+    def format_sessions(self, domain: str, *, hide: Callable[[str, str], str] | None = None) -> str:
+        """The two newest sessions in full, older ones on one line each; '' when there are none.
+
+        ``hide(session_goal, text)``, when given, rewrites what each session says (its goal, outcome and
+        final URL), e.g. to hide the values of an earlier instruction from a run given another one.
+        """
+        history = [
+            session.model_copy(update={
+                "goal": hide(session.goal, session.goal), "outcome": hide(session.goal, session.outcome),
+                "final_url": hide(session.goal, session.final_url) if session.final_url else session.final_url,
+            }) if hide is not None else session
+            for session in self.sessions(domain)
+        ]
         lines: list[str] = []
         for number, session in enumerate(history, start=1):
             verdict = "succeeded" if session.success else "failed"

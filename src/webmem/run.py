@@ -136,7 +136,7 @@ class Run:
         with mem.store.read() as conn:
             reference = self._reference(origin_of(page))
             parts = memory_parts(
-                mem, domain=domain, reference=reference, last_failure=self._last_failure,
+                mem, goal=self.goal, domain=domain, reference=reference, last_failure=self._last_failure,
                 site_tips=self._site_tips, episode_advice=self._episode_advice(env, internal_state),
                 parts_off=mem.outcomes.parts_off(conn, site_of(domain)),
             )

@@ -11,6 +11,7 @@ show as the current goal's values when its slots map onto the earlier goal's, an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ..core.models import Step, Trajectory
 from ..core.pack import LineCut
@@ -112,7 +113,7 @@ def _mapped(stored: str, steps: list[Step], goal: str) -> tuple[str, list[Step]]
     shown = [step.model_copy(update={
         "value": filled_or(step.value, values, FROM_INSTRUCTION),
         "target": filled_or(step.target, values, FROM_INSTRUCTION),
-        "url": _swapped(step.url, swaps), "error": _swapped(step.error, swaps),
+        "url": swapped(step.url, swaps), "error": swapped(step.error, swaps),
     }) for step in slotted_steps]
     return filled_or(template, values, FROM_INSTRUCTION) or template, shown
 
@@ -122,13 +123,13 @@ def _unslotted(stored: str, steps: list[Step]) -> tuple[str, list[Step]]:
     earlier goal names it is hidden: in the steps, their pages and errors, and in the goal."""
     own = {value.text for value in goal_values(stored)}
     swaps = {step.value: FROM_INSTRUCTION for step in steps if step.value in own}
-    return _swapped(stored, swaps) or stored, [step.model_copy(update={
+    return swapped(stored, swaps) or stored, [step.model_copy(update={
         "value": swaps.get(step.value, step.value) if step.value else step.value,
-        "url": _swapped(step.url, swaps), "error": _swapped(step.error, swaps),
+        "url": swapped(step.url, swaps), "error": swapped(step.error, swaps),
     }) for step in steps]
 
 
-def _swapped(text: str | None, swaps: dict[str, str]) -> str | None:
+def swapped(text: str | None, swaps: dict[str, str]) -> str | None:
     """``text`` with each whole-word occurrence of a key of ``swaps`` replaced by its value."""
     if not text or not swaps:
         return text
@@ -138,3 +139,17 @@ def _swapped(text: str | None, swaps: dict[str, str]) -> str | None:
 
 def _counted(number: int, noun: str) -> str:
     return f"{number} {noun if number == 1 else noun + 's'}"
+
+
+def answers_hidden(goal: str) -> Callable[[str, str], str]:
+    """A function that hides, in a text about an earlier run, the values of that run's goal which
+    ``goal`` does not name: one instruction's answer never becomes advice for another."""
+    named = {value.text for value in goal_values(goal)}
+
+    def hide(earlier_goal: str, text: str) -> str:
+        if earlier_goal.split() == goal.split():
+            return text
+        swaps = {value.text: FROM_INSTRUCTION for value in goal_values(earlier_goal) if value.text not in named}
+        return swapped(text, swaps) or text
+
+    return hide
