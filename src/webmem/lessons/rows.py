@@ -31,6 +31,14 @@ class LessonRows:
     def insert(self, conn: Connection, item: Lesson) -> None:
         conn.execute(insert(lessons).values(namespace=self.ns, lesson_id=item.id, **columns_of(item)))
 
+    def stored_as(self, conn: Connection, candidate: Lesson) -> tuple[str, bool]:
+        """The id of ``candidate``'s equivalent and True, or ``candidate`` inserted: its id and False."""
+        existing = self.equivalent(conn, candidate)
+        if existing is not None:
+            return existing, True
+        self.insert(conn, candidate)
+        return candidate.id, False
+
     def equivalent(self, conn: Connection, candidate: Lesson) -> str | None:
         """The stored lesson that ``candidate`` is another sighting of, if any.
 

@@ -43,5 +43,4 @@ def seed_namespace(conn: Connection, rows: LessonRows) -> None:
             id=new_id("lesson"), lesson=text, category=category, failed_command=failed, error_pattern=pattern,
             recovery=recovery, use_count=0, created_at=now, last_used=now, source="seed",
         )
-        if rows.equivalent(conn, seed) is None:
-            rows.insert(conn, seed)
+        rows.stored_as(conn, seed)

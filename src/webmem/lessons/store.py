@@ -143,19 +143,15 @@ class LessonStore:
     ) -> str:
         """Insert ``candidate`` or count its equivalent; events go out after commit: the record, then any
         promotion."""
-        existing = self._rows.equivalent(conn, candidate)
-        if existing is None:
-            self._rows.insert(conn, candidate)
-            lesson_id = candidate.id
-        else:
-            lesson_id = existing
+        lesson_id, existed = self._rows.stored_as(conn, candidate)
+        if existed:
             conn.execute(
                 update(lessons).where(self._rows.key(lesson_id))
                 .values(use_count=lessons.c.use_count + 1, last_used=now)
             )
         self._rows.link(conn, [lesson_id], domains, run_id, role="learned", now=now)
         stored = self._rows.load(conn, self._rows.key(lesson_id))[0]
-        if existing is None:
+        if not existed:
             self._scope.emit(
                 "lesson_recorded", run_id=run_id, lesson=stored.lesson, category=stored.category,
                 failed_command=stored.failed_command, error_pattern=stored.error_pattern, domain=stored.domain,
@@ -429,19 +425,15 @@ class LessonStore:
     def _merge_imported(self, conn: Connection, entry: Lesson) -> bool:
         """Insert an imported lesson, or merge it into its equivalent (max counts, union of domains)."""
         serialize_on(conn, f"webmem.lessons.{self._ns}")
-        existing = self._rows.equivalent(conn, entry)
-        if existing is None:
-            self._rows.insert(conn, entry)
-            lesson_id = entry.id
-        else:
-            lesson_id = existing
-            conn.execute(update(lessons).where(self._rows.key(existing)).values(
+        lesson_id, existed = self._rows.stored_as(conn, entry)
+        if existed:
+            conn.execute(update(lessons).where(self._rows.key(lesson_id)).values(
                 use_count=case((lessons.c.use_count < entry.use_count, entry.use_count), else_=lessons.c.use_count),
                 last_used=case((lessons.c.last_used < entry.last_used, entry.last_used), else_=lessons.c.last_used),
             ))
         self._rows.link(conn, [lesson_id], entry.triggered_domains, None, role="learned", now=entry.last_used)
         self._promote(conn, [lesson_id])
-        return existing is not None
+        return existed
 
 
 def _normal_command(command: object) -> object:
