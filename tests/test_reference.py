@@ -293,7 +293,7 @@ def test_run_context_shows_the_honest_reference_in_the_runs_values(mem: webmem.M
 def test_no_earlier_answer_reaches_a_run_given_another_instruction(mem: webmem.Memory) -> None:
     record_forty_two(mem)
     other = str(mem.start_run(goal="Enter 17 into the box", start_url=SHOP).context())
-    assert "42" not in other  # neither in the reference nor in the session history
+    assert not re.search(r"(?<!\w)42(?!\w)", other)  # neither in the reference nor in the session history (ids aside)
     assert f"Goal: Enter {FROM_INSTRUCTION} into the box" in other and f"Outcome: Sent {FROM_INSTRUCTION}" in other
     same = str(mem.start_run(goal="Enter 42 into the box", start_url=SHOP).context())
     assert "Outcome: Sent 42" in same  # the same instruction: its own answer is the answer

@@ -117,9 +117,9 @@ class AdviceOutcomes:
         key = and_(advice_parts.c.namespace == self._ns, advice_parts.c.site == site, advice_parts.c.part == part)
         lock_rows(conn, advice_parts, key)
         row = conn.execute(select(advice_parts).where(key)).first()
-        counts = [row.given, row.given_successes, row.absent, row.absent_successes] if row else [0, 0, 0, 0]
         if row is not None and row.off_reason:
             return  # turned off: nothing more to learn from runs that never get it
+        counts = [row.given, row.given_successes, row.absent, row.absent_successes] if row else [0, 0, 0, 0]
         offset = 0 if was_given else 2
         counts[offset] += 1
         counts[offset + 1] += int(success)
@@ -133,7 +133,14 @@ class AdviceOutcomes:
 
     def held_back(self, conn: Connection, kind: str, item_ids: Iterable[str], *, demoted_too: bool = False) -> set[str]:
         """Which of these pieces of advice are withheld (or, with ``demoted_too``, demoted as well)."""
-        return held_back(conn, self._ns, kind, item_ids, demoted_too=demoted_too)
+        wanted = list(dict.fromkeys(item_ids))
+        if not wanted:
+            return set()
+        statuses = ("withheld", "demoted") if demoted_too else ("withheld",)
+        return set(conn.execute(select(advice_items.c.item).where(
+            advice_items.c.namespace == self._ns, advice_items.c.kind == kind, advice_items.c.item.in_(wanted),
+            advice_items.c.status.in_(statuses),
+        )).scalars())
 
     def parts_off(self, conn: Connection, site: str) -> dict[str, str]:
         """The parts turned off on ``site``, each with the reason."""
@@ -151,16 +158,3 @@ class AdviceOutcomes:
         found = [AdviceRecord(row.kind, row.item, row.given, row.successes, row.status) for row in rows]
         return sorted(found, key=lambda record: (-record.failures, record.kind, record.item))
 
-
-def held_back(
-    conn: Connection, namespace: str, kind: str, item_ids: Iterable[str], *, demoted_too: bool = False
-) -> set[str]:
-    """Which of these pieces of advice of ``namespace`` are withheld (with ``demoted_too``: or demoted)."""
-    wanted = list(dict.fromkeys(item_ids))
-    if not wanted:
-        return set()
-    statuses = ("withheld", "demoted") if demoted_too else ("withheld",)
-    return set(conn.execute(select(advice_items.c.item).where(
-        advice_items.c.namespace == namespace, advice_items.c.kind == kind, advice_items.c.item.in_(wanted),
-        advice_items.c.status.in_(statuses),
-    )).scalars())

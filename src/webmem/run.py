@@ -23,6 +23,8 @@ from .working.memory import AgentMemory
 from .working.patterns import derive_pattern
 
 if TYPE_CHECKING:
+    from sqlalchemy import Connection
+
     from .memory import Memory
 
 DEFAULT_BUDGET_TOKENS = 2000
@@ -51,6 +53,7 @@ class Run:
         self._last_failure: tuple[str, str, list[Lesson]] | None = None
         self._feedback = TipFeedback()
         self._given = GivenAdvice()
+        self._parts_off: dict[str, dict[str, str]] = {}  # per site, read once per run
 
     @property
     def id(self) -> str:
@@ -138,7 +141,7 @@ class Run:
             parts = memory_parts(
                 mem, goal=self.goal, domain=domain, reference=reference, last_failure=self._last_failure,
                 site_tips=self._site_tips, episode_advice=self._episode_advice(env, internal_state),
-                parts_off=mem.outcomes.parts_off(conn, site_of(domain)),
+                parts_off=self._parts_off_on(conn, site_of(domain)),
             )
             if self._working is not None:
                 parts += self._working.context_parts(domain)
@@ -409,6 +412,12 @@ class Run:
             return ""
         memories = self._memory.episodes.retrieve_memories(env, internal_state or self.goal, episode=self.episode)
         return export_memories(memories, "prompt")
+
+    def _parts_off_on(self, conn: Connection, site: str) -> dict[str, str]:
+        """The parts the outcome gate turned off on ``site`` (they change only when runs finish)."""
+        if site not in self._parts_off:
+            self._parts_off[site] = self._memory.outcomes.parts_off(conn, site)
+        return self._parts_off[site]
 
     def _note_given(self, pack: ContextPack, reference: Reference) -> None:
         """Remember what this turn gave the agent, for the outcome gate when the run finishes."""
