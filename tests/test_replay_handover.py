@@ -81,8 +81,12 @@ def test_boxes_that_share_a_role_and_name_are_replayed_one_by_one_by_their_place
                      untouched)
     assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0
     assert page.evaluate("() => Array.from(document.querySelectorAll('input')).map(b => b.value)") == ["howdy"] * 3
-    assert mem.get_run(second.run_id).manifest.replay == ReplayReport(
+    report = mem.get_run(second.run_id).manifest.replay
+    assert report.model_copy(update={"steps": []}) == ReplayReport(
         outcome="replayed", trajectory_id=second.replay_trajectory_id, step=4)
+    assert [(step.step, step.target, step.status) for step in report.steps] == [
+        (1, 'textbox ""', "hit"), (2, 'textbox ""', "hit"), (3, 'textbox ""', "hit"), (4, 'button "Submit"', "hit")]
+    assert report.steps == second.replay_steps
 
 
 def test_replay_hands_over_when_its_evidence_does_not_single_out_one_element(open_memory: Any, page: Any) -> None:

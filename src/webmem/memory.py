@@ -24,6 +24,7 @@ from .outcomes import AdviceOutcomes
 from .run import Run
 from .runs import RunRegistry, new_manifest
 from .selectors import SelectorCache
+from .site_changes import SiteChanges
 from .store import MigrationState, Store, apply_migrations, migration_states
 from .store import inspect as inspect_store
 from .store.scope import Scope
@@ -121,19 +122,23 @@ class Memory(metaclass=_OpenedOnly):
         self._patterns: PatternStore | None = None
         self._forgetting: Forgetting | None = None
         self._outcomes: AdviceOutcomes | None = None
+        self._site_changes: SiteChanges | None = None
         if store is not None:
             scope = Scope(store=store, namespace=namespace, events=events, secrets=secrets)
             self._scope = scope
             self._runs = RunRegistry(scope)
             outcomes = AdviceOutcomes(scope)
             self._outcomes = outcomes
+            self._knowledge = AppKnowledge(scope)
+            self._selectors = SelectorCache(scope)
+            site_changes = SiteChanges(scope, self._knowledge, self._selectors)
+            self._site_changes = site_changes
             self._trajectories = TrajectoryStore(
                 scope, ttl_days=trace_ttl_days, similarity_threshold=similarity_threshold,
                 trace_scoring=trace_scoring, goal_embedder=goal_embedder,
                 demoted=lambda conn, ids: outcomes.held_back(conn, "reference", ids, demoted_too=True),
+                stale_since=site_changes.stale_since,
             )
-            self._knowledge = AppKnowledge(scope)
-            self._selectors = SelectorCache(scope)
             self._lessons = LessonStore(
                 scope, seed_lessons=seed_lessons, withheld=lambda conn, ids: outcomes.held_back(conn, "lesson", ids)
             )
@@ -309,6 +314,12 @@ class Memory(metaclass=_OpenedOnly):
         """The outcome gate: how runs ended that were given each piece of advice or part of the context;
         advice whose followers keep failing is withheld, a part that lowers success on a site turned off."""
         return self._require(self._outcomes)
+
+    @property
+    def site_changes(self) -> SiteChanges:
+        """Pages that no longer have what memory remembers of them: recorded from replays that found a
+        remembered target gone; what was remembered there before is not replayed until a run succeeds again."""
+        return self._require(self._site_changes)
 
     def start_run(
         self,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from .context import Reference, find_reference, memory_parts
 from .core.clock import utcnow
-from .core.errors import InvalidInput, MemoryDisabled, RunClosed
-from .core.models import EnvironmentState, Lesson, ReplayReport, RunManifest, Step, validated
+from .core.errors import InvalidInput, MemoryDisabled, RunClosed, TrajectoryNotFound
+from .core.models import EnvironmentState, Lesson, ReplayReport, RunManifest, Step, Trajectory, validated
 from .core.pack import ContextPack, ContextPart, check_budget
 from .core.text import clean_for_prompt
 from .core.urls import check_url, domain_of, origin_of, site_of
@@ -172,6 +172,7 @@ class Run:
         secret: bool = False,
         target_index: int | None = None,
         target_count: int | None = None,
+        label: str | None = None,
         env_pre: EnvironmentState | Mapping[str, Any] | None = None,
         env_post: EnvironmentState | Mapping[str, Any] | None = None,
         internal_state: str | None = None,
@@ -181,7 +182,8 @@ class Run:
         secret, is stored as a placeholder such as ``{password}``.
 
         When several elements of the page had the target's role and name, ``target_index`` (from 1,
-        in page order) and ``target_count`` say which one was acted on: replay needs it.
+        in page order) and ``target_count`` say which one was acted on, and ``label`` is the text read
+        beside a target without a name of its own: replay needs them.
         In an episode run the step is also stored as an episode entry, with the page before and
         after (``env_pre``/``env_post``) and the agent's ``internal_state`` and ``think``.
         """
@@ -196,7 +198,7 @@ class Run:
             Step, action=action, url=check_url(url) if url is not None else None, target=target,
             selector=selector, value=value, ok=ok, verified=verified, error=error,
             expected_effect=expected_effect, snapshot_hash=snapshot_hash, duration_ms=duration_ms,
-            target_index=target_index, target_count=target_count,
+            target_index=target_index, target_count=target_count, label=label,
         )
         secrets = self._memory.secrets
         value = secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret)
@@ -205,7 +207,8 @@ class Run:
             value = goal_value_reference(self.goal, raw.value) or value
         step = raw.model_copy(update={
             "value": value,
-            **{name: secrets.redact(getattr(raw, name)) for name in ("url", "target", "selector", "error", "expected_effect")},
+            **{name: secrets.redact(getattr(raw, name))
+               for name in ("url", "target", "selector", "error", "expected_effect", "label")},
         })
         if not self._memory.enabled:
             return step
@@ -362,6 +365,9 @@ class Run:
             if replay is not None:
                 mem.trajectories.record_replay(replay, run_id=self.id, success=success)
                 self._given.note("reference", [replay.trajectory_id])
+                if any(step.status == "stale" for step in replay.steps):
+                    mem.site_changes.record_replay(replay, _trajectory_or_none(mem, replay.trajectory_id),
+                                                   run_id=self.id)
             mem.outcomes.record(conn, site=site_of(self.domain), given=self._given, success=success, run_id=self.id)
             if success and steps:
                 step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
@@ -474,3 +480,10 @@ def _check_facts(facts: Iterable[Mapping[str, str]] | None) -> list[Mapping[str,
     if isinstance(facts, Mapping | str):
         raise InvalidInput("facts: expected a list of {type, key, value} mappings")
     return list(facts)
+
+
+def _trajectory_or_none(mem: Memory, trajectory_id: str) -> Trajectory | None:
+    try:
+        return mem.trajectories.get(trajectory_id)
+    except TrajectoryNotFound:  # forgotten since the replay started
+        return None

@@ -21,6 +21,13 @@ _MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
 _STEP_COLUMNS = [column for column in run_steps.c if column.name not in ("namespace", "run_id", "seq", "recorded_at")]
 
 
+def redacted_report(report: ReplayReport, redact: Callable[[str | None], str | None]) -> ReplayReport:
+    """The replay report with every text that came from a page or an error passed through ``redact``."""
+    steps = [step.model_copy(update={"target": redact(step.target), "reason": redact(step.reason),
+                                     "url": redact(step.url)}) for step in report.steps]
+    return report.model_copy(update={"reason": redact(report.reason), "steps": steps})
+
+
 class RunRegistry:
     """Start, update, complete, list and chain runs within one namespace."""
 
@@ -163,7 +170,7 @@ class RunRegistry:
         if replay is not None:
             if not isinstance(replay, ReplayReport):
                 raise InvalidInput("replay: expected a webmem.ReplayReport")
-            values["replay"] = replay.model_copy(update={"reason": self._scope.redact(replay.reason)}).model_dump()
+            values["replay"] = redacted_report(replay, self._scope.redact).model_dump()
         with self._scope.store.write() as conn:
             current = self._fetch(conn, run_id, lock=True)
             if current.status != "running":

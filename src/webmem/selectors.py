@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, bindparam, case, func, select, update
@@ -26,7 +28,8 @@ _ENTRY_COLUMNS = [column for column in selectors.c if column.name != "namespace"
 _ENTRY_NAMES = [column.name for column in _ENTRY_COLUMNS]
 _BEST_OF_DOMAIN = (
     select(*_ENTRY_COLUMNS)
-    .where(selectors.c.namespace == bindparam("ns"), selectors.c.domain == bindparam("domain"))
+    .where(selectors.c.namespace == bindparam("ns"), selectors.c.domain == bindparam("domain"),
+           selectors.c.stale_since.is_(None))
     .order_by(selectors.c.success_count.desc(), selectors.c.last_used.desc(), selectors.c.element)
     .limit(bindparam("limit"))
 )
@@ -70,7 +73,8 @@ class SelectorCache:
             insert_or_change(
                 conn, selectors, {"namespace": self._ns, **entry.model_dump()},
                 keys=("namespace", "domain", "element"),
-                changes={"success_count": selectors.c.success_count + 1, "last_used": now, slot: selector},
+                changes={"success_count": selectors.c.success_count + 1, "last_used": now, slot: selector,
+                         "stale_since": None},
             )
             stored = _entry(conn.execute(select(*_ENTRY_COLUMNS).where(key)).one())
         self._scope.emit(
@@ -100,8 +104,21 @@ class SelectorCache:
                 conn.execute(selectors.insert().values(namespace=self._ns, **entry.model_dump()))
         return "merged" if merged else "added"
 
+    def mark_stale(self, domain: str, elements: Sequence[str], *, since: datetime) -> int:
+        """Withhold the selectors of ``elements`` on ``domain`` that last worked before ``since`` (the site
+        changed under them) until one works again; returns how many were marked."""
+        elements = [self._scope.redact(element) for element in elements if isinstance(element, str)]
+        if not elements:
+            return 0
+        with self._scope.store.write() as conn:
+            return int(conn.execute(update(selectors).where(
+                selectors.c.namespace == self._ns, selectors.c.domain == check_domain(domain),
+                selectors.c.element.in_(sorted(set(elements))), selectors.c.last_used < since,
+                selectors.c.stale_since.is_(None),
+            ).values(stale_since=since)).rowcount)
+
     def list(self, domain: str, *, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:  # noqa: A003
-        """The most successful entries of a domain, most successes first."""
+        """The most successful entries of a domain, most successes first (stale ones withheld)."""
         positive_int(limit, field="limit")
         params = {"ns": self._ns, "domain": check_domain(domain), "limit": limit}
         with self._scope.store.read() as conn:

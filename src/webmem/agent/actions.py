@@ -17,6 +17,17 @@ MAX_VALUE_CHARS = 10_000
 MAX_WAIT_MS = 30_000
 
 
+#: The role of a target that is a text the page shows (a clickable span, a cell) rather than an element
+#: with a role of its own: ``text "Next"`` is found by that exact visible text.
+TEXT_ROLE = "text"
+
+
+def text_selector(text: str, *, first: bool = True) -> str:
+    """The Playwright selector of the (first) visible element whose whole text is ``text``."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'internal:text="{escaped}"s >> visible=true' + (" >> nth=0" if first else "")
+
+
 @dataclass(frozen=True)
 class Target:
     """Where an action points: a snapshot ref, a role and accessible name, a stored selector (any of them)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.text import clean_for_prompt
 from ..episodes.aria import parse_aria_snapshot
-from .actions import Action, Target
+from .actions import TEXT_ROLE, Action, Target, text_selector
 from .observation import Element, Observation, observe
 
 SCROLL_PIXELS = 600
@@ -56,7 +56,12 @@ class Execution:
 
 def resolve(page: Any, target: Target, observation: Observation) -> tuple[Any, Element | None]:
     """The locator of the target: by its ref in this snapshot, else by role and name, else by the stored
-    selector (whose element must have the asked role)."""
+    selector (whose element must have the asked role). A text target is found by its exact visible text."""
+    if target.role == TEXT_ROLE and target.name:
+        locator = page.locator(text_selector(target.name))
+        if locator.count() == 0:
+            raise TargetNotFound(f"the page shows no text {target.name!r}")
+        return locator, None
     if target.ref:
         element = observation.by_ref(target.ref)
         if element is not None and (target.role is None or element.role == target.role):
@@ -115,6 +120,16 @@ def element_ref(page: Any, selector: str, role: str, name: str) -> str | None:
     if not found or found[0].role != role or found[0].name != name:
         return None
     return found[0].ref
+
+
+def shown_count(page: Any, text: str) -> int:
+    """How many visible elements of the page have exactly ``text`` as their text."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        return page.locator(text_selector(text, first=False)).count()
+    except PlaywrightError:
+        return 0
 
 
 def perform(page: Any, action: Action, observation: Observation, *, timeout_ms: int) -> Execution:

@@ -8,13 +8,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.errors import InvalidInput, PolicyError
-from ..core.models import ReplayReport, positive_int
+from ..core.models import ReplayedStep, ReplayReport, positive_int
 from ..core.pack import ContextPart
 from ..core.redaction import names_password_field
 from ..core.text import clean_for_prompt
 from ..core.urls import check_url, domain_of, origin_of
 from .actions import Action
-from .execute import Execution, element_ref, perform
+from .execute import Execution, element_ref, perform, shown_count
 from .observation import Element, Observation, observe
 
 try:
@@ -61,6 +61,7 @@ class AgentResult:
     When the memory's replay started, ``replay_outcome`` is one of ``webmem.core.models.REPLAY_OUTCOMES``,
     ``replay_step`` the plan's step (from 1) where it handed over or failed (for ``replayed``, the
     steps replayed), and ``replay_reason`` why; all three are None when no replay started.
+    ``replay_steps`` says what became of each replayed step (hit, healed, stale or missed, and why).
     ``replayed`` and ``replay_fallback`` say the same as ``replay_outcome`` in two booleans.
     """
 
@@ -82,6 +83,7 @@ class AgentResult:
     replay_outcome: str | None = None
     replay_step: int | None = None
     replay_reason: str | None = None
+    replay_steps: list[ReplayedStep] = field(default_factory=list)
     context_tokens: int = 0
     memory_hits: int = 0
     duration_ms: int = 0
@@ -91,7 +93,8 @@ class AgentResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain data (for JSON output)."""
-        data = {key: value for key, value in self.__dict__.items() if key != "history"}
+        data = {key: value for key, value in self.__dict__.items() if key not in ("history", "replay_steps")}
+        data["replay_steps"] = [step.model_dump(mode="json") for step in self.replay_steps]
         data["actions"] = [outcome.action.describe() for outcome in self.history]
         return data
 
@@ -197,7 +200,8 @@ class _Session:
             plan = memory.trajectories.find_replay(self.goal, origin_of(page.url))
             if plan is not None:
                 self.replay = ReplayPolicy(plan, agent.policy,
-                                           locate=lambda selector, role, name: element_ref(page, selector, role, name))
+                                           locate=lambda selector, role, name: element_ref(page, selector, role, name),
+                                           shown=lambda text: shown_count(page, text))
                 self.policy = self.replay
                 self.memory_hits += 1
         for number in range(1, agent.max_turns + 1):
@@ -305,9 +309,10 @@ class _Session:
         url = observation.url if observation.url.startswith(("http://", "https://")) else None
         after = execution.observation
         index, count = target_evidence(element, observation)
+        label = element.label if element is not None and not element.name and element.label else None
         run.record_step(
             action=action.kind, target=target, selector=execution.selector, value=action.value, url=url,
-            target_index=index, target_count=count,
+            target_index=index, target_count=count, label=label,
             ok=execution.ok, verified=execution.verified, error=execution.error,
             expected_effect=execution.expected_effect, snapshot_hash=observation.fingerprint,
             duration_ms=execution.duration_ms, secret=action.secret,
@@ -342,7 +347,7 @@ class _Session:
             replay_trajectory_id=replay.trajectory_id if replay else None,
             handover_reason=replay.reason if replay is not None and replay.outcome == "handed_over" else None,
             replay_outcome=replay.outcome if replay else None, replay_step=replay.step if replay else None,
-            replay_reason=replay.reason if replay else None,
+            replay_reason=replay.reason if replay else None, replay_steps=list(replay.steps) if replay else [],
             context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
             reward=outcome.reward if outcome is not None else None, history=list(self.history),
         )
@@ -353,13 +358,14 @@ class _Session:
         if replay is None:
             return None
         trajectory_id = replay.plan.trajectory_id
+        steps = replay.step_report(self.history[-1] if self.history else None)
         if replay.handed_over:
             return ReplayReport(outcome="handed_over", trajectory_id=trajectory_id, step=replay.handover_step,
-                                reason=clean_for_prompt(replay.handover_reason or "", 2000))
+                                reason=clean_for_prompt(replay.handover_reason or "", 2000), steps=steps)
         if success and spent.decisions == 0:
-            return ReplayReport(outcome="replayed", trajectory_id=trajectory_id, step=replay.position)
+            return ReplayReport(outcome="replayed", trajectory_id=trajectory_id, step=replay.position, steps=steps)
         return ReplayReport(outcome="replay_failed", trajectory_id=trajectory_id, step=max(replay.position, 1),
-                            reason=clean_for_prompt(reason, 2000))
+                            reason=clean_for_prompt(reason, 2000), steps=steps)
 
 
 def repeat_key(action: Action, observation: Observation) -> tuple[str, str, str]:

@@ -117,6 +117,10 @@ def parse_snapshot(snapshot: str) -> tuple[tuple[Element, ...], tuple[str, ...]]
             ))
             last_text = ""
             continue
+        if parts is not None and parts[0].group("role") not in ("img", "/url") and (
+            heading := parts[0].group("name") or snapshot_scalar(parts[1])
+        ):
+            last_text = heading[:200]  # a row header or caption names the field that follows it
         text = _TEXT_LINE.match(line)
         if text is not None:
             value = snapshot_scalar(text.group("text")) or ""

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..episodes.aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
-from .actions import Target
+from .actions import TEXT_ROLE, Target, text_selector
 from .browser import element_identity
 from .instructions import salient
 
@@ -16,8 +16,7 @@ _REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
 
 
 def text_target(text: str) -> Target:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return Target(selector=f'internal:text="{escaped}"s >> visible=true >> nth=0')
+    return Target(role=TEXT_ROLE, name=text, selector=text_selector(text))
 
 
 @dataclass(frozen=True)

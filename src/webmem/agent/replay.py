@@ -1,29 +1,26 @@
 """Replay: execute a remembered successful run for a new goal without asking any policy, step by step,
-handing the rest of the run to a fallback policy as soon as the page no longer fits the memory."""
+handing the rest of the run to a fallback policy as soon as the page no longer fits the memory, and
+saying for each step what became of it (hit, healed, stale, missed)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..core.models import Step
-from ..trajectories.plans import ReplayPlan
-from .actions import MAX_WAIT_MS, Action, Target
-from .observation import Element
-from .policy import Policy, PolicyStats, Turn
+from ..core.models import ReplayedStep, ReplayStepStatus, Step
+from ..core.text import clean_for_prompt
+from ..trajectories.plans import ReplayPlan, TargetHistory, parse_identity
+from .actions import MAX_WAIT_MS, TEXT_ROLE, Action, Target, text_selector
+from .observation import Element, Observation
+from .policy import Policy, PolicyStats, StepOutcome, Turn
 
 DEFAULT_WAIT_MS = 500
 #: Finds the snapshot ref of the one element a selector matches, if it has this role and name.
 Locate = Callable[[str, str, str], "str | None"]
-_IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
+#: How many visible elements of the page have exactly this text.
+Shown = Callable[[str], int]
 
-
-def parse_identity(identity: str | None) -> tuple[str, str] | None:
-    """``('button', 'Submit')`` from ``button "Submit"``; None for anything else."""
-    match = _IDENTITY.match(identity or "")
-    if match is None:
-        return None
-    return match.group("role"), match.group("name").replace('\\"', '"').replace("\\\\", "\\")
+__all__ = ["DEFAULT_WAIT_MS", "Locate", "ReplayPolicy", "Shown", "parse_identity", "step_action"]
 
 
 def step_action(step: Step) -> Action | None:
@@ -44,6 +41,16 @@ def step_action(step: Step) -> Action | None:
         return None
 
 
+@dataclass(frozen=True)
+class _Found:
+    """Where a step's target is on the page now: the target to act on (None when it is not there), the
+    step's status so far and why."""
+
+    target: Target | None
+    status: ReplayStepStatus
+    reason: str | None = None
+
+
 class ReplayPolicy:
     """Replays ``plan`` step by step, and hands the rest of the run over to ``fallback`` as soon as the
     plan no longer fits: a step failed, a step verified before has no verified effect now, a target is
@@ -51,19 +58,28 @@ class ReplayPolicy:
     does not single one out, a value cannot be derived from the goal, or an earlier replay of this task
     shape failed at the next step. The loop hands over too (``hand_over``) instead of ending the run on
     one of its guardrails. ``stats`` counts only the fallback's decisions: replayed steps cost none.
+
+    Each target's role and name are checked on the page before acting. A target is found by its
+    label when several fields share its role and name and the page put them in another order, and by
+    its role alone only when earlier runs found it under a different name each time and the page has
+    one such element. ``steps`` says what became of each step reached.
     """
 
     name = "replay"
 
-    def __init__(self, plan: ReplayPlan, fallback: Policy, *, locate: Locate | None = None) -> None:
+    def __init__(self, plan: ReplayPlan, fallback: Policy, *, locate: Locate | None = None,
+                 shown: Shown | None = None) -> None:
         self.plan = plan
         self.fallback = fallback
         self.locate = locate
+        self.shown = shown
         self.position = 0
         self.handed_over = False
         self.handover_reason: str | None = None
         self.handover_step: int | None = None
+        self.steps: list[ReplayedStep] = []
         self._expected: Step | None = None
+        self._pending: ReplayedStep | None = None
 
     @property
     def stats(self) -> PolicyStats:
@@ -81,7 +97,9 @@ class ReplayPolicy:
         self.handed_over = False
         self.handover_reason = None
         self.handover_step = None
+        self.steps = []
         self._expected = None
+        self._pending = None
 
     @property
     def finished_steps(self) -> bool:
@@ -101,74 +119,162 @@ class ReplayPolicy:
         step last handed out."""
         if self.handed_over:
             return
+        if self._pending is not None:  # handed out but not acted on: the loop took it back
+            self.steps.append(self._pending.model_copy(update={"status": "missed", "reason": _short(reason)}))
+            self._pending = None
         self.handed_over = True
         self.handover_reason = reason
         self.handover_step = step if step is not None else max(self.position, 1)
         self._expected = None
 
+    def step_report(self, last: StepOutcome | None) -> list[ReplayedStep]:
+        """What became of each step reached, the last one handed out judged by ``last`` (the run's last
+        executed action, when the run ended after it)."""
+        if self._pending is not None:
+            self._settle(last)
+        return list(self.steps)
+
+    def _settle(self, last: StepOutcome | None) -> str | None:
+        """Close the pending step with how its action went; the reason to hand over, if it went wrong."""
+        pending, expected = self._pending, self._expected
+        self._pending = None
+        if pending is None or last is None:
+            return None
+        problem = None
+        if not last.ok:
+            problem = f"step {pending.step} failed: {last.error}"
+        elif expected is not None and expected.verified and last.verified is not True:
+            effect = "no effect" if last.verified is False else "an effect that could not be checked"
+            problem = f"step {pending.step} had {effect} ({last.effect or 'expected a change'})"
+        if problem is not None:
+            pending = pending.model_copy(update={"status": "missed", "reason": _short(problem)})
+        self.steps.append(pending)
+        return problem
+
     def _next(self, turn: Turn) -> Action | None:
         last = turn.history[-1] if turn.history else None
-        if self._expected is not None and last is not None:
-            if not last.ok:
-                return self._stop(f"step {self.position} failed: {last.error}", self.position)
-            if self._expected.verified and last.verified is not True:
-                effect = "no effect" if last.verified is False else "an effect that could not be checked"
-                return self._stop(f"step {self.position} had {effect} ({last.effect or 'expected a change'})",
-                                  self.position)
+        if self._pending is not None and last is not None:
+            problem = self._settle(last)
+            if problem is not None:
+                return self._stop(problem, self.position)
         if self.finished_steps:
             self._expected = None
             return Action(kind="finish", success=True, answer=None, reason="replayed every step")
         number = self.position + 1
         step = self.plan.steps[self.position]
         if self.plan.stop_step is not None and number >= self.plan.stop_step:
-            return self._stop(f"step {number}: an earlier replay of this task failed here", number)
+            return self._miss(turn, step, number, "an earlier replay of this task failed here")
         if self.position in self.plan.unresolved:
-            return self._stop(f"step {number}: {self.plan.unresolved[self.position]}", number)
+            return self._miss(turn, step, number, self.plan.unresolved[self.position])
         action = step_action(step)
         if action is None:
-            return self._stop(f"step {number} ({step.action}) cannot be replayed safely", number)
+            return self._miss(turn, step, number, f"{step.action} cannot be replayed safely")
+        status: ReplayStepStatus = "hit"
+        reason = None
         if action.target is not None and action.target.role:
-            element, why = _single_element(turn, action.target, step, self.locate)
-            if element is None:
-                return self._stop(f"step {number}: {why}", number)
-            if element.ref:
-                action = action.with_target(Target(
-                    ref=element.ref, role=action.target.role, name=action.target.name, selector=action.target.selector,
-                ))
+            found = self._find(turn.observation, action.target, step, self.position)
+            if found.target is None:
+                self.steps.append(self._record(turn, step, number, found.status, found.reason))
+                return self._stop(f"step {number}: {found.reason}", number)
+            action = action.with_target(found.target)
+            status, reason = found.status, found.reason
         self.position = number
         self._expected = step
+        self._pending = self._record(turn, step, number, status, reason)
         return action
+
+    def _find(self, observation: Observation, target: Target, step: Step, index: int) -> _Found:
+        role, name = target.role or "", target.name or ""
+        if role == TEXT_ROLE:
+            count = self.shown(name) if self.shown is not None and name else 0
+            if count == 1:
+                return _Found(Target(role=role, name=name, selector=text_selector(name)), "hit")
+            if count > 1:
+                return _Found(None, "missed", f"{count} texts read {name!r}: which one is meant is not certain")
+            return self._missing(observation, target, index)
+        present = observation.find(role, name)
+        if len(present) == 1:
+            element = present[0]
+            if step.selector and self.locate is not None and self.locate(step.selector, role, name) != element.ref:
+                return _Found(_at(element, target), "healed",
+                              "found by role and name: the remembered selector no longer reaches it")
+            return _Found(_at(element, target), "hit")
+        if present:
+            return self._one_of(present, target, step)
+        return self._missing(observation, target, index)
+
+    def _one_of(self, present: list[Element], target: Target, step: Step) -> _Found:
+        """Of several elements with the target's role and name, the one the step's evidence points to:
+        its label (when each of them has a label of its own), else its stored selector, else its place
+        among them when there are as many as before."""
+        moved = step.target_index is None or step.target_count != len(present)
+        labels = [element.label for element in present]
+        if step.label and all(labels) and len(set(labels)) == len(labels):  # each field has a label of its own
+            labelled = [element for element in present if element.label == step.label]
+            if len(labelled) == 1:
+                element = labelled[0]
+                if not moved and present.index(element) + 1 == step.target_index:
+                    return _Found(_at(element, target), "hit")
+                return _Found(_at(element, target), "healed",
+                              f"found by its label {step.label!r}: the page put it elsewhere")
+        if step.selector and self.locate is not None and target.role is not None:
+            ref = self.locate(step.selector, target.role, target.name or "")
+            chosen = next((element for element in present if ref is not None and element.ref == ref), None)
+            if chosen is not None:
+                return _Found(_at(chosen, target), "hit")
+        if not moved and step.target_index is not None:
+            return _Found(_at(present[step.target_index - 1], target), "hit")
+        if step.target_count is not None:
+            return _Found(None, "missed", f"{len(present)} elements are {target.describe()} where the earlier run "
+                                          f"saw {step.target_count}: which one is meant is not certain")
+        return _Found(None, "missed",
+                      f"{len(present)} elements are {target.describe()} and the earlier run did not say which one")
+
+    def _missing(self, observation: Observation, target: Target, index: int) -> _Found:
+        """The target is not on the page: heal by role where its name varies from run to run, else say
+        whether its absence is evidence that the site changed (``stale``) or just a miss."""
+        history = self.plan.history.get(index)
+        role, name = target.role or "", target.name or ""
+        if history is not None and history.varies and role != TEXT_ROLE:
+            named = all(history.names)
+            candidates = [element for element in observation.find(role, None) if element.name or not named]
+            if len(candidates) == 1:
+                return _Found(_at(candidates[0], target), "healed", (
+                    f"{target.describe()} is not on the page; earlier runs found this {role} under "
+                    f"{len(history.names)} different names, and the page has one: {candidates[0].identity}"))
+        others = observation.find(None, name) if name and role != TEXT_ROLE else []
+        if others:
+            reason = f"the page has a {others[0].role} named {name!r}, not a {role}"
+        elif role == TEXT_ROLE:
+            reason = f"the page shows no text {name!r}"
+        else:
+            reason = f"{target.describe()} is not on the page"
+        return _Found(None, "stale" if _remembered(history, index, self.plan) else "missed", reason)
+
+    def _miss(self, turn: Turn, step: Step, number: int, why: str) -> None:
+        self.steps.append(self._record(turn, step, number, "missed", why))
+        return self._stop(f"step {number}: {why}", number)
+
+    def _record(self, turn: Turn, step: Step, number: int, status: ReplayStepStatus,
+                reason: str | None) -> ReplayedStep:
+        url = turn.observation.url if turn.observation.url.startswith(("http://", "https://")) else None
+        return ReplayedStep(step=number, action=step.action, target=step.target, status=status,
+                            reason=_short(reason) if reason else None, url=url)
 
     def _stop(self, reason: str, step: int) -> None:
         self.hand_over(reason, step=step)
         return None
 
 
-def _single_element(
-    turn: Turn, target: Target, step: Step, locate: Locate | None
-) -> tuple[Element | None, str]:
-    """The one element of the page the step's target and evidence fit, or None and why there is none.
+def _remembered(history: TargetHistory | None, index: int, plan: ReplayPlan) -> bool:
+    """Whether a target's absence is evidence that the site changed: the goal does not name it, and
+    every earlier run of the task (two at least) found it under this same name."""
+    return history is not None and history.established and index not in plan.goal_targets
 
-    Of several elements with the target's role and name, the evidence is the step's stored selector,
-    when it matches exactly one element of the page and that is one of them (an id outlives a layout
-    that moved the elements around), or else the step's place among them, when the page has as many
-    as the earlier run saw."""
-    present = turn.observation.find(target.role, target.name)
-    if not present:
-        others = turn.observation.find(None, target.name) if target.name else []
-        if others:
-            return None, f"the page has a {others[0].role} named {target.name!r}, not a {target.role}"
-        return None, f"{target.describe()} is not on the page"
-    if len(present) == 1:
-        return present[0], ""
-    if step.selector and locate is not None and target.role is not None:
-        ref = locate(step.selector, target.role, target.name or "")
-        chosen = next((element for element in present if ref is not None and element.ref == ref), None)
-        if chosen is not None:
-            return chosen, ""
-    if step.target_index is not None and step.target_count == len(present):
-        return present[step.target_index - 1], ""
-    if step.target_count is not None:
-        return None, (f"{len(present)} elements are {target.describe()} where the earlier run saw "
-                      f"{step.target_count}: which one is meant is not certain")
-    return None, f"{len(present)} elements are {target.describe()} and the earlier run did not say which one"
+
+def _at(element: Element, target: Target) -> Target:
+    return Target(ref=element.ref, role=element.role, name=element.name, selector=target.selector)
+
+
+def _short(text: str) -> str:
+    return clean_for_prompt(text, 500)

@@ -41,7 +41,7 @@ RunStatus = Literal["running", "completed", "failed"]
 LessonCategory = Literal["tool_fallback", "best_practice", "error_recovery", "site_specific"]
 LessonSource = Literal["seed", "learned"]
 LESSON_CATEGORIES: tuple[str, ...] = ("tool_fallback", "best_practice", "error_recovery", "site_specific")
-FactType = Literal["timing", "selector", "pattern", "quirk"]
+FactType = Literal["timing", "selector", "pattern", "quirk", "site_changed"]
 FACT_TYPES: tuple[str, ...] = ("timing", "selector", "pattern", "quirk")
 
 
@@ -104,16 +104,42 @@ ReplayOutcome = Literal["replayed", "handed_over", "replay_failed"]
 REPLAY_OUTCOMES: tuple[str, ...] = get_args(ReplayOutcome)
 
 
+ReplayStepStatus = Literal["hit", "healed", "stale", "missed"]
+REPLAY_STEP_STATUSES: tuple[str, ...] = get_args(ReplayStepStatus)
+
+
+class ReplayedStep(Record):
+    """What became of one step of a replay.
+
+    ``hit``: its target was found as remembered and it had its effect. ``healed``: it had its effect,
+    but its target was found another way than remembered (by role and name where the remembered
+    selector no longer reaches it, by its label where the page moved it, by role alone where earlier
+    runs saw this step's target under a different name each time). ``stale``: the remembered target
+    is gone from the page, or has another role, although earlier runs all found it: evidence that the
+    site changed. ``missed``: the step was not replayed, or did not have its effect (``reason`` says
+    why). ``url`` is the page the step met.
+    """
+
+    step: Annotated[int, Field(ge=1)]
+    action: Name
+    target: ShortText | None = None
+    status: ReplayStepStatus
+    reason: LongText | None = None
+    url: Url | None = None
+
+
 class ReplayReport(Record):
     """What became of the replay a run started with: it alone solved the task (``replayed``), it
     handed the run to the agent's policy (``handed_over``), or it ran without handing over and the
     task failed (``replay_failed``). ``step`` is the plan's step (from 1) where it handed over or
-    failed; for ``replayed``, the number of steps replayed."""
+    failed; for ``replayed``, the number of steps replayed. ``steps`` says what became of each step
+    the replay reached."""
 
     outcome: ReplayOutcome
     trajectory_id: Id
     step: Count | None = None
     reason: LongText | None = None
+    steps: list[ReplayedStep] = Field(default_factory=list)
 
 
 class RunManifest(Record):
@@ -159,6 +185,9 @@ class Step(Record):
     #: among them (from 1) in page order, and how many there were.
     target_index: Annotated[int, Field(ge=1, le=10_000)] | None = None
     target_count: Annotated[int, Field(ge=2, le=10_000)] | None = None
+    #: The text a person reads next to an element without a name of its own ("Year" beside a text box):
+    #: replay finds the field by it when the page puts its fields in another order.
+    label: Annotated[str, StringConstraints(max_length=200)] | None = None
 
     @model_validator(mode="after")
     def _index_within_count(self) -> Step:
@@ -230,6 +259,8 @@ class SelectorEntry(Record):
     last_ref: Annotated[str, StringConstraints(max_length=200)] | None = None
     success_count: Count
     last_used: datetime
+    #: Since when the site changed under this element's selectors (they are withheld until they work again).
+    stale_since: datetime | None = None
 
 
 class Scenario(Record):

@@ -416,6 +416,13 @@ def _advice_outcomes(conn: Connection) -> None:
         _namespace_policy(conn, "advice_parts")
 
 
+def _site_changes(conn: Connection) -> None:
+    """The label beside an unnamed field (replay finds reordered fields by it), and when a selector went stale."""
+    conn.execute(text("ALTER TABLE run_steps ADD COLUMN label VARCHAR(200)"))
+    timestamp = UTCDateTime().impl.compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE selectors ADD COLUMN stale_since {timestamp}"))
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
@@ -428,6 +435,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0009_goal_index", _goal_index),
     Migration("0010_replay_outcomes", _replay_outcomes),
     Migration("0011_advice_outcomes", _advice_outcomes),
+    Migration("0012_site_changes", _site_changes),
 )
 
 

@@ -82,6 +82,7 @@ run_steps = Table(
     Column("recorded_at", UTCDateTime, nullable=False),
     Column("target_index", Integer),
     Column("target_count", Integer),
+    Column("label", String(NAME)),
     ForeignKeyConstraint(["namespace", "run_id"], ["runs.namespace", "runs.run_id"], ondelete="CASCADE"),
 )
 
@@ -208,6 +209,7 @@ selectors = Table(
     Column("last_ref", String(NAME)),
     Column("success_count", Integer, nullable=False),
     Column("last_used", UTCDateTime, nullable=False),
+    Column("stale_since", UTCDateTime),
 )
 
 namespace_state = Table(

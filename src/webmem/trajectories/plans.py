@@ -10,7 +10,8 @@ step where it failed, and a shape whose replays failed repeatedly is not replaye
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +30,37 @@ _TYPING = frozenset({"fill", "type", "select"})
 _SETTING = frozenset({"fill", "select"})  # a later one of these on the same field replaces the value
 #: Steps that cannot have used a field's value before it was set again (no click, press or navigation).
 _USES_NOTHING = frozenset({"fill", "type", "select", "hover", "scroll", "wait"})
+_IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _GATE = plain_select(
     [replay_gates.c.successes, replay_gates.c.failures, replay_gates.c.stop_step],
     "namespace = :ns AND origin = :origin AND shape = :shape",
 )
+
+
+def parse_identity(identity: str | None) -> tuple[str, str] | None:
+    """``('button', 'Submit')`` from ``button "Submit"``; None for anything else."""
+    match = _IDENTITY.match(identity or "")
+    if match is None:
+        return None
+    return match.group("role"), match.group("name").replace('\\"', '"').replace("\\\\", "\\")
+
+
+@dataclass(frozen=True)
+class TargetHistory:
+    """The names one step's target had in the recorded runs of its task shape (the replayed one included)."""
+
+    names: frozenset[str]
+    runs: int
+
+    @property
+    def established(self) -> bool:
+        """Whether at least two runs found the target under the same one name: its absence is news."""
+        return self.runs >= 2 and len(self.names) == 1
+
+    @property
+    def varies(self) -> bool:
+        """Whether runs found this step's target under different names: its name is no part of the task."""
+        return len(self.names) >= 2
 
 
 @dataclass(frozen=True)
@@ -42,6 +70,8 @@ class ReplayPlan:
     ``unresolved`` maps a step's index in ``steps`` to why its value could not be derived from the
     goal; ``stop_step`` (from 1) is where an earlier replay of this shape failed: replay hands over
     before it. ``shape`` names the task shape whose replay gate the plan's outcome updates.
+    ``goal_targets`` are the steps whose target the goal's own words name; ``history`` says, for the
+    other targeted steps, which names earlier runs of the shape found their target under.
     """
 
     trajectory: Trajectory
@@ -51,6 +81,8 @@ class ReplayPlan:
     unresolved: dict[int, str] = field(default_factory=dict)
     stop_step: int | None = None
     shape: str = ""
+    goal_targets: frozenset[int] = frozenset()
+    history: Mapping[int, TargetHistory] = field(default_factory=dict)
 
     @property
     def trajectory_id(self) -> str:
@@ -87,7 +119,10 @@ def plan_for(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
             return None
         slotted = replayable(trajectory.replay_steps)
         steps, unresolved = fill_checked(slotted, values)
-        plan = ReplayPlan(trajectory, steps, values, trajectory.goal_template, unresolved, shape=shape_of(trajectory))
+        named = frozenset(index for index, step in enumerate(slotted)
+                          if step.target and SLOT_REFERENCE.search(step.target))
+        plan = ReplayPlan(trajectory, steps, values, trajectory.goal_template, unresolved, shape=shape_of(trajectory),
+                          goal_targets=named)
     elif trajectory.goal.split() == goal.split():
         slotted = steps = replayable(trajectory.steps)
         plan = ReplayPlan(trajectory, steps, {}, None, shape=shape_of(trajectory))
@@ -105,6 +140,35 @@ def replayable(steps: Sequence[Step]) -> list[Step]:
     """The steps that did something: without failed steps, without the repeats of a step retried in
     place, and without a value that a later fill or selection of the same field replaced."""
     return [steps[index] for index in path_taken(steps)]
+
+
+def target_history(plan: ReplayPlan, peers: Sequence[Trajectory]) -> dict[int, TargetHistory]:
+    """For each targeted step of the plan whose target the goal does not name: the names its target had
+    in the plan's own run and in ``peers`` (earlier runs of the same shape whose steps line up with the
+    plan's: the same actions on targets of the same roles)."""
+    own = _slotted(plan.trajectory)
+    lined_up = [steps for steps in map(_slotted, peers) if len(steps) == len(own) and all(
+        mine.action == theirs.action and _role(mine.target) == _role(theirs.target)
+        for mine, theirs in zip(own, steps))]
+    history: dict[int, TargetHistory] = {}
+    for index, step in enumerate(own):
+        identity = parse_identity(step.target)
+        if identity is None or index in plan.goal_targets:
+            continue
+        names = {identity[1], *(found[1] for steps in lined_up if (found := parse_identity(steps[index].target)))}
+        history[index] = TargetHistory(frozenset(names), 1 + len(lined_up))
+    return history
+
+
+def _slotted(trajectory: Trajectory) -> list[Step]:
+    if trajectory.goal_template and trajectory.replay_steps is not None:
+        return replayable(trajectory.replay_steps)
+    return replayable(trajectory.steps)
+
+
+def _role(target: str | None) -> str | None:
+    identity = parse_identity(target)
+    return identity[0] if identity else None
 
 
 def path_taken(steps: Sequence[Step]) -> list[int]:

@@ -31,7 +31,7 @@ from ..store.scope import Scope
 from ..store.statements import plain_select
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
-from .plans import ReplayPlan, plan_for, read_gate, record_outcome, replayable, shape_of
+from .plans import ReplayPlan, plan_for, read_gate, record_outcome, replayable, shape_of, target_history
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
 from .reference import format_reference as reference_text
@@ -39,6 +39,7 @@ from .slots import GOAL_VALUE, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
+MAX_PEERS = 8  # earlier runs of a task shape consulted when a replay starts
 DECODED_WINNERS = 256  # trajectories kept decoded after they won a match (they never change)
 _TRAJECTORY_FIELDS = (
     "trajectory_id", "run_id", "goal", "origin", "domain", "success", "duration_ms", "model", "created_at",
@@ -67,9 +68,11 @@ class TrajectoryStore:
     def __init__(
         self, scope: Scope, *, ttl_days: float, similarity_threshold: float, trace_scoring: bool,
         goal_embedder: Embedder | None = None, demoted: Callable[[Connection, list[str]], set[str]] | None = None,
+        stale_since: Callable[[Connection, Trajectory], datetime | None] | None = None,
     ) -> None:
         self._scope = scope
         self._demoted = demoted  # trajectories whose followers kept failing: never replayed
+        self._stale_since = stale_since  # when the site changed under a trajectory: not replayed since
         self._ns = scope.namespace
         self.ttl_days = ttl_days
         self.similarity_threshold = similarity_threshold
@@ -310,23 +313,45 @@ class TrajectoryStore:
             ]
             fitting.sort(key=lambda stored: (stored.created_at, stored.id), reverse=True)
             demoted = self._demoted(conn, [stored.id for stored in fitting]) if self._demoted and fitting else set()
-            for stored in fitting:
-                if stored.id in demoted:  # runs given it kept failing: never replayed blind again
-                    continue
+            fitting = [stored for stored in fitting if stored.id not in demoted]  # never replayed blind again
+            changed: datetime | None = None
+            for position, stored in enumerate(fitting):
                 trajectory = self._load(conn, stored.id)
                 plan = plan_for(trajectory, wanted) if trajectory is not None else None
                 if plan is None:
+                    continue
+                stale = self._stale_since(conn, plan.trajectory) if self._stale_since else None
+                if stale is not None:  # the site changed since: explore until a run after the change succeeds
+                    changed = max(changed or stale, stale)
                     continue
                 gate = read_gate(conn, self._ns, origin_key, plan.shape)
                 if gate.closed:
                     self._scope.emit("replay_refused", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
                                      reason=f"its replays failed {gate.failures} times")
                     return None
-                plan = replace(plan, stop_step=gate.stop_step)
+                peers = self._peers(conn, plan, fitting[position + 1:])
+                plan = replace(plan, stop_step=gate.stop_step, history=target_history(plan, peers))
                 self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
                                  slots=len(plan.slots), steps=len(plan.steps), stop_step=plan.stop_step)
                 return plan
+        if changed is not None:
+            self._scope.emit("replay_refused", goal=goal, origin=origin_key,
+                             reason=f"the site changed at {changed.isoformat()} since its fitting runs were recorded")
         return None
+
+    def _peers(self, conn: Connection, plan: ReplayPlan, older: Sequence[StoredGoal]) -> list[Trajectory]:
+        """Up to ``MAX_PEERS`` earlier trajectories of the plan's task shape: what they did tells which
+        of the plan's targets keep their name from run to run, and which do not."""
+        peers: list[Trajectory] = []
+        for stored in older:
+            if len(peers) >= MAX_PEERS:
+                break
+            same = stored.signature.template == plan.template if plan.template else \
+                stored.goal.split() == plan.trajectory.goal.split()
+            trajectory = self._load(conn, stored.id) if same else None
+            if trajectory is not None and shape_of(trajectory) == plan.shape:
+                peers.append(trajectory)
+        return peers
 
     def record_replay(self, report: ReplayReport, *, run_id: str | None = None, success: bool | None = None) -> None:
         """Count what became of a replay in the replay gate of its trajectory's shape (inside the
@@ -341,7 +366,8 @@ class TrajectoryStore:
                 record_outcome(conn, self._ns, trajectory.origin, shape_of(trajectory), report.outcome, report.step,
                                run_succeeded=success)
         self._scope.emit("replay_outcome", run_id=run_id, trajectory_id=report.trajectory_id, outcome=report.outcome,
-                         step=report.step, reason=report.reason)
+                         step=report.step, reason=report.reason,
+                         steps=[step.model_dump(mode="json", exclude_none=True) for step in report.steps])
 
     def find_best_match(
         self, goal: str, *, origin: str, exclude_run_id: str | None = None, trace_scoring: bool | None = None
