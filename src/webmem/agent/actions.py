@@ -17,6 +17,8 @@ MAX_VALUE_CHARS = 10_000
 MAX_WAIT_MS = 30_000
 
 
+#: The reason of every action a replay hands out (a policy that takes over can tell them from its own).
+REPLAYED = "replay"
 #: The role of a target that is a text the page shows (a clickable span, a cell) rather than an element
 #: with a role of its own: ``text "Next"`` is found by that exact visible text.
 TEXT_ROLE = "text"

@@ -122,6 +122,21 @@ def element_ref(page: Any, selector: str, role: str, name: str) -> str | None:
     return found[0].ref
 
 
+def reaches(page: Any, selector: str, ref: str) -> bool:
+    """Whether ``selector`` matches exactly one element and it is the one with snapshot ref ``ref`` (read
+    without taking a new snapshot, which would renumber the page's refs)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        locator = page.locator(selector)
+        if locator.count() != 1:
+            return False
+        other = page.locator(f"aria-ref={ref}").element_handle(timeout=500)
+        return bool(other is not None and locator.evaluate("(el, other) => el === other", other, timeout=500))
+    except PlaywrightError:
+        return False
+
+
 def shown_count(page: Any, text: str) -> int:
     """How many visible elements of the page have exactly ``text`` as their text."""
     from playwright.sync_api import Error as PlaywrightError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .actions import Action, Target
+from .actions import REPLAYED, Action, Target
 from .instructions import ROLE_WORDS, Instruction, input_form, norm, ordinal_of, same_name
 from .page_items import PageItem, read_page, text_target
 from .policy import PolicyStats, StepOutcome, Turn
@@ -68,6 +68,7 @@ class HeuristicPolicy:
         self._texts: list[str] = []
         self._history: tuple[StepOutcome, ...] = ()
         self._done: Counter[tuple[str, str, str]] = Counter()
+        self._explored: Counter[tuple[str, str, str]] = Counter()
         self._failed: set[tuple[str, str, str]] = set()
         self._known: dict[str, int] = {}
 
@@ -81,6 +82,8 @@ class HeuristicPolicy:
         keys = [((step.action.kind, _key(step.action.target), step.action.value or ""), step.ok)
                 for step in turn.history]
         self._done, self._failed = Counter(key for key, _ in keys), {key for key, ok in keys if not ok}
+        # a replay that handed over clicked what the earlier run explored: exploring may click it again
+        self._explored = Counter(key for (key, _), step in zip(keys, turn.history) if step.action.reason != REPLAYED)
         self._known = {entry.element: entry.success_count for entry in turn.known_selectors}
         last = turn.history[-1] if turn.history else None
         if last is not None and last.action.reason == OPENING:
@@ -266,7 +269,7 @@ class HeuristicPolicy:
         for order, item in enumerate(self._items):
             score = self._goal.match(item.name)[0]
             if item.role in _CLICK_ROLES and not (item.disabled or item.checked or item.container) \
-                    and not self._tried("click", item) and (score >= 50 or not _named_like(item.name, _SUBMIT_NAMES)):
+                    and not self._explored[("click", _key(item.target()), "")] and (score >= 50 or not _named_like(item.name, _SUBMIT_NAMES)):
                 ranked.append((-score, item.role not in _WAYFINDING, -self._known.get(item.identity, 0), order, item))
         if not ranked:
             return None

@@ -14,7 +14,7 @@ from ..core.redaction import names_password_field
 from ..core.text import clean_for_prompt
 from ..core.urls import check_url, domain_of, origin_of
 from .actions import Action
-from .execute import Execution, element_ref, perform, shown_count
+from .execute import Execution, element_ref, perform, reaches, shown_count
 from .observation import Element, Observation, observe
 
 try:
@@ -189,6 +189,7 @@ class _Session:
         self.before = agent.policy.stats.snapshot()
         self.policy: Policy = agent.policy
         self.replay: ReplayPolicy | None = None
+        self.fresh_start = False  # whether the repeat counts were reset when the replay handed over
         self.system_prompt: str | None = None
 
     def drive(self) -> AgentResult:
@@ -201,6 +202,7 @@ class _Session:
             if plan is not None:
                 self.replay = ReplayPolicy(plan, agent.policy,
                                            locate=lambda selector, role, name: element_ref(page, selector, role, name),
+                                           reaches=lambda selector, ref: reaches(page, selector, ref),
                                            shown=lambda text: shown_count(page, text))
                 self.policy = self.replay
                 self.memory_hits += 1
@@ -241,7 +243,8 @@ class _Session:
     def _choose(self, turn: Turn, observation: Observation, number: int) -> tuple[Action, bool] | AgentResult:
         """The next action and whether the replay chose it, or the end of the run. An action chosen
         ``max_repeats`` times ends the run, and so does a replay that finishes before the environment
-        says the task is over, unless a fallback policy can go on: the replay hands over instead."""
+        says the task is over, unless a fallback policy can go on: the replay hands over instead, and
+        the fallback's repeats are counted from then on."""
         while True:
             try:
                 action = self.policy.decide(turn)
@@ -254,6 +257,9 @@ class _Session:
                 continue
             if action.kind == "finish" or action.kind in UNGUARDED_REPEATS:
                 return action, replay is not None
+            if self.replay is not None and replay is None and not self.fresh_start:
+                self.repeats.clear()  # the policy that took over judges the page afresh: the plan's repeats are not its own
+                self.fresh_start = True
             key = repeat_key(action, observation)
             if self.repeats[key] + 1 < self.agent.max_repeats:
                 self.repeats[key] += 1

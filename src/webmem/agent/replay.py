@@ -10,17 +10,23 @@ from dataclasses import dataclass
 from ..core.models import ReplayedStep, ReplayStepStatus, Step
 from ..core.text import clean_for_prompt
 from ..trajectories.plans import ReplayPlan, TargetHistory, parse_identity
-from .actions import MAX_WAIT_MS, TEXT_ROLE, Action, Target, text_selector
+from .actions import MAX_WAIT_MS, REPLAYED, TEXT_ROLE, Action, Target, text_selector
 from .observation import Element, Observation
 from .policy import Policy, PolicyStats, StepOutcome, Turn
 
 DEFAULT_WAIT_MS = 500
+#: Steps a replay may skip on its way to a target the goal names that the page already shows: looking
+#: around (a tab, a link, a section of a tree or menu opened) and waiting, never a button or a field.
+_LOOKING_ROLES = frozenset({"link", "tab", "treeitem", "menuitem"})
+_PASSIVE = frozenset({"wait", "scroll"})
 #: Finds the snapshot ref of the one element a selector matches, if it has this role and name.
 Locate = Callable[[str, str, str], "str | None"]
+#: Whether a selector reaches exactly the element with this snapshot ref.
+Reaches = Callable[[str, str], bool]
 #: How many visible elements of the page have exactly this text.
 Shown = Callable[[str], int]
 
-__all__ = ["DEFAULT_WAIT_MS", "Locate", "ReplayPolicy", "Shown", "parse_identity", "step_action"]
+__all__ = ["DEFAULT_WAIT_MS", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity", "step_action"]
 
 
 def step_action(step: Step) -> Action | None:
@@ -36,7 +42,7 @@ def step_action(step: Step) -> Action | None:
         value = value or step.url
     wait_ms = min(step.duration_ms or DEFAULT_WAIT_MS, MAX_WAIT_MS) if step.action == "wait" else None
     try:
-        return Action(kind=step.action, target=target, value=value, wait_ms=wait_ms, reason="replay")
+        return Action(kind=step.action, target=target, value=value, wait_ms=wait_ms, reason=REPLAYED)
     except ValueError:
         return None
 
@@ -68,10 +74,11 @@ class ReplayPolicy:
     name = "replay"
 
     def __init__(self, plan: ReplayPlan, fallback: Policy, *, locate: Locate | None = None,
-                 shown: Shown | None = None) -> None:
+                 reaches: Reaches | None = None, shown: Shown | None = None) -> None:
         self.plan = plan
         self.fallback = fallback
         self.locate = locate
+        self.reaches = reaches
         self.shown = shown
         self.position = 0
         self.handed_over = False
@@ -160,6 +167,7 @@ class ReplayPolicy:
         if self.finished_steps:
             self._expected = None
             return Action(kind="finish", success=True, answer=None, reason="replayed every step")
+        self._skip_detour(turn)
         number = self.position + 1
         step = self.plan.steps[self.position]
         if self.plan.stop_step is not None and number >= self.plan.stop_step:
@@ -183,6 +191,24 @@ class ReplayPolicy:
         self._pending = self._record(turn, step, number, status, reason)
         return action
 
+    def _skip_detour(self, turn: Turn) -> None:
+        """Jump to the next step whose target the goal names when the page already shows it, over the
+        clicks in between on links, tabs and tree or menu items the goal does not name (the way the earlier
+        run went looking for it). Nothing that types, selects, checks or presses a button is skipped."""
+        ahead = min((index for index in self.plan.goal_targets if index > self.position), default=None)
+        if ahead is None or not all(_looks_around(step) for step in self.plan.steps[self.position:ahead]):
+            return
+        action = step_action(self.plan.steps[ahead])
+        if action is None or action.target is None or not action.target.role:
+            return
+        found = self._find(turn.observation, action.target, self.plan.steps[ahead], ahead)
+        if found.target is None or found.status != "hit":
+            return
+        for number in range(self.position + 1, ahead + 1):
+            why = f"skipped: the page already shows {action.target.describe()}, which step {ahead + 1} acts on"
+            self.steps.append(self._record(turn, self.plan.steps[number - 1], number, "missed", why))
+        self.position = ahead
+
     def _find(self, observation: Observation, target: Target, step: Step, index: int) -> _Found:
         role, name = target.role or "", target.name or ""
         if role == TEXT_ROLE:
@@ -195,7 +221,8 @@ class ReplayPolicy:
         present = observation.find(role, name)
         if len(present) == 1:
             element = present[0]
-            if step.selector and self.locate is not None and self.locate(step.selector, role, name) != element.ref:
+            if step.selector and element.ref and self.reaches is not None \
+                    and not self.reaches(step.selector, element.ref):
                 return _Found(_at(element, target), "healed",
                               "found by role and name: the remembered selector no longer reaches it")
             return _Found(_at(element, target), "hit")
@@ -208,15 +235,17 @@ class ReplayPolicy:
         its label (when each of them has a label of its own), else its stored selector, else its place
         among them when there are as many as before."""
         moved = step.target_index is None or step.target_count != len(present)
-        labels = [element.label for element in present]
+        labels = [_label_key(element.label) for element in present]
         if step.label and all(labels) and len(set(labels)) == len(labels):  # each field has a label of its own
-            labelled = [element for element in present if element.label == step.label]
-            if len(labelled) == 1:
-                element = labelled[0]
-                if not moved and present.index(element) + 1 == step.target_index:
-                    return _Found(_at(element, target), "hit")
-                return _Found(_at(element, target), "healed",
-                              f"found by its label {step.label!r}: the page put it elsewhere")
+            labelled = [element for element in present if _label_key(element.label) == _label_key(step.label)]
+            if not labelled:  # another layout: the fields' places say nothing either
+                shown = ", ".join(repr(element.label) for element in present[:6])
+                return _Found(None, "missed", f"no {target.describe()} labelled {step.label!r} is on the page "
+                                              f"(the page's are labelled {shown})")
+            element = labelled[0]
+            if not moved and present.index(element) + 1 == step.target_index:
+                return _Found(_at(element, target), "hit")
+            return _Found(_at(element, target), "healed", f"found by its label {step.label!r}: the page put it elsewhere")
         if step.selector and self.locate is not None and target.role is not None:
             ref = self.locate(step.selector, target.role, target.name or "")
             chosen = next((element for element in present if ref is not None and element.ref == ref), None)
@@ -270,6 +299,17 @@ def _remembered(history: TargetHistory | None, index: int, plan: ReplayPlan) -> 
     """Whether a target's absence is evidence that the site changed: the goal does not name it, and
     every earlier run of the task (two at least) found it under this same name."""
     return history is not None and history.established and index not in plan.goal_targets
+
+
+def _looks_around(step: Step) -> bool:
+    identity = parse_identity(step.target)
+    return step.action in _PASSIVE or (
+        step.action in ("click", "hover") and identity is not None and identity[0] in _LOOKING_ROLES)
+
+
+def _label_key(label: str) -> str:
+    """A label as fields are told apart by it: "Year:", "year" and "Year *" are one label."""
+    return " ".join(label.strip().rstrip(":*").split()).casefold()
 
 
 def _at(element: Element, target: Target) -> Target:

@@ -101,6 +101,7 @@ def parameterise(goal: str, steps: Sequence[Step]) -> tuple[str, list[Step]] | N
     referenced = {int(match.group(1)) for step in steps if step.value and (match := GOAL_VALUE.match(step.value))}
     compounds = [span for span in _compound_spans(goal) if _borne_out(span, values, steps, referenced)]
     units = _with_compounds(values, compounds)
+    units = sorted([*units, *_typed_words(goal, units, steps)], key=lambda unit: unit.start)
     derived = _derived(units, steps)
     sources = {source for source, _ in derived.values()}
     rest = [step.model_copy(update={"value": None}) if index in derived else step for index, step in enumerate(steps)]
@@ -273,6 +274,23 @@ def _derived(units: list[GoalValue], steps: Sequence[Step]) -> dict[int, tuple[s
         if len(found) == 1:
             derived[index] = found[0]
     return derived
+
+
+def _typed_words(goal: str, units: list[GoalValue], steps: Sequence[Step]) -> list[GoalValue]:
+    """Words of the goal that are no goal value by the rules above (a lowercase "fantasy") but that a
+    step typed as they stand: the typed value came from the goal, so it is a slot too."""
+    found: list[GoalValue] = []
+    for step in steps:
+        value = step.value
+        if step.action not in _TYPED or not value or _WORD.fullmatch(value) is None:
+            continue
+        if any(unit.text == value for unit in [*units, *found]):
+            continue
+        for match in re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", goal):
+            if not any(unit.start < match.end() and match.start() < unit.end for unit in [*units, *found]):
+                found.append(GoalValue(value, match.start(), match.end(), False))
+                break
+    return found
 
 
 def _literal(text: str) -> str:
