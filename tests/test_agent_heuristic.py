@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from webmem.agent import Agent, Policy
-from webmem.agent.actions import Action, Target
+from webmem.agent.actions import REPLAYED, Action, Target
 from webmem.agent.heuristic import HeuristicPolicy
 from webmem.agent.observation import Observation, parse_snapshot
 from webmem.agent.policy import StepOutcome, Turn
@@ -193,6 +193,21 @@ def test_exploration_never_repeats_a_target() -> None:
         seen.append(action.target.name)
         history.append(done(action, ok=len(seen) != 1, verified=None, error="timeout" if len(seen) == 1 else None))
     assert sorted(seen) == ["Alpha", "Beta", "Gamma"] and len(set(seen)) == len(seen)
+    assert action.kind == "finish" and action.success is False
+
+
+def test_exploration_after_a_replay_handed_over_may_click_again_what_the_replay_clicked() -> None:
+    goal = 'Find and click the word "report".'
+    snapshot = '- link "Alpha" [ref=e2]\n- link "Beta" [ref=e3]'
+    replayed = [done(Action("click", Target(role="link", name=name), reason=REPLAYED)) for name in ("Alpha", "Beta")]
+    policy, history, seen = HeuristicPolicy(), list(replayed), []
+    for _ in range(3):
+        action = decide(policy, goal, snapshot, *history)
+        if action.kind == "finish":
+            break
+        seen.append(action.target.name)
+        history.append(done(action, verified=None))
+    assert seen == ["Alpha", "Beta"]  # its own look around, once each: the replay's clicks were not its own
     assert action.kind == "finish" and action.success is False
 
 

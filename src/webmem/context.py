@@ -28,6 +28,7 @@ PRIORITY_SELECTORS = 25
 REFERENCE_HEADING = "REFERENCE TRAJECTORY (a similar earlier run succeeded this way: follow these steps or adapt them)"
 
 BUILT_IN_MARK = " (built-in default)"
+SITE_CHANGED_NOTE = "(recorded before the site changed on {when} UTC: check every step against the page)"
 
 LastFailure = tuple[str, str, list[Lesson]]
 
@@ -50,7 +51,7 @@ class Reference:
 
 def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Reference:
     """The best trajectory on ``origin`` for ``goal`` (never the run's own), shown in ``goal``'s values,
-    unless runs given it kept failing."""
+    unless runs given it kept failing; one recorded before the site changed says so first."""
     report = mem.trajectories.match(goal, origin=origin, exclude_run_id=run_id, run_id=run_id, limit=3)
     best = report.best
     if best is None:
@@ -58,7 +59,11 @@ def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Refer
     with mem.store.read() as conn:
         if mem.outcomes.held_back(conn, "reference", [best.id]):
             return Reference(report, "", withheld=f"trajectory {best.id} withheld: runs given it kept failing")
-    return Reference(report, mem.trajectories.format_reference(best, goal=mem.scope.redact(goal)))
+        changed = mem.site_changes.stale_since(conn, best)
+    text = mem.trajectories.format_reference(best, goal=mem.scope.redact(goal))
+    if changed is not None:
+        text = f"{SITE_CHANGED_NOTE.format(when=changed.strftime('%Y-%m-%d %H:%M'))} {text}"  # on the goal's line
+    return Reference(report, text)
 
 
 def memory_parts(

@@ -196,13 +196,15 @@ class ReplayPolicy:
         clicks in between on links, tabs and tree or menu items the goal does not name (the way the earlier
         run went looking for it). Nothing that types, selects, checks or presses a button is skipped."""
         ahead = min((index for index in self.plan.goal_targets if index > self.position), default=None)
-        if ahead is None or not all(_looks_around(step) for step in self.plan.steps[self.position:ahead]):
+        if ahead is None or ahead in self.plan.unresolved or (
+            self.plan.stop_step is not None and ahead + 1 >= self.plan.stop_step
+        ) or not all(_looks_around(step) for step in self.plan.steps[self.position:ahead]):
             return
         action = step_action(self.plan.steps[ahead])
         if action is None or action.target is None or not action.target.role:
             return
         found = self._find(turn.observation, action.target, self.plan.steps[ahead], ahead)
-        if found.target is None or found.status != "hit":
+        if found.target is None:
             return
         for number in range(self.position + 1, ahead + 1):
             why = f"skipped: the page already shows {action.target.describe()}, which step {ahead + 1} acts on"

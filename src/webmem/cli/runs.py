@@ -67,6 +67,12 @@ def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
     if manifest.replay is not None:
         details.add_row("replay", Text(describe_replay(manifest.replay)))
     console().print(details)
+    if manifest.replay is not None and manifest.replay.steps:
+        table(
+            ("step", "action", "target", "status", "why"),
+            ((s.step, s.action, s.target, s.status, s.reason) for s in manifest.replay.steps),
+            title="Replay",
+        )
     if steps:
         table(
             ("#", "action", "target", "selector", "value", "ok", "verified", "url"),

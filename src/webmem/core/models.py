@@ -42,7 +42,7 @@ LessonCategory = Literal["tool_fallback", "best_practice", "error_recovery", "si
 LessonSource = Literal["seed", "learned"]
 LESSON_CATEGORIES: tuple[str, ...] = ("tool_fallback", "best_practice", "error_recovery", "site_specific")
 FactType = Literal["timing", "selector", "pattern", "quirk", "site_changed"]
-FACT_TYPES: tuple[str, ...] = ("timing", "selector", "pattern", "quirk")
+FACT_TYPES: tuple[str, ...] = get_args(FactType)
 
 
 class Record(BaseModel):

@@ -31,6 +31,7 @@ _SETTING = frozenset({"fill", "select"})  # a later one of these on the same fie
 #: Steps that cannot have used a field's value before it was set again (no click, press or navigation).
 _USES_NOTHING = frozenset({"fill", "type", "select", "hover", "scroll", "wait"})
 _IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
+_SLOTTED_IDENTITY = re.compile(r'^(?P<role>[a-z]+|\{\d{1,3}\}) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _GATE = plain_select(
     [replay_gates.c.successes, replay_gates.c.failures, replay_gates.c.stop_step],
     "namespace = :ns AND origin = :origin AND shape = :shape",
@@ -70,8 +71,9 @@ class ReplayPlan:
     ``unresolved`` maps a step's index in ``steps`` to why its value could not be derived from the
     goal; ``stop_step`` (from 1) is where an earlier replay of this shape failed: replay hands over
     before it. ``shape`` names the task shape whose replay gate the plan's outcome updates.
-    ``goal_targets`` are the steps whose target the goal's own words name; ``history`` says, for the
-    other targeted steps, which names earlier runs of the shape found their target under.
+    ``goal_targets`` are the steps whose target the goal's own words name (in its name or its role);
+    ``history`` says, for the targeted steps whose name the goal does not give, which names earlier
+    runs of the shape found their target under.
     """
 
     trajectory: Trajectory
@@ -152,12 +154,18 @@ def target_history(plan: ReplayPlan, peers: Sequence[Trajectory]) -> dict[int, T
         for mine, theirs in zip(own, steps))]
     history: dict[int, TargetHistory] = {}
     for index, step in enumerate(own):
-        identity = parse_identity(step.target)
-        if identity is None or index in plan.goal_targets:
+        identity = _slotted_identity(step.target)
+        if identity is None or SLOT_REFERENCE.search(identity[1]):  # the goal names it: its name is no news
             continue
-        names = {identity[1], *(found[1] for steps in lined_up if (found := parse_identity(steps[index].target)))}
+        names = {identity[1], *(found[1] for steps in lined_up if (found := _slotted_identity(steps[index].target)))}
         history[index] = TargetHistory(frozenset(names), 1 + len(lined_up))
     return history
+
+
+def _slotted_identity(target: str | None) -> tuple[str, str] | None:
+    """The role and name of a slotted target, whose role may itself be a slot (``{1} "Send"``)."""
+    match = _SLOTTED_IDENTITY.match(target or "")
+    return (match.group("role"), match.group("name")) if match else None
 
 
 def _slotted(trajectory: Trajectory) -> list[Step]:
@@ -167,7 +175,7 @@ def _slotted(trajectory: Trajectory) -> list[Step]:
 
 
 def _role(target: str | None) -> str | None:
-    identity = parse_identity(target)
+    identity = _slotted_identity(target)
     return identity[0] if identity else None
 
 

@@ -349,7 +349,9 @@ class TrajectoryStore:
             same = stored.signature.template == plan.template if plan.template else \
                 stored.goal.split() == plan.trajectory.goal.split()
             trajectory = self._load(conn, stored.id) if same else None
-            if trajectory is not None and shape_of(trajectory) == plan.shape:
+            if trajectory is not None and shape_of(trajectory) == plan.shape and not (
+                self._stale_since and self._stale_since(conn, trajectory)  # what the site was before it changed
+            ):
                 peers.append(trajectory)
         return peers
 
