@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+import pytest
 from click.testing import CliRunner
 from test_agent_loop import ScriptedPolicy
 
 import webmem
-from webmem import ReplayedStep, ReplayReport, Step
+from webmem import InvalidInput, ReplayedStep, ReplayReport, Step
 from webmem.agent import Action, Agent, Target, Turn
 from webmem.cli import cli
 from webmem.context import SITE_CHANGED_NOTE
@@ -63,6 +64,11 @@ def movies_url(base: str, values: dict[str, str], **page: str) -> str:
     return f"{base}movies.html?{urlencode({**values, **page})}"
 
 
+def search_once(page: Any, mem: Any, base: str) -> None:
+    goal, values = movie("comedy", "Ford", "1999")
+    assert run(page, mem, movies_url(base, values), goal, ScriptedPolicy(fill_movie_form(values))).success
+
+
 def test_a_lowercase_word_the_run_typed_from_its_goal_becomes_a_slot() -> None:
     goal, _ = movie("comedy", "Ford", "1999")
     steps = [{"action": "fill", "target": 'textbox ""', "value": value} for value in ("1999", "Ford", "comedy")]
@@ -94,8 +100,7 @@ def test_fields_the_page_put_in_another_order_are_found_by_their_label(open_memo
 def test_fields_of_another_layout_are_not_filled_by_their_place(open_memory: Any, page: Any) -> None:
     mem = open_memory()
     with serve_site(PAGES) as base:
-        goal, values = movie("comedy", "Ford", "1999")
-        assert run(page, mem, movies_url(base, values), goal, ScriptedPolicy(fill_movie_form(values))).success
+        search_once(page, mem, base)
         goal, values = movie("drama", "Kurosawa", "1954")
         fallback = ScriptedPolicy(fill_movie_form(values))
         result = run(page, mem, movies_url(base, values, order="gyd", labels="long"), goal, fallback)
@@ -237,10 +242,36 @@ def test_a_reference_recorded_before_the_site_changed_says_so(open_memory: Any) 
 def test_one_earlier_run_is_not_enough_to_call_a_missing_button_a_site_change(open_memory: Any, page: Any) -> None:
     mem = open_memory()
     with serve_site(PAGES) as base:
-        goal, values = movie("comedy", "Ford", "1999")
-        assert run(page, mem, movies_url(base, values), goal, ScriptedPolicy(fill_movie_form(values))).success
+        search_once(page, mem, base)
         goal, values = movie("drama", "Kurosawa", "1954")
         result = run(page, mem, movies_url(base, values, button="Find"), goal,
                      ScriptedPolicy(fill_movie_form(values, button="Find")))
     assert result.success and [s.status for s in result.replay_steps] == ["hit", "hit", "hit", "missed"]
     assert mem.knowledge.facts(domain_of(base), type="site_changed") == []
+
+
+def test_a_stale_selector_is_withheld_until_it_works_again(open_memory: Any) -> None:
+    mem = open_memory()
+    mem.selectors.record("shop.example", 'button "Search"', "#search")
+    mem.selectors.record("shop.example", 'link "Home"', "#home")
+    fact = mem.site_changes.record("https://shop.example/search", 'button "Search" is not on the page',
+                                   elements=['button "Search"', 'button "Never recorded"'])
+    assert [entry.element for entry in mem.selectors.list("shop.example")] == ['link "Home"']
+    assert "#search" not in mem.selectors.format_for_prompt("shop.example")
+    assert fact.type == "site_changed" and fact.key == "/search"
+    again = mem.selectors.record("shop.example", 'button "Search"', "#search-v2")
+    assert again.success_count == 2 and again.stale_since is not None and again.last_used > again.stale_since
+    assert 'button "Search"' in [entry.element for entry in mem.selectors.list("shop.example")]
+
+
+def test_recording_a_site_change_checks_what_it_is_given(open_memory: Any) -> None:
+    mem = open_memory()
+    for url, evidence, elements, problem in (
+        ("not a url", "gone", (), "url"),
+        ("https://shop.example/", "  ", (), "evidence"),
+        ("https://shop.example/", None, (), "evidence"),
+        ("https://shop.example/", "gone", 'button "Search"', "elements"),
+    ):
+        with pytest.raises(InvalidInput, match=problem):
+            mem.site_changes.record(url, evidence, elements=elements)
+    assert mem.knowledge.facts("shop.example", type="site_changed") == []

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, func, select, update
+from sqlalchemy import and_, bindparam, case, func, or_, select, update
 
 from .core.clock import utcnow
 from .core.errors import InvalidInput
@@ -29,7 +29,7 @@ _ENTRY_NAMES = [column.name for column in _ENTRY_COLUMNS]
 _BEST_OF_DOMAIN = (
     select(*_ENTRY_COLUMNS)
     .where(selectors.c.namespace == bindparam("ns"), selectors.c.domain == bindparam("domain"),
-           selectors.c.stale_since.is_(None))
+           or_(selectors.c.stale_since.is_(None), selectors.c.last_used > selectors.c.stale_since))
     .order_by(selectors.c.success_count.desc(), selectors.c.last_used.desc(), selectors.c.element)
     .limit(bindparam("limit"))
 )
@@ -71,10 +71,9 @@ class SelectorCache:
         )
         with self._scope.store.write() as conn:
             insert_or_change(
-                conn, selectors, {"namespace": self._ns, **entry.model_dump()},
+                conn, selectors, {"namespace": self._ns, **entry.model_dump(exclude={"stale_since"})},
                 keys=("namespace", "domain", "element"),
-                changes={"success_count": selectors.c.success_count + 1, "last_used": now, slot: selector,
-                         "stale_since": None},
+                changes={"success_count": selectors.c.success_count + 1, "last_used": now, slot: selector},
             )
             stored = _entry(conn.execute(select(*_ENTRY_COLUMNS).where(key)).one())
         self._scope.emit(
@@ -106,7 +105,8 @@ class SelectorCache:
 
     def mark_stale(self, domain: str, elements: Sequence[str], *, since: datetime) -> int:
         """Withhold the selectors of ``elements`` on ``domain`` that last worked before ``since`` (the site
-        changed under them) until one works again; returns how many were marked."""
+        changed under them) until one works again (a success after ``since`` lifts it); returns how many
+        were marked."""
         elements = [self._scope.redact(element) for element in elements if isinstance(element, str)]
         if not elements:
             return 0
@@ -114,7 +114,6 @@ class SelectorCache:
             return int(conn.execute(update(selectors).where(
                 selectors.c.namespace == self._ns, selectors.c.domain == check_domain(domain),
                 selectors.c.element.in_(sorted(set(elements))), selectors.c.last_used < since,
-                selectors.c.stale_since.is_(None),
             ).values(stale_since=since)).rowcount)
 
     def list(self, domain: str, *, limit: int = PROMPT_LIMIT) -> list[SelectorEntry]:  # noqa: A003

@@ -259,7 +259,7 @@ class SelectorEntry(Record):
     last_ref: Annotated[str, StringConstraints(max_length=200)] | None = None
     success_count: Count
     last_used: datetime
-    #: Since when the site changed under this element's selectors (they are withheld until they work again).
+    #: When the site last changed under this element's selectors: withheld while they have not worked since.
     stale_since: datetime | None = None
 
 
