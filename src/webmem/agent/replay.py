@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..core.models import ReplayedStep, ReplayStepStatus, Step
 from ..core.text import clean_for_prompt
+from ..core.urls import MAX_URL_LENGTH
 from ..trajectories.plans import ReplayPlan, TargetHistory, parse_identity
 from .actions import MAX_WAIT_MS, REPLAYED, TEXT_ROLE, Action, Target, text_selector
 from .observation import Element, Observation
@@ -288,7 +289,8 @@ class ReplayPolicy:
 
     def _record(self, turn: Turn, step: Step, number: int, status: ReplayStepStatus,
                 reason: str | None) -> ReplayedStep:
-        url = turn.observation.url if turn.observation.url.startswith(("http://", "https://")) else None
+        url = turn.observation.url
+        url = url if url.startswith(("http://", "https://")) and len(url) <= MAX_URL_LENGTH else None
         return ReplayedStep(step=number, action=step.action, target=step.target, status=status,
                             reason=_short(reason) if reason else None, url=url)
 
