@@ -137,7 +137,7 @@ class Memory(metaclass=_OpenedOnly):
                 scope, ttl_days=trace_ttl_days, similarity_threshold=similarity_threshold,
                 trace_scoring=trace_scoring, goal_embedder=goal_embedder,
                 demoted=lambda conn, ids: outcomes.held_back(conn, "reference", ids, demoted_too=True),
-                stale_since=site_changes.stale_since,
+                changed_pages=site_changes.pages,
             )
             self._lessons = LessonStore(
                 scope, seed_lessons=seed_lessons, withheld=lambda conn, ids: outcomes.held_back(conn, "lesson", ids)

@@ -12,27 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from urllib.parse import urlsplit
 
 from sqlalchemy import Connection, and_, func, select
 
 from .core.errors import InvalidInput
 from .core.models import Fact, ReplayReport, Trajectory
 from .core.text import clean_for_prompt
-from .core.urls import check_url, domain_of
+from .core.urls import check_url, domain_of, page_path
 from .knowledge import AppKnowledge
 from .selectors import SelectorCache
 from .store.schema import facts
 from .store.scope import Scope
+from .trajectories.plans import changed_after
 
 SITE_CHANGED = "site_changed"
-MAX_PAGE_KEY = 200
-
-
-def page_key(url: str) -> str:
-    """The part of a URL that names a page within its domain: its path ("/" for none)."""
-    path = urlsplit(url).path or "/"
-    return path[:MAX_PAGE_KEY]
 
 
 class SiteChanges:
@@ -54,7 +47,7 @@ class SiteChanges:
             raise InvalidInput("elements: expected a list of element identities, not one string")
         domain = domain_of(url)
         with self._scope.store.write():
-            fact = self._knowledge.record_fact(domain, SITE_CHANGED, page_key(url), clean_for_prompt(evidence, 900),
+            fact = self._knowledge.record_fact(domain, SITE_CHANGED, page_path(url), clean_for_prompt(evidence, 900),
                                                run_id=run_id)
             marked = self._selectors.mark_stale(domain, list(elements), since=fact.last_seen)
         self._scope.emit("site_changed", run_id=run_id, domain=domain, page=fact.key, evidence=fact.value,
@@ -65,15 +58,15 @@ class SiteChanges:
         """Record the site changes a replay's ``stale`` steps give evidence of (the selectors of the
         trajectory's elements on a changed page go stale, except those the replay just found); returns
         how many pages changed."""
-        pages: dict[str, list[str]] = {}
-        found = {step.target for step in report.steps if step.status in ("hit", "healed")}
+        pages: dict[tuple[str, str], tuple[str, list[str]]] = {}  # (domain, path) -> a URL of it, evidence
         for step in report.steps:
             if step.status == "stale" and step.url is not None:
-                pages.setdefault(step.url, []).append(f"{step.target or step.action}: {step.reason or 'gone'}")
-        for url, evidence in pages.items():
-            page = page_key(url)
+                _, evidence = pages.setdefault((domain_of(step.url), page_path(step.url)), (step.url, []))
+                evidence.append(f"{step.target or step.action}: {step.reason or 'gone'}")
+        found = {step.target for step in report.steps if step.status in ("hit", "healed")}
+        for (domain, page), (url, evidence) in pages.items():
             used = [s.target for s in (trajectory.steps if trajectory else []) if s.target and s.target not in found
-                    and s.url and domain_of(s.url) == domain_of(url) and page_key(s.url) == page]
+                    and s.url and domain_of(s.url) == domain and page_path(s.url) == page]
             self.record(url, f"replay of {report.trajectory_id} found: " + "; ".join(evidence),
                         elements=used, run_id=run_id)
         return len(pages)
@@ -89,13 +82,4 @@ class SiteChanges:
 
     def stale_since(self, conn: Connection, trajectory: Trajectory) -> datetime | None:
         """When a page the trajectory went through changed after it was recorded (None if none did)."""
-        changed = self.pages(conn, trajectory.domain)
-        if not changed:
-            return None
-        times = [changed[page] for page in _pages(trajectory) if page in changed
-                 and changed[page] > trajectory.created_at]
-        return max(times) if times else None
-
-
-def _pages(trajectory: Trajectory) -> set[str]:
-    return {page_key(step.url) for step in trajectory.steps if step.url and domain_of(step.url) == trajectory.domain}
+        return changed_after(trajectory, self.pages(conn, trajectory.domain))

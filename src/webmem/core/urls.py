@@ -74,6 +74,11 @@ def _origin(url: str, field: str) -> str:
     return f"{parts.scheme.lower()}://{_host_with_port(parts).lower()}"
 
 
+def page_path(url: str, *, limit: int = 200) -> str:
+    """The part of a URL that names a page within its domain: its path ("/" for none), at most ``limit`` long."""
+    return (urlsplit(url).path or "/")[:limit]
+
+
 def check_url(url: object, *, field: str = "url") -> str:
     """Return the URL stripped of surrounding space after checking that it is a valid http(s) URL."""
     parse_web_url(url, field=field)

@@ -13,12 +13,14 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, case, or_
 
 from ..core.clock import utcnow
 from ..core.models import ReplayOutcome, Step, Trajectory
+from ..core.urls import domain_of, page_path
 from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
 from .slots import SLOT_REFERENCE, bind, fill_checked
@@ -177,6 +179,15 @@ def _slotted(trajectory: Trajectory) -> list[Step]:
 def _role(target: str | None) -> str | None:
     identity = _slotted_identity(target)
     return identity[0] if identity else None
+
+
+def changed_after(trajectory: Trajectory, changed_pages: Mapping[str, datetime]) -> datetime | None:
+    """When a page the trajectory went through changed after it was recorded (None if none did), given
+    when each changed page of its domain last changed (path -> time)."""
+    times = [changed_pages[page] for page in
+             {page_path(step.url) for step in trajectory.steps if step.url and domain_of(step.url) == trajectory.domain}
+             if page in changed_pages and changed_pages[page] > trajectory.created_at]
+    return max(times) if times else None
 
 
 def path_taken(steps: Sequence[Step]) -> list[int]:

@@ -31,7 +31,16 @@ from ..store.scope import Scope
 from ..store.statements import plain_select
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
-from .plans import ReplayPlan, plan_for, read_gate, record_outcome, replayable, shape_of, target_history
+from .plans import (
+    ReplayPlan,
+    changed_after,
+    plan_for,
+    read_gate,
+    record_outcome,
+    replayable,
+    shape_of,
+    target_history,
+)
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
 from .reference import format_reference as reference_text
@@ -68,11 +77,11 @@ class TrajectoryStore:
     def __init__(
         self, scope: Scope, *, ttl_days: float, similarity_threshold: float, trace_scoring: bool,
         goal_embedder: Embedder | None = None, demoted: Callable[[Connection, list[str]], set[str]] | None = None,
-        stale_since: Callable[[Connection, Trajectory], datetime | None] | None = None,
+        changed_pages: Callable[[Connection, str], dict[str, datetime]] | None = None,
     ) -> None:
         self._scope = scope
         self._demoted = demoted  # trajectories whose followers kept failing: never replayed
-        self._stale_since = stale_since  # when the site changed under a trajectory: not replayed since
+        self._changed_pages = changed_pages  # pages of a domain that changed, and when: not replayed from before
         self._ns = scope.namespace
         self.ttl_days = ttl_days
         self.similarity_threshold = similarity_threshold
@@ -314,13 +323,14 @@ class TrajectoryStore:
             fitting.sort(key=lambda stored: (stored.created_at, stored.id), reverse=True)
             demoted = self._demoted(conn, [stored.id for stored in fitting]) if self._demoted and fitting else set()
             fitting = [stored for stored in fitting if stored.id not in demoted]  # never replayed blind again
+            pages = self._changed_pages(conn, domain_of(origin_key)) if self._changed_pages and fitting else {}
             changed: datetime | None = None
             for position, stored in enumerate(fitting):
                 trajectory = self._load(conn, stored.id)
                 plan = plan_for(trajectory, wanted) if trajectory is not None else None
                 if plan is None:
                     continue
-                stale = self._stale_since(conn, plan.trajectory) if self._stale_since else None
+                stale = changed_after(plan.trajectory, pages)
                 if stale is not None:  # the site changed since: explore until a run after the change succeeds
                     changed = max(changed or stale, stale)
                     continue
@@ -329,7 +339,7 @@ class TrajectoryStore:
                     self._scope.emit("replay_refused", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
                                      reason=f"its replays failed {gate.failures} times")
                     return None
-                peers = self._peers(conn, plan, fitting[position + 1:])
+                peers = self._peers(conn, plan, fitting[position + 1:], pages)
                 plan = replace(plan, stop_step=gate.stop_step, history=target_history(plan, peers))
                 self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
                                  slots=len(plan.slots), steps=len(plan.steps), stop_step=plan.stop_step)
@@ -339,7 +349,8 @@ class TrajectoryStore:
                              reason=f"the site changed at {changed.isoformat()} since its fitting runs were recorded")
         return None
 
-    def _peers(self, conn: Connection, plan: ReplayPlan, older: Sequence[StoredGoal]) -> list[Trajectory]:
+    def _peers(self, conn: Connection, plan: ReplayPlan, older: Sequence[StoredGoal],
+               pages: dict[str, datetime]) -> list[Trajectory]:
         """Up to ``MAX_PEERS`` earlier trajectories of the plan's task shape: what they did tells which
         of the plan's targets keep their name from run to run, and which do not."""
         peers: list[Trajectory] = []
@@ -349,9 +360,8 @@ class TrajectoryStore:
             same = stored.signature.template == plan.template if plan.template else \
                 stored.goal.split() == plan.trajectory.goal.split()
             trajectory = self._load(conn, stored.id) if same else None
-            if trajectory is not None and shape_of(trajectory) == plan.shape and not (
-                self._stale_since and self._stale_since(conn, trajectory)  # what the site was before it changed
-            ):
+            if trajectory is not None and shape_of(trajectory) == plan.shape \
+                    and changed_after(trajectory, pages) is None:  # not what the site was before it changed
                 peers.append(trajectory)
         return peers
 
