@@ -23,7 +23,8 @@ from ..core.models import ReplayOutcome, Step, Trajectory
 from ..core.urls import domain_of, page_path
 from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
-from .slots import SLOT_REFERENCE, bind, fill_checked
+from .evidence import key
+from .slots import SLOT_REFERENCE, bind, fill_checked, misfit, unbound
 
 #: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
 MAX_REPLAY_FAILURES = 2
@@ -32,6 +33,8 @@ _TYPING = frozenset({"fill", "type", "select"})
 _SETTING = frozenset({"fill", "select"})  # a later one of these on the same field replaces the value
 #: Steps that cannot have used a field's value before it was set again (no click, press or navigation).
 _USES_NOTHING = frozenset({"fill", "type", "select", "hover", "scroll", "wait"})
+#: A secret's placeholder as stored in place of its value (``{password}``).
+PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]{0,40}\}")
 _IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _SLOTTED_IDENTITY = re.compile(r'^(?P<role>[a-z]+|\{\d{1,3}\}) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _GATE = plain_select(
@@ -115,28 +118,42 @@ def shape_of(trajectory: Trajectory) -> str:
 
 
 def plan_for(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
-    """The trajectory's plan for ``goal``, or None when the goal does not fit it: its template binds the
-    goal, or (without a template) the goal is the trajectory's own; every value it types comes from the goal."""
+    """The trajectory's plan for ``goal``, or None when the goal does not fit it (see :func:`fit`)."""
+    found = fit(trajectory, goal)
+    return found if isinstance(found, ReplayPlan) else None
+
+
+def fit(trajectory: Trajectory, goal: str) -> ReplayPlan | str:
+    """The trajectory's plan for ``goal``, or why the goal does not fit it. It fits when its template
+    binds the goal with values of the kinds its slots held (or, without a template, the goal is the
+    trajectory's own) and every value the plan types comes from the goal."""
     if trajectory.goal_template and trajectory.replay_steps is not None:
-        values = bind(trajectory.goal_template, goal)
+        template = trajectory.goal_template
+        values = bind(template, goal)
         if values is None:
-            return None
+            return unbound(template, goal)
+        wrong = misfit(template, values, trajectory.goal)
+        if wrong is not None:
+            return wrong
         slotted = replayable(trajectory.replay_steps)
         steps, unresolved = fill_checked(slotted, values)
         named = frozenset(index for index, step in enumerate(slotted)
                           if step.target and SLOT_REFERENCE.search(step.target))
-        plan = ReplayPlan(trajectory, steps, values, trajectory.goal_template, unresolved, shape=shape_of(trajectory),
+        plan = ReplayPlan(trajectory, steps, values, template, unresolved, shape=shape_of(trajectory),
                           goal_targets=named)
     elif trajectory.goal.split() == goal.split():
         slotted = steps = replayable(trajectory.steps)
         plan = ReplayPlan(trajectory, steps, {}, None, shape=shape_of(trajectory))
     else:
-        return None
+        return ("the goal is worded otherwise than the recorded one, which has no goal template "
+                "(no value of its goal recurs in its steps)")
     # A value typed into the page must come from the goal: a value the earlier run read off the page
     # (or a secret, whose value is not stored) would be typed blind.
     for index, (source, step) in enumerate(zip(slotted, steps)):
         if step.action in _TYPING and index not in plan.unresolved and not _from_goal(source.value, step.value, goal):
-            return None
+            if step.value and PLACEHOLDER.fullmatch(step.value):
+                return f"step {index + 1} types a secret ({step.value}) that the goal does not give"
+            return f'step {index + 1} types "{_clip(step.value or "")}", which the goal does not give'
     return plan
 
 
@@ -243,14 +260,19 @@ def record_outcome(
 
 
 def _from_goal(source: str | None, value: str | None, goal: str) -> bool:
-    """Whether a typed value comes from the goal: its text is in the goal, or it was derived from the
-    goal's slots by a recorded conversion and whatever literal text it has besides is in the goal."""
-    if not value or value in goal:
+    """Whether a typed value comes from the goal: its text is in the goal (in any letter case), or it
+    was derived from the goal's slots by a recorded conversion and whatever literal text it has besides
+    is in the goal."""
+    if not value or key(value) in key(goal):
         return True
     if source is None or SLOT_REFERENCE.search(source) is None:
         return False
     literal = SLOT_REFERENCE.sub(" ", source)
-    return all(part in goal for part in literal.split())
+    return all(part.casefold() in goal.casefold() for part in literal.split())
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _same_act(one: Step, other: Step) -> bool:

@@ -36,7 +36,7 @@ class Scored:
 
     def why(self, query: Signature, query_goal: str) -> str:
         """What the similarity rests on, in a few words."""
-        why = explain(query, self.goal.signature, query_goal, self.agree)
+        why = explain(query, self.goal.signature, query_goal, self.agree, like=self.goal.goal)
         return f"{why}; reworded (cosine {self.semantic:.2f})" if self.rescued else why
 
 
@@ -96,7 +96,7 @@ def rank(
 
 def _scored(held: OriginGoals, position: int, query: Signature, query_goal: str) -> Scored:
     goal = held.goals[position]
-    similarity, agree = score(query, goal.signature, query_goal, held.weight)
+    similarity, agree = score(query, goal.signature, query_goal, held.weight, like=goal.goal)
     return Scored(goal, similarity, agree)
 
 
@@ -123,7 +123,7 @@ def rescue(
         if item is None and cosine < SEMANTIC_THRESHOLD:
             continue
         similarity, agree = (item.similarity, item.agree) if item else score(
-            query, goal.signature, query_goal, held.weight)
+            query, goal.signature, query_goal, held.weight, like=goal.goal)
         rescued = (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
                    and not contrast_conflict(query, goal.signature))
         if rescued:

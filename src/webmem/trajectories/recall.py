@@ -141,14 +141,16 @@ def value_agreement(
 
 def score(
     query: Signature, stored: Signature, query_goal: str, weight: Callable[[str], float] = lambda token: 1.0,
+    *, like: str | None = None,
 ) -> tuple[float, float]:
     """How alike two goals are (0-1), and how far their values agree (0-1).
 
     The similarity is the share of their tokens the goals have in common (Dice), each token counted
     by its ``weight`` (rare words on the origin weigh more), lifted by agreeing values; a goal that
-    fits the stored goal's template scores 1, one that disagrees on a contrast 0.
+    fits the stored goal's template (with values of the kinds its slots held in ``like``, the stored
+    goal) scores 1, one that disagrees on a contrast 0.
     """
-    if stored.template and bind(stored.template, query_goal) is not None:
+    if stored.template and bind(stored.template, query_goal, like=like) is not None:
         return 1.0, value_agreement(query, stored, weight)
     if contrast_conflict(query, stored):
         return 0.0, 0.0
@@ -160,9 +162,9 @@ def score(
     return dice + VALUE_WEIGHT * agree * (1 - dice), agree
 
 
-def explain(query: Signature, stored: Signature, query_goal: str, agree: float) -> str:
+def explain(query: Signature, stored: Signature, query_goal: str, agree: float, *, like: str | None = None) -> str:
     """In a few words, what the similarity of two goals rests on."""
-    if stored.template and bind(stored.template, query_goal) is not None:
+    if stored.template and bind(stored.template, query_goal, like=like) is not None:
         return "fits the goal template"
     differ = contrast_conflict(query, stored)
     if differ:

@@ -105,7 +105,7 @@ def _mapped(stored: str, steps: list[Step], goal: str) -> tuple[str, list[Step]]
         return _unslotted(stored, steps)
     template, slotted_steps = slotted
     earlier = bind(template, stored) or {}
-    values = bind(template, goal)
+    values = bind(template, goal, like=stored)
     if values is None:
         named = {value.text for value in (*goal_values(goal), *goal_spans(goal))}
         values = {number: text for number, text in earlier.items() if text in named}

@@ -16,13 +16,22 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import lru_cache
 
 from ..core.models import Step
-from .conversions import GROUPED_NUMBER, SLASHED_DATE, SPACED_DATE, TIME_12H, derive, reproducing
+from .conversions import (
+    GROUPED_NUMBER,
+    IDENTITY,
+    SLASHED_DATE,
+    SPACED_DATE,
+    TIME_12H,
+    derive,
+    read_date,
+    reproducing,
+)
+from .evidence import WORD, GoalValue, identity_name, key, used_spans
 
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])')
-_WORD = re.compile(r"[^\W_](?:[\w'.@-]*[^\W_])?")
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
 _SLOT = re.compile(r"\{(\d{1,3})\}")
 #: A slot in a slotted step: ``{1}`` for the goal value itself, ``{1|time24}`` or ``{1|us_date|us_date_short}``
@@ -34,15 +43,9 @@ _BRACES = re.compile(r"[{}]")
 _COMPOUND = re.compile(rf"(?<![\w:/.,-])(?:{TIME_12H}|{SPACED_DATE}|{SLASHED_DATE}|{GROUPED_NUMBER})(?![\w:/-]|[.,]\d)")
 #: What an unquoted slot binds: one token, or else a time with its meridiem or a date written with spaces.
 _UNQUOTED_SLOT = rf"[^\s\"“”]+?|{TIME_12H}|{SPACED_DATE}"
+#: What an unquoted slot between fixed text binds: words (no quotes, no line breaks), as few as fit.
+_SPAN_SLOT = r"[^\s\"“”](?:[^\"“”\n]{0,400}?[^\s\"“”])?"
 _TYPED = frozenset({"fill", "type", "select"})
-
-
-@dataclass(frozen=True)
-class GoalValue:
-    text: str
-    start: int
-    end: int
-    quoted: bool
 
 
 def goal_values(goal: str) -> list[GoalValue]:
@@ -55,7 +58,7 @@ def goal_values(goal: str) -> list[GoalValue]:
         if match.group(group).strip():
             values.append(GoalValue(match.group(group), match.start(group), match.end(group), True))
             taken.append((match.start(), match.end()))
-    for match in _WORD.finditer(goal):
+    for match in WORD.finditer(goal):
         if any(start <= match.start() < end for start, end in taken):
             continue
         word = match.group()
@@ -100,15 +103,18 @@ def parameterise(goal: str, steps: Sequence[Step]) -> tuple[str, list[Step]] | N
         return None
     referenced = {int(match.group(1)) for step in steps if step.value and (match := GOAL_VALUE.match(step.value))}
     compounds = [span for span in _compound_spans(goal) if _borne_out(span, values, steps, referenced)]
+    number_of = {value: index for index, value in enumerate(values, start=1)}
     units = _with_compounds(values, compounds)
-    units = sorted([*units, *_typed_words(goal, units, steps)], key=lambda unit: unit.start)
+    kept = [unit for unit in units if unit.quoted or unit in compounds or number_of.get(unit) in referenced]
+    used = used_spans(goal, steps, kept)
+    units = sorted([*used, *(unit for unit in units if unit in kept or not _overlapping(unit, used))],
+                   key=lambda unit: unit.start)
     derived = _derived(units, steps)
     sources = {source for source, _ in derived.values()}
     rest = [step.model_copy(update={"value": None}) if index in derived else step for index, step in enumerate(steps)]
-    number_of = {value: index for index, value in enumerate(values, start=1)}
     slots: dict[str, int] = {}
     for unit in units:
-        if number_of.get(unit) in referenced or unit.text in sources or any(
+        if unit in used or number_of.get(unit) in referenced or unit.text in sources or any(
             _occurs(unit.text, step) for step in rest
         ):
             slots.setdefault(unit.text, len(slots) + 1)
@@ -129,30 +135,101 @@ def parameterise(goal: str, steps: Sequence[Step]) -> tuple[str, list[Step]] | N
     return template, slotted
 
 
-def bind(template: str, goal: str) -> dict[int, str] | None:
-    """The slot values that make ``template`` read as ``goal``, or None when the goal does not fit it.
+def bind(template: str, goal: str, *, like: str | None = None) -> dict[int, str] | None:
+    """The slot values that make ``template`` read as ``goal``, or None when the goal does not fit it
+    (with ``like``, the goal the template was recorded from, also when a value is of another kind than
+    the one its slot held there: see :func:`misfit`).
 
-    A quoted slot binds the quoted text; an unquoted one a single token or, only when the goal fits no
-    other way, a time with its meridiem ("12:21 AM") or a date written with spaces ("Nov 5, 2016").
+    The template's fixed text must be the goal's, regardless of letter case and spacing. A quoted slot
+    binds the quoted text; an unquoted one any span of words between the fixed text around it (a
+    title of any length, lowercase connectors and all), or where it stands next to another slot, one
+    token or, only when the goal fits no other way, a time with its meridiem ("12:21 AM") or a date
+    written with spaces ("Nov 5, 2016").
     """
+    found = _pattern(template).match(goal.strip())
+    if found is None:
+        return None
+    values = {int(name[1:]): value for name, value in found.groupdict().items()}
+    if like is not None and misfit(template, values, like) is not None:
+        return None
+    return values
+
+
+def unbound(template: str, goal: str) -> str:
+    """Where ``goal`` stops reading like ``template``, for a person: the first stretch of the template's
+    fixed text that the goal does not continue with (or the goal's words after the template's end)."""
+    parts = [part for part in re.split(r"(\{\d{1,3}\})", template) if part]
+    stripped = goal.strip()
+    for count in range(1, len(parts) + 1):
+        prefix = "".join(parts[:count])
+        if _prefix_pattern(prefix).match(stripped) is None:
+            expected = parts[count - 1]
+            if not expected.strip() and count < len(parts):
+                expected = parts[count]
+            if _SLOT.fullmatch(expected):
+                return f'the goal has no value where the template "{template}" has {expected}'
+            return f'the goal does not read "{" ".join(expected.split())}" where the template "{template}" does'
+    return f'the goal goes on where the template "{template}" ends'
+
+
+@lru_cache(maxsize=1024)
+def _prefix_pattern(prefix: str) -> re.Pattern[str]:
+    return re.compile(_pattern(prefix).pattern.rstrip("$"), re.IGNORECASE)
+
+
+def misfit(template: str, values: dict[int, str], like: str) -> str | None:
+    """Why slot values bound from a goal are not of the kind the same slots held in ``like`` (the goal
+    the template was recorded from): a number, a time or a date must stay one, and free text may not
+    grow far beyond its recorded length. None when they fit."""
+    recorded = bind(template, like) or {}
+    for number, value in sorted(values.items()):
+        earlier = recorded.get(number)
+        if earlier is None:
+            continue
+        kind, was = value_kind(value), value_kind(earlier)
+        if was != "text" and kind != was:
+            return 'slot {%d} held a %s ("%s") when recorded; this goal gives "%s"' % (number, was, earlier, value)
+        words, before = len(value.split()), len(earlier.split())
+        if words > max(3 * before, before + 5):
+            return 'slot {%d} held %d word%s ("%s") when recorded; this goal gives %d' % (
+                number, before, "" if before == 1 else "s", earlier, words)
+    return None
+
+
+def value_kind(text: str) -> str:
+    """What a slot's value is: ``number``, ``time``, ``date`` or ``text``."""
+    text = text.strip()
+    if _NUMBER.match(text) or re.fullmatch(GROUPED_NUMBER, text):
+        return "number"
+    if re.fullmatch(rf"{TIME_12H}|\d{{1,2}}:[0-5]\d", text):
+        return "time"
+    if read_date(text) is not None:
+        return "date"
+    return "text"
+
+
+@lru_cache(maxsize=4096)
+def _pattern(template: str) -> re.Pattern[str]:
     pattern = ["^"]
     position = 0
     seen: set[str] = set()
-    for match in _SLOT.finditer(template):
+    slots = list(_SLOT.finditer(template))
+    for index, match in enumerate(slots):
         pattern.append(_literal(template[position:match.start()]))
         number = match.group(1)
         quoted = template[match.start() - 1:match.start()] in ('"', "“", "'")
+        beside = (index > 0 and not template[slots[index - 1].end():match.start()].strip()) or (
+            index + 1 < len(slots) and not template[match.end():slots[index + 1].start()].strip())
         if number in seen:
             pattern.append(f"(?P=s{number})")
+        elif quoted:
+            pattern.append(f"(?P<s{number}>[^\"”\n]+?)")
         else:
-            seen.add(number)
-            pattern.append(f"(?P<s{number}>[^\"”\n]+?)" if quoted else f"(?P<s{number}>{_UNQUOTED_SLOT})")
+            pattern.append(f"(?P<s{number}>{_UNQUOTED_SLOT if beside else _SPAN_SLOT})")
+        seen.add(number)
         position = match.end()
     pattern += [_literal(template[position:]), "$"]
-    found = re.match("".join(pattern), goal.strip())
-    if found is None:
-        return None
-    return {int(name[1:]): value for name, value in found.groupdict().items()}
+    return re.compile("".join(pattern), re.IGNORECASE)
 
 
 def fill(steps: Sequence[Step], values: dict[int, str]) -> list[Step]:
@@ -276,21 +353,8 @@ def _derived(units: list[GoalValue], steps: Sequence[Step]) -> dict[int, tuple[s
     return derived
 
 
-def _typed_words(goal: str, units: list[GoalValue], steps: Sequence[Step]) -> list[GoalValue]:
-    """Words of the goal that are no goal value by the rules above (a lowercase "fantasy") but that a
-    step typed as they stand: the typed value came from the goal, so it is a slot too."""
-    found: list[GoalValue] = []
-    for step in steps:
-        value = step.value
-        if step.action not in _TYPED or not value or _WORD.fullmatch(value) is None:
-            continue
-        if any(unit.text == value for unit in [*units, *found]):
-            continue
-        for match in re.finditer(rf"(?<![\w]){re.escape(value)}(?![\w])", goal):
-            if not any(unit.start < match.end() and match.start() < unit.end for unit in [*units, *found]):
-                found.append(GoalValue(value, match.start(), match.end(), False))
-                break
-    return found
+def _overlapping(unit: GoalValue, spans: Sequence[GoalValue]) -> bool:
+    return any(span.start < unit.end and unit.start < span.end for span in spans)
 
 
 def _literal(text: str) -> str:
@@ -309,6 +373,9 @@ def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -
     def slotted(text: str | None) -> str | None:
         if not text:
             return text
+        whole = _whole_slot(text, slots)
+        if whole is not None:
+            return whole
         for value in sorted(slots, key=len, reverse=True):
             text = re.sub(rf"(?<![\w{{]){re.escape(value)}(?![\w}}])", "{%d}" % slots[value], text)
         return text
@@ -320,4 +387,25 @@ def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -
         value = "{%d}" % slots[original] if original in slots else None
     else:
         value = slotted(value)
-    return step.model_copy(update={"value": value, "target": slotted(step.target)})
+    target = step.target
+    name = identity_name(target)
+    whole_name = _whole_slot(name, slots) if name else None
+    if target and whole_name is not None:
+        target = target[:target.index('"')] + f'"{whole_name}"'
+    else:
+        target = slotted(target)
+    return step.model_copy(update={"value": value, "target": target})
+
+
+def _whole_slot(text: str, slots: dict[str, int]) -> str | None:
+    """The slot a whole text is, compared without regard to case and spacing (``{n}``, or ``{n|title}``
+    and the like when a case conversion of the goal's value gives the text as it was); None if none."""
+    wanted = key(text)
+    for value, number in slots.items():
+        if key(value) != wanted:
+            continue
+        if value == text:
+            return "{%d}" % number
+        names = [name for name in reproducing(value, text) if name != IDENTITY]
+        return "{%d|%s}" % (number, "|".join(names)) if names else "{%d}" % number
+    return None

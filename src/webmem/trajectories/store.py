@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,24 +31,15 @@ from ..store.scope import Scope
 from ..store.statements import plain_select
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
-from .plans import (
-    ReplayPlan,
-    changed_after,
-    plan_for,
-    read_gate,
-    record_outcome,
-    replayable,
-    shape_of,
-    target_history,
-)
+from .plans import record_outcome, replayable, shape_of
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
 from .reference import format_reference as reference_text
+from .replay_search import ReplaySearch
 from .slots import GOAL_VALUE, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
-MAX_PEERS = 8  # earlier runs of a task shape consulted when a replay starts
 DECODED_WINNERS = 256  # trajectories kept decoded after they won a match (they never change)
 _TRAJECTORY_FIELDS = (
     "trajectory_id", "run_id", "goal", "origin", "domain", "success", "duration_ms", "model", "created_at",
@@ -71,7 +62,7 @@ class _Judged:
         return self.reason == "eligible"
 
 
-class TrajectoryStore:
+class TrajectoryStore(ReplaySearch):
     """Save successful step sequences and find the best one for a new goal on the same origin."""
 
     def __init__(
@@ -297,73 +288,6 @@ class TrajectoryStore:
                 candidates=len(held.goals), reason=report.reason,
             )
         return report
-
-    def find_replay(self, goal: str, origin: str, *, now: datetime | None = None) -> ReplayPlan | None:
-        """The newest successful trajectory on ``origin`` that can be replayed for ``goal``, bound to it.
-
-        Stricter than :meth:`match`: the goal must fit the trajectory's goal template (its values
-        become the slots' values), or be the stored goal itself when the trajectory has no template.
-        """
-        if not isinstance(goal, str) or not goal.strip():
-            raise InvalidInput("goal: expected a non-empty string")
-        origin_key = origin_of(origin, field="origin")
-        wanted = self._scope.redact(goal)
-        words = wanted.split()
-        query = signature(wanted)
-        cutoff = (as_utc(now) if now else utcnow()) - timedelta(days=self.ttl_days)
-        with self._scope.store.read() as conn:
-            held = self._held(conn, origin_key)
-            fitting = [
-                stored for stored in held.goals
-                if stored.created_at >= cutoff and (
-                    stored.goal.split() == words
-                    or (stored.signature.template is not None and stored.signature.terms <= query.terms)
-                )
-            ]
-            fitting.sort(key=lambda stored: (stored.created_at, stored.id), reverse=True)
-            demoted = self._demoted(conn, [stored.id for stored in fitting]) if self._demoted and fitting else set()
-            fitting = [stored for stored in fitting if stored.id not in demoted]  # never replayed blind again
-            pages = self._changed_pages(conn, domain_of(origin_key)) if self._changed_pages and fitting else {}
-            changed: datetime | None = None
-            for position, stored in enumerate(fitting):
-                trajectory = self._load(conn, stored.id)
-                plan = plan_for(trajectory, wanted) if trajectory is not None else None
-                if plan is None:
-                    continue
-                stale = changed_after(plan.trajectory, pages)
-                if stale is not None:  # the site changed since: explore until a run after the change succeeds
-                    changed = max(changed or stale, stale)
-                    continue
-                gate = read_gate(conn, self._ns, origin_key, plan.shape)
-                if gate.closed:
-                    self._scope.emit("replay_refused", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
-                                     reason=f"its replays failed {gate.failures} times")
-                    return None
-                peers = self._peers(conn, plan, fitting[position + 1:], pages)
-                plan = replace(plan, stop_step=gate.stop_step, history=target_history(plan, peers))
-                self._scope.emit("replay_found", trajectory_id=plan.trajectory.id, goal=goal, origin=origin_key,
-                                 slots=len(plan.slots), steps=len(plan.steps), stop_step=plan.stop_step)
-                return plan
-        if changed is not None:
-            self._scope.emit("replay_refused", goal=goal, origin=origin_key,
-                             reason=f"the site changed at {changed.isoformat()} since its fitting runs were recorded")
-        return None
-
-    def _peers(self, conn: Connection, plan: ReplayPlan, older: Sequence[StoredGoal],
-               pages: dict[str, datetime]) -> list[Trajectory]:
-        """Up to ``MAX_PEERS`` earlier trajectories of the plan's task shape: what they did tells which
-        of the plan's targets keep their name from run to run, and which do not."""
-        peers: list[Trajectory] = []
-        for stored in older:
-            if len(peers) >= MAX_PEERS:
-                break
-            same = stored.signature.template == plan.template if plan.template else \
-                stored.goal.split() == plan.trajectory.goal.split()
-            trajectory = self._load(conn, stored.id) if same else None
-            if trajectory is not None and shape_of(trajectory) == plan.shape \
-                    and changed_after(trajectory, pages) is None:  # not what the site was before it changed
-                peers.append(trajectory)
-        return peers
 
     def record_replay(self, report: ReplayReport, *, run_id: str | None = None, success: bool | None = None) -> None:
         """Count what became of a replay in the replay gate of its trajectory's shape (inside the
