@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.text import clean_for_prompt
 from ..episodes.aria import parse_aria_snapshot
+from ..trajectories.evidence import key
 from .actions import TEXT_ROLE, Action, Target, text_selector
 from .observation import Element, Observation, observe
 
@@ -188,8 +189,13 @@ def _act(page: Any, action: Action, locator: Any, timeout_ms: int) -> None:
 
         try:
             locator.select_option(label=value, timeout=timeout_ms)
-        except PlaywrightError:  # no option with that label: try it as the option's value
-            locator.select_option(value=value, timeout=timeout_ms)
+        except PlaywrightError:  # no option with that label: its label in another case, or its value
+            labels = locator.locator("option").all_inner_texts()
+            same = [label.strip() for label in labels if key(label) == key(value or "")]
+            if same:
+                locator.select_option(label=same[0], timeout=timeout_ms)
+            else:
+                locator.select_option(value=value, timeout=timeout_ms)
     elif kind == "check":
         locator.check(timeout=timeout_ms)
     elif kind == "hover":

@@ -63,6 +63,9 @@ class AgentResult:
     steps replayed), and ``replay_reason`` why; all three are None when no replay started.
     ``replay_steps`` says what became of each replayed step (hit, healed, stale or missed, and why).
     ``replayed`` and ``replay_fallback`` say the same as ``replay_outcome`` in two booleans.
+    ``replay_offered`` says whether the memory had a replay for the goal, and ``replay_miss_reason``
+    why it had none (no run recorded on the origin, the goal does not fit a recorded task and where,
+    a value the goal does not give, replay turned off, ...).
     """
 
     goal: str
@@ -84,6 +87,8 @@ class AgentResult:
     replay_step: int | None = None
     replay_reason: str | None = None
     replay_steps: list[ReplayedStep] = field(default_factory=list)
+    replay_offered: bool = False
+    replay_miss_reason: str | None = None
     context_tokens: int = 0
     memory_hits: int = 0
     duration_ms: int = 0
@@ -191,14 +196,18 @@ class _Session:
         self.replay: ReplayPolicy | None = None
         self.fresh_start = False  # whether the repeat counts were reset when the replay handed over
         self.system_prompt: str | None = None
+        self.replay_miss: str | None = None  # why the memory offered no replay
 
     def drive(self) -> AgentResult:
         agent = self.agent
         agent.policy.start(self.goal)
         page = agent.page
         memory = agent.memory
-        if memory is not None and agent.replay and self.run is not None:
-            plan = memory.trajectories.find_replay(self.goal, origin_of(page.url))
+        if memory is not None and not agent.replay:
+            self.replay_miss = "replay is turned off (Agent(replay=False))"
+        elif memory is not None and self.run is not None:
+            lookup = memory.trajectories.search_replay(self.goal, origin_of(page.url), run_id=self.run.id)
+            plan, self.replay_miss = lookup.plan, lookup.reason
             if plan is not None:
                 self.replay = ReplayPolicy(plan, agent.policy,
                                            locate=lambda selector, role, name: element_ref(page, selector, role, name),
@@ -354,7 +363,7 @@ class _Session:
             handover_reason=replay.reason if replay is not None and replay.outcome == "handed_over" else None,
             replay_outcome=replay.outcome if replay else None, replay_step=replay.step if replay else None,
             replay_reason=replay.reason if replay else None, replay_steps=list(replay.steps) if replay else [],
-            context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
+            replay_offered=self.replay is not None, replay_miss_reason=self.replay_miss, context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
             reward=outcome.reward if outcome is not None else None, history=list(self.history),
         )
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ..core.models import ReplayedStep, ReplayStepStatus, Step
 from ..core.text import clean_for_prompt
 from ..core.urls import MAX_URL_LENGTH
+from ..trajectories.evidence import key
 from ..trajectories.plans import ReplayPlan, TargetHistory, parse_identity
 from .actions import MAX_WAIT_MS, REPLAYED, TEXT_ROLE, Action, Target, text_selector
 from .observation import Element, Observation
@@ -222,6 +223,8 @@ class ReplayPolicy:
                 return _Found(None, "missed", f"{count} texts read {name!r}: which one is meant is not certain")
             return self._missing(observation, target, index)
         present = observation.find(role, name)
+        if not present and index in self.plan.goal_targets:  # the goal may write a name in another case
+            present = [element for element in observation.find(role, None) if key(element.name) == key(name)]
         if len(present) == 1:
             element = present[0]
             if step.selector and element.ref and self.reaches is not None \

@@ -65,6 +65,7 @@ class EpisodeRecord:
     replay_outcome: str | None = None
     replay_step: int | None = None
     replay_reason: str | None = None
+    replay_miss_reason: str | None = None
 
     @property
     def tokens(self) -> int:
@@ -96,7 +97,8 @@ class Summary:
     ``replay_candidates`` counts episodes in which a replay started; ``repeated`` those whose
     instruction already came up in an earlier episode of the same task and mode (see
     :func:`repeated_instances`), and ``repeated_replayed`` the repeated ones that replay solved.
-    ``handover_reasons`` is the most common hand-over reasons, grouped by :func:`reason_group`.
+    ``handover_reasons`` is the most common hand-over reasons, grouped by :func:`reason_group`, and
+    ``miss_reasons`` the most common reasons why no replay was offered.
     """
 
     episodes: int
@@ -120,6 +122,7 @@ class Summary:
     repeated_replayed: int = 0
     replay_rate_of_repeated: float = 0.0
     handover_reasons: tuple[tuple[str, int], ...] = ()
+    miss_reasons: tuple[tuple[str, int], ...] = ()
 
 
 def summarize(records: Iterable[EpisodeRecord]) -> Summary | None:
@@ -155,6 +158,7 @@ def summarize(records: Iterable[EpisodeRecord]) -> Summary | None:
         repeated_replayed=repeated_replayed,
         replay_rate_of_repeated=repeated_replayed / len(repeated) if repeated else 0.0,
         handover_reasons=top_reasons(chosen),
+        miss_reasons=top_misses(chosen),
     )
 
 
@@ -176,6 +180,7 @@ def repeated_instances(records: Sequence[EpisodeRecord]) -> list[bool]:
 _STEP_PREFIX = re.compile(r"^step\s+\d+\s*:?\s*", re.IGNORECASE)
 _QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*\"|(?<!\w)'(?:[^'\\]|\\.)*'(?!\w)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?!\w|\.\d)")
+_TRAJECTORY_ID = re.compile(r"\btraj_\w+")
 MAX_REASON_CHARS = 160
 
 
@@ -189,7 +194,7 @@ def reason_group(reason: str | None) -> str:
     """
     lines = (reason or "").strip().splitlines()
     text = _QUOTED.sub('"…"', _STEP_PREFIX.sub("", lines[0].strip() if lines else ""))
-    text = _NUMBER.sub("N", text)
+    text = _NUMBER.sub("N", _TRAJECTORY_ID.sub("traj_…", text))
     return " ".join(text.split())[:MAX_REASON_CHARS] or "(no reason given)"
 
 
@@ -198,6 +203,13 @@ def top_reasons(records: Iterable[EpisodeRecord], limit: int = TOP_REASONS) -> t
     (ties in alphabetical order); only episodes whose replay handed over count."""
     counts = Counter(reason_group(record.replay_reason) for record in records
                      if record.replay_outcome == "handed_over")
+    return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit])
+
+
+def top_misses(records: Iterable[EpisodeRecord], limit: int = TOP_REASONS) -> tuple[tuple[str, int], ...]:
+    """The most common reasons why no replay was offered, as :func:`top_reasons` counts hand-overs."""
+    counts = Counter(reason_group(record.replay_miss_reason) for record in records
+                     if record.replay_outcome is None and record.replay_miss_reason)
     return tuple(sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit])
 
 
@@ -287,6 +299,7 @@ def _plain(summary: Summary | None) -> dict[str, Any] | None:
         return None
     data = asdict(summary)
     data["handover_reasons"] = [[reason, count] for reason, count in summary.handover_reasons]
+    data["miss_reasons"] = [[reason, count] for reason, count in summary.miss_reasons]
     return data
 
 
@@ -320,6 +333,9 @@ def replay_notes(report: BenchReport) -> list[str]:
                      + "; ".join(f"{count}× {reason}" for reason, count in warm.handover_reasons) + ".")
     else:
         notes.append("No replay handed over.")
+    if warm.miss_reasons:
+        notes.append("Top reasons no replay was offered: "
+                     + "; ".join(f"{count}× {reason}" for reason, count in warm.miss_reasons) + ".")
     return notes
 
 

@@ -213,6 +213,7 @@ class _Plan:
             agent_success=result.success, partial=state.partial, context_tokens=result.context_tokens,
             reason=result.reason or state.reason or "", run_id=result.run_id, replayed=outcome == "replayed",
             replay_fallback=outcome == "handed_over", replay_outcome=outcome, replay_step=step, replay_reason=why,
+            replay_miss_reason=getattr(result, "replay_miss_reason", None),
         )
 
 

@@ -141,6 +141,33 @@ def trajectories_match(
     click.echo(report.reason)
 
 
+@trajectories.command("explain")
+@click.argument("goal")
+@click.option("--origin", "--url", "origin", required=True, help="The site (or a page of it) the run would start on.")
+@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True,
+              help="Explain the closest N stored goals besides those that fit.")
+@json_option
+@click.pass_obj
+def trajectories_explain(settings: Settings, goal: str, origin: str, limit: int, json_: bool) -> None:
+    """Show whether a goal would be replayed on a site: how it binds each close recorded task's goal
+    template, or why it does not (the fixed text that differs, a value of another kind, a value the
+    goal does not give), and the verdict."""
+    with settings.memory() as mem:
+        lookup = mem.trajectories.explain_replay(goal, origin, limit=limit)
+    if json_:
+        emit_json(lookup.to_dict())
+        return
+    if lookup.candidates:
+        table(("trajectory", "recorded goal", "template", "fits", "how it binds, or why not"),
+              ((c.trajectory_id, c.goal, c.template or "(none)", "yes" if c.fits else "no", c.reason)
+               for c in lookup.candidates),
+              title=f"Recorded tasks on {lookup.origin}", no_wrap=("trajectory",))
+    if lookup.plan is not None:
+        click.echo(f"Replays {lookup.plan.trajectory_id} ({len(lookup.plan.steps)} steps).")
+    else:
+        click.echo(f"No replay: {lookup.reason}")
+
+
 @click.group("lessons", invoke_without_command=True)
 @click.option("--tier", type=click.Choice(["1", "2"]), help="Only tier 1 (always shown) or tier 2 (on demand).")
 @click.option("--domain", help="Only lessons about this site.")

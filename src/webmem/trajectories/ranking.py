@@ -78,7 +78,7 @@ def rank(
                 heapq.heapreplace(top, item.similarity)
 
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
-    fitting = {p for p in held.templated if held.goals[p].signature.terms <= query.terms}
+    fitting = {p for p in held.templated if held.goals[p].signature.may_fit(query)}
     for position in fitting:
         take(position)
     lifted = len(valued)

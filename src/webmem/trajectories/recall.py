@@ -8,8 +8,9 @@ A signature splits a goal into what names the task and what names its values:
 - ``contrasts``: words that change the task's meaning ("cheapest", "most expensive", "not"),
   which must agree exactly or the goals are different tasks.
 
-With a goal template (the values that recurred in a run's steps are its slots), the template's
-literal words are the stored goal's terms, and a new goal that fits the template scores 1.
+A goal's terms are its words whatever its template; a new goal that fits the stored goal's template
+(the values its run used are the slots) scores 1, and one that names every word of the template's
+fixed text (``may_fit``) is worth trying the template on.
 Signatures are stored with the trajectory (``encode``/``decode``), so a match never re-parses
 stored goals.
 """
@@ -18,13 +19,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from ..core.terms import DIMENSIONS, content_terms, words
 from .slots import bind, goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s2"
+SIGNATURE_VERSION = "s3"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -60,6 +62,11 @@ class Signature:
 
     def __repr__(self) -> str:
         return "Signature(terms={!r}, kinds={!r}, values={!r}, contrasts={!r}, template={!r})".format(*self._key())
+
+    def may_fit(self, query: Signature) -> bool:
+        """Whether a goal of signature ``query`` may fit this goal's template: it names every word of
+        the template's fixed text (a goal that does not cannot bind it)."""
+        return self.template is not None and fixed_terms(self.template) <= query.terms
 
     def encode(self) -> str:
         """One line of text to store with the trajectory."""
@@ -103,9 +110,14 @@ def signature(goal: str, template: str | None = None) -> Signature:
     rest.append(goal[position:])
     kinds = frozenset(kind for _, _, kind, _ in spans)
     values = frozenset(value.replace(" ", "_") for _, _, _, value in spans if value)
-    literal = _SLOT.sub(" ", template) if template else " ".join(rest)
-    terms, contrasts, positions = content_terms(literal)
+    terms, contrasts, positions = content_terms(" ".join(rest))
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template)
+
+
+@lru_cache(maxsize=8192)
+def fixed_terms(template: str) -> frozenset[str]:
+    """The terms of a goal template's fixed text (its words outside the slots)."""
+    return frozenset(content_terms(_SLOT.sub(" ", template))[0])
 
 
 def contrast_conflict(query: Signature, stored: Signature) -> list[str]:

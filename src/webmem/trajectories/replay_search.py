@@ -129,9 +129,9 @@ class ReplaySearch:
             held = self._held(conn, origin_key)
             lookup = self._search(conn, held, goal, wanted, origin_key, cutoff)
             closest = self._closest(conn, held, wanted, cutoff, limit)
-        weighed = {candidate.trajectory_id for candidate in lookup.candidates}
-        extra = tuple(candidate for candidate in closest if candidate.trajectory_id not in weighed)
-        return replace(lookup, candidates=(*lookup.candidates, *extra)[:max(limit, len(lookup.candidates))])
+        fitting = [candidate for candidate in lookup.candidates if candidate.fits or candidate.values]
+        shown = {candidate.trajectory_id for candidate in fitting}
+        return replace(lookup, candidates=(*fitting, *(c for c in closest if c.trajectory_id not in shown)))
 
     def _lookup_args(self, goal: str, origin: str, now: datetime | None) -> tuple[str, str, datetime]:
         if not isinstance(goal, str) or not goal.strip():
@@ -151,7 +151,7 @@ class ReplaySearch:
         words = wanted.split()
         query = signature(wanted)
         fitting = sorted((stored for stored in current if stored.goal.split() == words or (
-            stored.signature.template is not None and stored.signature.terms <= query.terms)),
+            stored.signature.may_fit(query))),
             key=lambda stored: (stored.created_at, stored.id), reverse=True)
         demoted = self._demoted(conn, [stored.id for stored in fitting]) if self._demoted and fitting else set()
         pages = self._changed_pages(conn, domain_of(origin)) if self._changed_pages and fitting else {}
@@ -181,10 +181,7 @@ class ReplaySearch:
             return ReplayLookup(goal, origin, plan, None, tuple(weighed))
         if changed is not None:
             reason = f"the site changed at {changed.isoformat()} since its fitting runs were recorded"
-        elif weighed and not any(candidate.reason.startswith("demoted") for candidate in weighed):
-            best = weighed[0]
-            reason = f'no recorded run fits; the newest close one, {best.trajectory_id} ("{best.goal}"): {best.reason}'
-        elif weighed:
+        elif any(candidate.values for candidate in weighed):
             reason = "every run that fits was demoted: runs that followed it kept failing"
         else:
             closest = self._closest(conn, held, wanted, cutoff, 1)

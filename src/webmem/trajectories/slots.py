@@ -21,7 +21,6 @@ from functools import lru_cache
 from ..core.models import Step
 from .conversions import (
     GROUPED_NUMBER,
-    IDENTITY,
     SLASHED_DATE,
     SPACED_DATE,
     TIME_12H,
@@ -43,9 +42,11 @@ _BRACES = re.compile(r"[{}]")
 _COMPOUND = re.compile(rf"(?<![\w:/.,-])(?:{TIME_12H}|{SPACED_DATE}|{SLASHED_DATE}|{GROUPED_NUMBER})(?![\w:/-]|[.,]\d)")
 #: What an unquoted slot binds: one token, or else a time with its meridiem or a date written with spaces.
 _UNQUOTED_SLOT = rf"[^\s\"“”]+?|{TIME_12H}|{SPACED_DATE}"
-#: What an unquoted slot between fixed text binds: words (no quotes, no line breaks), as few as fit.
-_SPAN_SLOT = r"[^\s\"“”](?:[^\"“”\n]{0,400}?[^\s\"“”])?"
+#: What an unquoted slot between fixed text binds: words (a letter or digit at least; no quotes, no line
+#: breaks), as few as fit.
+_SPAN_SLOT = r"(?=\S)[^\"“”\n]{0,200}?[^\W_][^\"“”\n]{0,200}?(?<=\S)"
 _TYPED = frozenset({"fill", "type", "select"})
+_CLOSING = ".!? "  # how a goal may end or not: "Delete the book X." and "delete the book X" are one goal
 
 
 def goal_values(goal: str) -> list[GoalValue]:
@@ -86,13 +87,17 @@ def goal_spans(goal: str) -> list[GoalValue]:
     return _with_compounds(goal_values(goal), _compound_spans(goal))
 
 
-def parameterise(goal: str, steps: Sequence[Step]) -> tuple[str, list[Step]] | None:
+def parameterise(goal: str, steps: Sequence[Step], *, spans: Sequence[GoalValue] | None = None,
+                 ) -> tuple[str, list[Step]] | None:
     """The goal template and slotted steps, or None when no value of the goal recurs in the steps
     (or the goal or steps contain braces of their own, which a template could not tell apart).
 
-    A typed value that is no goal value as it stands but one goal value converted (see ``conversions``)
-    becomes ``{n|name|...}`` with every conversion that reproduces it. A compound span is taken whole
-    only when a conversion of it was typed and no part of it is used on its own by another step.
+    The slots are the spans of the goal that a step used whole (see :mod:`.evidence`), and the quoted
+    strings, numbers and capitalised words of the goal that recur in the steps; with ``spans``, exactly
+    those (the values another template binds in this goal). A typed value that is no goal value as it
+    stands but one goal value converted (see ``conversions``) becomes ``{n|name|...}`` with every
+    conversion that reproduces it. A compound span is taken whole only when a conversion of it was
+    typed and no part of it is used on its own by another step.
     """
     if _BRACES.search(goal):
         return None
@@ -102,13 +107,16 @@ def parameterise(goal: str, steps: Sequence[Step]) -> tuple[str, list[Step]] | N
     ) for step in steps):
         return None
     referenced = {int(match.group(1)) for step in steps if step.value and (match := GOAL_VALUE.match(step.value))}
-    compounds = [span for span in _compound_spans(goal) if _borne_out(span, values, steps, referenced)]
     number_of = {value: index for index, value in enumerate(values, start=1)}
-    units = _with_compounds(values, compounds)
-    kept = [unit for unit in units if unit.quoted or unit in compounds or number_of.get(unit) in referenced]
-    used = used_spans(goal, steps, kept)
-    units = sorted([*used, *(unit for unit in units if unit in kept or not _overlapping(unit, used))],
-                   key=lambda unit: unit.start)
+    if spans is not None:
+        used = units = sorted(spans, key=lambda unit: unit.start)
+    else:
+        compounds = [span for span in _compound_spans(goal) if _borne_out(span, values, steps, referenced)]
+        units = _with_compounds(values, compounds)
+        kept = [unit for unit in units if unit.quoted or unit in compounds or number_of.get(unit) in referenced]
+        used = used_spans(goal, steps, kept)
+        units = sorted([*used, *(unit for unit in units if unit in kept or not _overlapping(unit, used))],
+                       key=lambda unit: unit.start)
     derived = _derived(units, steps)
     sources = {source for source, _ in derived.values()}
     rest = [step.model_copy(update={"value": None}) if index in derived else step for index, step in enumerate(steps)]
@@ -174,7 +182,18 @@ def unbound(template: str, goal: str) -> str:
 
 @lru_cache(maxsize=1024)
 def _prefix_pattern(prefix: str) -> re.Pattern[str]:
-    return re.compile(_pattern(prefix).pattern.rstrip("$"), re.IGNORECASE)
+    return re.compile(_pattern(prefix).pattern.removesuffix(f"[{re.escape(_CLOSING)}]*$"), re.IGNORECASE)
+
+
+def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
+    """Where in ``goal`` each slot of ``template`` binds (a repeated slot once), or None when it does not fit."""
+    stripped = goal.strip()
+    found = _pattern(template).match(stripped)
+    if found is None:
+        return None
+    offset = len(goal) - len(goal.lstrip())
+    return [GoalValue(value, found.start(name) + offset, found.end(name) + offset, False)
+            for name, value in found.groupdict().items()]
 
 
 def misfit(template: str, values: dict[int, str], like: str) -> str | None:
@@ -228,7 +247,7 @@ def _pattern(template: str) -> re.Pattern[str]:
             pattern.append(f"(?P<s{number}>{_UNQUOTED_SLOT if beside else _SPAN_SLOT})")
         seen.add(number)
         position = match.end()
-    pattern += [_literal(template[position:]), "$"]
+    pattern += [_literal(template[position:].rstrip(_CLOSING)), f"[{re.escape(_CLOSING)}]*$"]
     return re.compile("".join(pattern), re.IGNORECASE)
 
 
@@ -347,6 +366,8 @@ def _derived(units: list[GoalValue], steps: Sequence[Step]) -> dict[int, tuple[s
     for index, step in enumerate(steps):
         if step.action not in _TYPED or not step.value or step.value in texts or GOAL_VALUE.match(step.value):
             continue
+        if step.action == "select" and any(key(text) == key(step.value) for text in texts):
+            continue  # an option is chosen by its label in any letter case: the goal's value as it stands
         found = [(text, names) for text in texts if (names := reproducing(text, step.value))]
         if len(found) == 1:
             derived[index] = found[0]
@@ -398,14 +419,8 @@ def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -
 
 
 def _whole_slot(text: str, slots: dict[str, int]) -> str | None:
-    """The slot a whole text is, compared without regard to case and spacing (``{n}``, or ``{n|title}``
-    and the like when a case conversion of the goal's value gives the text as it was); None if none."""
+    """The slot a whole text is, compared without regard to case and spacing; None if none. The page
+    is searched for the value the same way (an element's name, a select's option): the goal's "the
+    silent river" names the link "The Silent River", which no case conversion would write for every title."""
     wanted = key(text)
-    for value, number in slots.items():
-        if key(value) != wanted:
-            continue
-        if value == text:
-            return "{%d}" % number
-        names = [name for name in reproducing(value, text) if name != IDENTITY]
-        return "{%d|%s}" % (number, "|".join(names)) if names else "{%d}" % number
-    return None
+    return next(("{%d}" % number for value, number in slots.items() if key(value) == wanted), None)

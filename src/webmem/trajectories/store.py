@@ -29,6 +29,7 @@ from ..store.engine import retried
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import plain_select
+from .evidence import key
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
 from .plans import record_outcome, replayable, shape_of
@@ -36,7 +37,7 @@ from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
 from .reference import format_reference as reference_text
 from .replay_search import ReplaySearch
-from .slots import GOAL_VALUE, parameterise
+from .slots import GOAL_VALUE, bind, bound_spans, parameterise
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
@@ -104,7 +105,10 @@ class TrajectoryStore(ReplaySearch):
             raise InvalidInput("steps: expected a list of webmem.Step records")
         stored_goal = self._scope.redact(goal) if isinstance(goal, str) else goal
         stored_steps = [_redacted_step(step, self._scope) for step in steps]
-        template = parameterise(stored_goal, replayable(stored_steps)) if isinstance(stored_goal, str) else None
+        template = self._template_for(start_url, stored_goal, replayable(stored_steps)) \
+            if isinstance(stored_goal, str) and success else None
+        if template is None and isinstance(stored_goal, str):
+            template = parameterise(stored_goal, replayable(stored_steps))
         trajectory = validated(
             Trajectory,
             id=trajectory_id or new_id("traj"),
@@ -127,6 +131,30 @@ class TrajectoryStore(ReplaySearch):
             origin=trajectory.origin, steps=len(trajectory.steps), success=trajectory.success,
         )
         return trajectory
+
+    def _template_for(self, start_url: str, goal: str, steps: list[Step]) -> tuple[str, list[Step]] | None:
+        """The goal template of a task recorded on this origin before that this run did again (its
+        template binds the goal, and the run's steps with the values it binds are that task's steps),
+        so that one task keeps one template however its values are worded; else the run's own."""
+        query = signature(goal)
+        origin = origin_of(start_url, field="start_url")
+        seen: set[str] = set()
+        with self._scope.store.read() as conn:
+            held = self._held(conn, origin)
+            for stored in sorted(held.goals, key=lambda stored: (stored.created_at, stored.id), reverse=True):
+                template = stored.signature.template
+                if template is None or template in seen or not stored.signature.may_fit(query):
+                    continue
+                seen.add(template)
+                spans = bound_spans(template, goal) if bind(template, goal, like=stored.goal) else None
+                again = parameterise(goal, steps, spans=spans) if spans else None
+                if again is None or key(again[0]) != key(template):
+                    continue
+                earlier = self._load(conn, stored.id)
+                if earlier is not None and earlier.replay_steps is not None and _same_path(
+                        again[1], replayable(earlier.replay_steps)):
+                    return template, again[1]
+        return parameterise(goal, steps)
 
     def import_trajectory(self, trajectory: Trajectory) -> bool:
         """Store a trajectory as it is (id and timestamp kept); False when its id is already here."""
@@ -398,6 +426,11 @@ def _trajectory(row: Any) -> Trajectory:
     if data.get("replay_steps") is not None:
         data["replay_steps"] = [Step.model_validate(step) for step in data["replay_steps"]]
     return Trajectory.model_validate(data)
+
+
+def _same_path(one: Sequence[Step], other: Sequence[Step]) -> bool:
+    return [(step.action, step.target, step.value) for step in one] == [
+        (step.action, step.target, step.value) for step in other]
 
 
 def _redacted_step(step: Step, scope: Scope) -> Step:
