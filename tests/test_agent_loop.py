@@ -97,6 +97,7 @@ def test_a_playwright_error_is_a_failed_step_and_its_lesson_reaches_the_next_dec
         result = Agent(page, memory=mem, policy=follower, replay=False, action_timeout_ms=800).run(
             "Get past the popup", url=second)
     assert result.success
+    assert not result.replay_offered and result.replay_miss_reason == "replay is turned off (Agent(replay=False))"
     after_error = follower.turns[1]
     assert after_error.last_error and "intercepts pointer events" in after_error.last_error
     assert after_error.context.startswith("Last action failed: click")
@@ -109,6 +110,7 @@ def test_replay_completes_a_new_instance_with_zero_policy_calls(open_memory: Any
     with serve_site(SITES / "subscribe" / "v1") as url:
         first = Agent(page, memory=mem, policy=subscribe_policy()).run(GOAL, url=url)
         assert first.success and not first.replayed
+        assert not first.replay_offered and first.replay_miss_reason == "no successful run is recorded on this origin"
         trajectory = mem.trajectories.list()[0]
         assert trajectory.goal_template == 'Subscribe to the newsletter with the email "{1}"'
         plan = mem.trajectories.find_replay('Subscribe to the newsletter with the email "bo@example.org"', url)
@@ -119,6 +121,7 @@ def test_replay_completes_a_new_instance_with_zero_policy_calls(open_memory: Any
         second = Agent(page, memory=mem, policy=policy, environment=SuccessCheck(text="Thanks, bo@example.org")).run(
             'Subscribe to the newsletter with the email "bo@example.org"', url=url)
     assert second.success and second.replayed and second.decisions == 0 and policy.stats.decisions == 0
+    assert second.replay_offered and second.replay_miss_reason is None and second.to_dict()["replay_offered"]
     assert second.replay_trajectory_id == trajectory.id
     assert "Thanks, bo@example.org" in page.inner_text("body")
 

@@ -141,3 +141,18 @@ def test_login_password_field_and_sign_in(page, base_url):
     page.wait_for_url("**/account.html")
     assert "hunter2" not in page.url
     assert page.get_by_role("heading", name="Welcome back").is_visible()
+
+
+def test_a_select_takes_the_option_whose_label_matches_in_any_letter_case(page):
+    from webmem.agent.actions import Action, Target
+    from webmem.agent.execute import perform
+    from webmem.agent.observation import observe
+
+    page.set_content('<select aria-label="Genre"><option value="">---</option><option value="p">Poetry</option>'
+                     '<option value="h">Science fiction</option></select>')
+    action = Action(kind="select", target=Target(role="combobox", name="Genre"), value="science  FICTION")
+    execution = perform(page, action, observe(page), timeout_ms=2000)
+    assert execution.ok and page.eval_on_selector("select", "element => element.value") == "h"
+    missing = perform(page, Action(kind="select", target=Target(role="combobox", name="Genre"), value="drama"),
+                      observe(page), timeout_ms=500)
+    assert not missing.ok and page.eval_on_selector("select", "element => element.value") == "h"

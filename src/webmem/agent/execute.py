@@ -184,18 +184,16 @@ def _act(page: Any, action: Action, locator: Any, timeout_ms: int) -> None:
         locator.press_sequentially(value, timeout=timeout_ms)
     elif kind == "press":
         (locator or page.keyboard).press(value, **({"timeout": timeout_ms} if locator else {}))
-    elif kind == "select":
-        from playwright.sync_api import Error as PlaywrightError
-
-        try:
-            locator.select_option(label=value, timeout=timeout_ms)
-        except PlaywrightError:  # no option with that label: its label in another case, or its value
-            labels = locator.locator("option").all_inner_texts()
-            same = [label.strip() for label in labels if key(label) == key(value or "")]
-            if same:
-                locator.select_option(label=same[0], timeout=timeout_ms)
-            else:
-                locator.select_option(value=value, timeout=timeout_ms)
+    elif kind == "select":  # by the option's label, in any letter case, else by the option's value
+        labels = [label.strip() for label in locator.evaluate(
+            "element => Array.from(element.options || [], option => option.label || option.textContent || '')",
+            timeout=timeout_ms)]
+        same = [label for label in labels if label == value] or [
+            label for label in labels if key(label) == key(value or "")]
+        if same:
+            locator.select_option(label=same[0], timeout=timeout_ms)
+        else:
+            locator.select_option(value=value, timeout=timeout_ms)
     elif kind == "check":
         locator.check(timeout=timeout_ms)
     elif kind == "hover":

@@ -192,6 +192,8 @@ def _show_result(result: AgentResult, json_: bool) -> None:
     if result.replay_trajectory_id:
         how = "replayed alone" if result.replayed else f"replay handed over ({result.handover_reason})"
         screen.print(f"Replay of {result.replay_trajectory_id}: {how}", markup=False)
+    elif result.replay_miss_reason:
+        screen.print(f"No replay: {result.replay_miss_reason}", markup=False)
     if result.answer:
         screen.print(f"Answer: {result.answer}", markup=False)
     if not result.history:

@@ -185,6 +185,11 @@ def _prefix_pattern(prefix: str) -> re.Pattern[str]:
     return re.compile(_pattern(prefix).pattern.removesuffix(f"[{re.escape(_CLOSING)}]*$"), re.IGNORECASE)
 
 
+def same_wording(one: str, other: str) -> bool:
+    """Whether two templates (or goals) read the same, regardless of case, spacing and a closing stop."""
+    return key(one).rstrip(_CLOSING) == key(other).rstrip(_CLOSING)
+
+
 def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
     """Where in ``goal`` each slot of ``template`` binds (a repeated slot once), or None when it does not fit."""
     stripped = goal.strip()

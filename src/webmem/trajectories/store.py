@@ -29,7 +29,6 @@ from ..store.engine import retried
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import plain_select
-from .evidence import key
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
 from .plans import record_outcome, replayable, shape_of
@@ -37,7 +36,7 @@ from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
 from .reference import format_reference as reference_text
 from .replay_search import ReplaySearch
-from .slots import GOAL_VALUE, bind, bound_spans, parameterise
+from .slots import GOAL_VALUE, bind, bound_spans, parameterise, same_wording
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
@@ -148,7 +147,7 @@ class TrajectoryStore(ReplaySearch):
                 seen.add(template)
                 spans = bound_spans(template, goal) if bind(template, goal, like=stored.goal) else None
                 again = parameterise(goal, steps, spans=spans) if spans else None
-                if again is None or key(again[0]) != key(template):
+                if again is None or not same_wording(again[0], template):
                     continue
                 earlier = self._load(conn, stored.id)
                 if earlier is not None and earlier.replay_steps is not None and _same_path(
