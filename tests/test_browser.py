@@ -153,6 +153,7 @@ def test_a_select_takes_the_option_whose_label_matches_in_any_letter_case(page):
     action = Action(kind="select", target=Target(role="combobox", name="Genre"), value="science  FICTION")
     execution = perform(page, action, observe(page), timeout_ms=2000)
     assert execution.ok and page.eval_on_selector("select", "element => element.value") == "h"
+    assert execution.verified is True  # the option chosen is the one asked for, in any letter case
     missing = perform(page, Action(kind="select", target=Target(role="combobox", name="Genre"), value="drama"),
                       observe(page), timeout_ms=500)
     assert not missing.ok and page.eval_on_selector("select", "element => element.value") == "h"

@@ -233,7 +233,8 @@ def _verify(
             return (action.value or "") in locator.input_value(timeout=500), "field value set"
         if kind == "select":
             chosen = locator.evaluate("el => Array.from(el.selectedOptions || []).map(o => [o.label, o.value])")
-            return any(action.value in pair for pair in chosen), "option selected"
+            wanted = key(action.value or "")
+            return any(action.value in pair or key(pair[0]) == wanted for pair in chosen), "option selected"
         if kind == "check":
             return bool(locator.is_checked(timeout=500)), "element checked"
         if kind == "click":

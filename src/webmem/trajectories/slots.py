@@ -46,7 +46,8 @@ _UNQUOTED_SLOT = rf"[^\s\"“”]+?|{TIME_12H}|{SPACED_DATE}"
 #: breaks), as few as fit.
 _SPAN_SLOT = r"(?=\S)[^\"“”\n]{0,200}?[^\W_][^\"“”\n]{0,200}?(?<=\S)"
 _TYPED = frozenset({"fill", "type", "select"})
-_CLOSING = ".!? "  # how a goal may end or not: "Delete the book X." and "delete the book X" are one goal
+_CLOSING = ".!? "
+_LIST = re.compile(r"[,;]\s")  # "a, b": several values where the recorded run had one  # how a goal may end or not: "Delete the book X." and "delete the book X" are one goal
 
 
 def goal_values(goal: str) -> list[GoalValue]:
@@ -203,8 +204,8 @@ def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
 
 def misfit(template: str, values: dict[int, str], like: str) -> str | None:
     """Why slot values bound from a goal are not of the kind the same slots held in ``like`` (the goal
-    the template was recorded from): a number, a time or a date must stay one, and free text may not
-    grow far beyond its recorded length. None when they fit."""
+    the template was recorded from): a number, a time or a date must stay one, one value may not become
+    a list ("a, b"), and free text may not grow far beyond its recorded length. None when they fit."""
     recorded = bind(template, like) or {}
     for number, value in sorted(values.items()):
         earlier = recorded.get(number)
@@ -213,6 +214,9 @@ def misfit(template: str, values: dict[int, str], like: str) -> str | None:
         kind, was = value_kind(value), value_kind(earlier)
         if was != "text" and kind != was:
             return 'slot {%d} held a %s ("%s") when recorded; this goal gives "%s"' % (number, was, earlier, value)
+        if _LIST.search(value) and not _LIST.search(earlier):
+            return 'slot {%d} held one value ("%s") when recorded; this goal gives a list ("%s")' % (
+                number, earlier, value)
         words, before = len(value.split()), len(earlier.split())
         if words > max(3 * before, before + 5):
             return 'slot {%d} held %d word%s ("%s") when recorded; this goal gives %d' % (
