@@ -180,4 +180,14 @@ def test_one_value_does_not_bind_a_list(mem: webmem.Memory) -> None:
     assert plan is not None and [step.target for step in plan.steps][:2] == ['checkbox "k9"', 'checkbox "jSjwomK"']
     lookup = mem.trajectories.search_replay("Select a, b, c and click Submit.", ADMIN)
     assert lookup.plan is None
-    assert 'slot {1} held one value ("Q3IjC0") when recorded; this goal gives a list ("a, b, c")' in lookup.reason
+    assert 'slot {1} held one value ("Q3IjC0") when recorded; this goal gives several ("a, b, c")' in lookup.reason
+
+
+def test_one_menu_item_does_not_bind_a_path_of_them(mem: webmem.Memory) -> None:
+    one = [Step(action="click", target='menuitem "Jacinda"', url=ADMIN)]
+    two = [Step(action="hover", target='menuitem "Elita"', url=ADMIN), Step(action="click", target='menuitem "Rosa"')]
+    mem.trajectories.save(goal="Select Elita>Rosa", start_url=ADMIN, steps=two)
+    mem.trajectories.save(goal="Select Jacinda", start_url=ADMIN, steps=one)
+    plan = mem.trajectories.find_replay("Select Glennie>Jeanne", ADMIN)
+    assert plan is not None and [step.target for step in plan.steps] == ['menuitem "Glennie"', 'menuitem "Jeanne"']
+    assert mem.trajectories.find_replay("Select Leisha>Henrieta>Matilda", ADMIN) is None

@@ -46,8 +46,8 @@ _UNQUOTED_SLOT = rf"[^\s\"“”]+?|{TIME_12H}|{SPACED_DATE}"
 #: breaks), as few as fit.
 _SPAN_SLOT = r"(?=\S)[^\"“”\n]{0,200}?[^\W_][^\"“”\n]{0,200}?(?<=\S)"
 _TYPED = frozenset({"fill", "type", "select"})
-_CLOSING = ".!? "
-_LIST = re.compile(r"[,;]\s")  # "a, b": several values where the recorded run had one  # how a goal may end or not: "Delete the book X." and "delete the book X" are one goal
+_CLOSING = ".!? "  # how a goal may end or not: "Delete the book X." and "delete the book X" are one goal
+_LIST = re.compile(r"[,;]\s|>")  # "a, b", "a>b": several values where the recorded run had one
 
 
 def goal_values(goal: str) -> list[GoalValue]:
@@ -205,7 +205,7 @@ def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
 def misfit(template: str, values: dict[int, str], like: str) -> str | None:
     """Why slot values bound from a goal are not of the kind the same slots held in ``like`` (the goal
     the template was recorded from): a number, a time or a date must stay one, one value may not become
-    a list ("a, b"), and free text may not grow far beyond its recorded length. None when they fit."""
+    a list ("a, b") or a path ("a>b"), and free text may not grow far beyond its recorded length. None when they fit."""
     recorded = bind(template, like) or {}
     for number, value in sorted(values.items()):
         earlier = recorded.get(number)
@@ -215,7 +215,7 @@ def misfit(template: str, values: dict[int, str], like: str) -> str | None:
         if was != "text" and kind != was:
             return 'slot {%d} held a %s ("%s") when recorded; this goal gives "%s"' % (number, was, earlier, value)
         if _LIST.search(value) and not _LIST.search(earlier):
-            return 'slot {%d} held one value ("%s") when recorded; this goal gives a list ("%s")' % (
+            return 'slot {%d} held one value ("%s") when recorded; this goal gives several ("%s")' % (
                 number, earlier, value)
         words, before = len(value.split()), len(earlier.split())
         if words > max(3 * before, before + 5):
