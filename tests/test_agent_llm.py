@@ -10,6 +10,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,8 +20,9 @@ import openai
 import pytest
 
 from webmem import Memory
+from webmem.agent import llm
 from webmem.agent.actions import ACTION_KINDS, Action, Target
-from webmem.agent.llm import LLMPolicy
+from webmem.agent.llm import TEXT_PROTOCOL, LLMPolicy
 from webmem.agent.observation import Observation, parse_snapshot
 from webmem.agent.policy import Policy, StepOutcome, Turn
 from webmem.core.errors import InvalidInput, PolicyError
@@ -35,6 +37,7 @@ class Endpoint:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.replies: list[tuple[int, dict[str, Any]]] = []
+        self.delay_s = 0.0  # how long it thinks before each answer (a slow local model)
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -43,12 +46,16 @@ class Endpoint:
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 endpoint.requests.append({"path": self.path, "headers": headers, "raw": raw, "body": json.loads(raw)})
                 status, payload = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "no reply"})
+                time.sleep(endpoint.delay_s)
                 data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    return
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -93,8 +100,10 @@ def http_error(status: int) -> tuple[int, dict[str, Any]]:
 
 @pytest.fixture(autouse=True)
 def _no_llm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("WEBMEM_LLM_BASE_URL", "WEBMEM_LLM_API_KEY", "WEBMEM_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    for name in ("WEBMEM_LLM_BASE_URL", "WEBMEM_LLM_API_KEY", "WEBMEM_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+                 "WEBMEM_LLM_TOOLS", "WEBMEM_LLM_TIMEOUT_S"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(llm, "_ENDPOINT_MODES", {})  # what earlier tests' endpoints accepted (a port may be reused)
 
 
 @pytest.fixture
@@ -269,8 +278,8 @@ def test_invalid_action_twice_is_a_policy_error(endpoint: Endpoint, policy: LLMP
 
 
 def test_http_error_is_a_policy_error(endpoint: Endpoint, policy: LLMPolicy) -> None:
-    endpoint.reply(http_error(500))
-    with pytest.raises(PolicyError, match="500") as caught:
+    endpoint.reply(http_error(503))
+    with pytest.raises(PolicyError, match="503.*the model server broke") as caught:
         policy.decide(make_turn())
     assert isinstance(caught.value.__cause__, openai.APIError)
     assert "\n" not in str(caught.value)
@@ -344,3 +353,70 @@ def test_the_agent_loop_sends_tier1_lessons_and_the_memory_context(endpoint: End
     assert "REFERENCE TRAJECTORY" in turn["content"] and 'fill textbox "Email" "ann@example.com"' in turn["content"]
     assert "REFERENCE TRAJECTORY" not in endpoint.messages(0)[1]["content"]
     mem.close()
+
+
+def test_a_refused_required_tool_choice_is_asked_again_with_auto_and_kept(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    endpoint.reply((500, {"error": {"message": "AssertionError: tool_choice must be 'auto'"}}),
+                   tool_reply("click", {"ref": "e3"}), tool_reply("click", {"ref": "e3"}))
+    assert policy.decide(make_turn()).kind == "click"
+    assert [request["body"].get("tool_choice") for request in endpoint.requests] == ["required", "auto"]
+    assert policy.mode == "auto" and policy.stats.llm_calls == 2
+    again = LLMPolicy(base_url=endpoint.url, api_key="test-key", model="fake-model", max_retries=0)
+    assert again.decide(make_turn()).kind == "click"  # the endpoint's mode is known: no refused request
+    assert endpoint.requests[-1]["body"]["tool_choice"] == "auto" and len(endpoint.requests) == 3
+
+
+def test_a_server_without_tools_gets_the_text_protocol(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    refusal = (400, {"error": {"message": "tools are not supported by this model"}})
+    endpoint.reply(refusal, refusal, text_reply('Sure. ```json\n{"action": "fill", "ref": "e2", "value": "bo"}\n```'))
+    assert policy.decide(make_turn()) == Action(kind="fill", target=Target(ref="e2"), value="bo")
+    text_request = endpoint.requests[-1]["body"]
+    assert "tools" not in text_request and "tool_choice" not in text_request
+    assert text_request["messages"][0]["content"].endswith(TEXT_PROTOCOL) and policy.mode == "text"
+
+
+def test_the_text_protocol_corrects_once_then_fails_naming_the_answer(endpoint: Endpoint, monkeypatch: Any) -> None:
+    monkeypatch.setenv("WEBMEM_LLM_TOOLS", "text")
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0)
+    endpoint.reply(text_reply("I click the button"), text_reply('{"action": "click", "ref": "e3"}'))
+    assert policy.decide(make_turn()) == Action(kind="click", target=Target(ref="e3"))
+    assert "tools" not in endpoint.requests[0]["body"] and "JSON object" in endpoint.messages(1)[-1]["content"]
+    endpoint.reply(text_reply("no"), text_reply('{"action": "click"}'))
+    with pytest.raises(PolicyError, match="needs a target"):
+        policy.decide(make_turn())
+    monkeypatch.setenv("WEBMEM_LLM_TOOLS", "sometimes")
+    with pytest.raises(InvalidInput, match="tools: expected one of required, auto, text"):
+        LLMPolicy(base_url=endpoint.url, api_key="k", model="m")
+
+
+def test_a_fixed_mode_is_never_changed(endpoint: Endpoint) -> None:
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, tools="required")
+    endpoint.reply((500, {"error": {"message": "tool_choice 'required' is not supported"}}))
+    with pytest.raises(PolicyError, match=r"HTTP 500 \(tools: required\).*tool_choice 'required' is not supported"):
+        policy.decide(make_turn())
+    assert len(endpoint.requests) == 1 and policy.mode == "required"
+
+
+def test_an_auto_answer_in_text_is_read_as_an_action(endpoint: Endpoint) -> None:
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, tools="auto")
+    endpoint.reply(text_reply('{"action": "finish", "success": true, "answer": "42"}'))
+    assert policy.decide(make_turn()) == Action(kind="finish", success=True, answer="42")
+
+
+def test_a_slow_server_times_out_with_a_clear_error(endpoint: Endpoint, monkeypatch: Any) -> None:
+    monkeypatch.setenv("WEBMEM_LLM_TIMEOUT_S", "0.3")
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=1)
+    endpoint.delay_s = 1.0
+    endpoint.reply(tool_reply("click", {"ref": "e3"}), tool_reply("click", {"ref": "e3"}))
+    with pytest.raises(PolicyError, match=r"did not answer in time \(2 tries of 0.3 s each; WEBMEM_LLM_TIMEOUT_S"):
+        policy.decide(make_turn())
+    assert policy.stats.extra["timeouts"] == 2
+    monkeypatch.setenv("WEBMEM_LLM_TIMEOUT_S", "soon")
+    with pytest.raises(InvalidInput, match="WEBMEM_LLM_TIMEOUT_S"):
+        LLMPolicy(base_url=endpoint.url, api_key="k", model="m")
+
+
+def test_the_timeout_is_longer_for_a_server_on_this_machine(endpoint: Endpoint) -> None:
+    local = LLMPolicy(base_url=endpoint.url, api_key="k", model="m")
+    remote = LLMPolicy(base_url="https://llm.example.com/v1", api_key="k", model="m")
+    assert (local.client.timeout, remote.client.timeout) == (llm.DEFAULT_LOCAL_TIMEOUT_S, llm.DEFAULT_TIMEOUT_S)

@@ -9,10 +9,22 @@ from typing import Any
 
 from ..core.errors import InvalidInput, PolicyError
 from ..core.text import clean_for_prompt
+from ..core.urls import is_loopback_url
 from .actions import ACTION_KINDS, Action
+from .llm_text import action_from_text, text_protocol
 from .policy import PolicyStats, StepOutcome, Turn
 
 DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_LOCAL_TIMEOUT_S = 180.0  # a model on this machine's CPU may take minutes over a long prompt
+#: How the model is asked for its action: a tool call it must make, a tool call it may make (an answer
+#: in text is then read as the text protocol), or the text protocol alone (no tools offered).
+TOOL_MODES = ("required", "auto", "text")
+#: Statuses with which servers refuse a tool choice or tools they do not support (llama-cpp-python's
+#: server answers 500 to tool_choice="required"); the next mode is tried once.
+_REFUSALS = frozenset({400, 422, 500, 501})
+_NEXT_MODE = {"required": "auto", "auto": "text"}
+#: The mode each endpoint (base URL and model) was found to accept, for every policy of this process.
+_ENDPOINT_MODES: dict[str, str] = {}
 DEFAULT_MAX_RETRIES = 2
 MAX_GOAL_CHARS = 2_000
 MAX_CONTEXT_CHARS = 16_000
@@ -70,10 +82,18 @@ class LLMPolicy:
     """Chooses each action by asking a chat-completions endpoint (OpenAI, or any compatible server).
 
     Options not given are read from ``WEBMEM_LLM_BASE_URL``, ``WEBMEM_LLM_API_KEY`` (then
-    ``OPENAI_API_KEY``) and ``WEBMEM_LLM_MODEL``; without a base URL, the ``openai`` SDK's default is
-    used. ``client`` is an ``openai.OpenAI`` built by the caller, used instead of base URL and key
-    (its own timeout and retries then apply). ``max_retries`` is the SDK's retries of a failed HTTP
-    request; ``stats.llm_calls`` counts every request made, except retries that all failed.
+    ``OPENAI_API_KEY``), ``WEBMEM_LLM_MODEL``, ``WEBMEM_LLM_TOOLS`` and ``WEBMEM_LLM_TIMEOUT_S``; without
+    a base URL, the ``openai`` SDK's default is used. ``client`` is an ``openai.OpenAI`` built by the
+    caller, used instead of base URL and key (its own timeout and retries then apply). ``max_retries``
+    is the SDK's retries of a failed HTTP request (a timed-out one included); ``stats.llm_calls``
+    counts every request made, except retries that all failed, and ``stats.extra["timeouts"]`` the
+    requests that timed out.
+
+    ``tools`` (one of :data:`TOOL_MODES`) fixes how the model is asked. Without it the policy asks for
+    a tool call (``required``); a server that refuses that (HTTP 400, 422, 500 or 501) is asked again
+    with ``auto``, then with the text protocol (the actions described in the prompt, the answer's
+    first JSON object read as the action), and the mode that worked is kept for that endpoint. The
+    timeout defaults to 180 s for a server on this machine, else 60 s.
     """
 
     name = "llm"
@@ -85,9 +105,10 @@ class LLMPolicy:
         api_key: str | None = None,
         model: str | None = None,
         temperature: float = 0.0,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
+        timeout_s: float | None = None,
         max_retries: int = DEFAULT_MAX_RETRIES,
         client: Any = None,
+        tools: str | None = None,
     ) -> None:
         try:
             import openai
@@ -98,26 +119,35 @@ class LLMPolicy:
         if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not 0 <= temperature <= 2:
             raise InvalidInput(f"temperature: expected a number from 0 to 2, got {temperature!r}")
         self.temperature = float(temperature)
+        forced = tools if tools is not None else (os.environ.get("WEBMEM_LLM_TOOLS") or "").strip() or None
+        if forced is not None and forced not in TOOL_MODES:
+            raise InvalidInput(f"tools: expected one of {', '.join(TOOL_MODES)} (or WEBMEM_LLM_TOOLS), got {forced!r}")
+        self.forced_mode = forced
         if client is not None:
             if base_url is not None or api_key is not None:
                 raise InvalidInput("client: pass either client or base_url/api_key, not both")
             self.client = client
         else:
-            if isinstance(timeout_s, bool) or not isinstance(timeout_s, int | float) or timeout_s <= 0:
-                raise InvalidInput(f"timeout_s: expected a positive number of seconds, got {timeout_s!r}")
+            url = base_url or os.environ.get("WEBMEM_LLM_BASE_URL") or None
+            timeout_s = _timeout(timeout_s, url)
             if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
                 raise InvalidInput(f"max_retries: expected an integer >= 0, got {max_retries!r}")
-            url = base_url or os.environ.get("WEBMEM_LLM_BASE_URL") or None
             key = _setting(api_key, "api_key", ("WEBMEM_LLM_API_KEY", "OPENAI_API_KEY"),
                            hint=" (any value for a local server that needs none)")
-            self.client = openai.OpenAI(base_url=url, api_key=key, timeout=float(timeout_s), max_retries=max_retries)
+            self.client = openai.OpenAI(base_url=url, api_key=key, timeout=timeout_s, max_retries=max_retries)
+        self.endpoint = f"{getattr(self.client, 'base_url', '')}|{self.model}"
         self.stats = PolicyStats()
+
+    @property
+    def mode(self) -> str:
+        """How the model is asked now (see :data:`TOOL_MODES`)."""
+        return self.forced_mode or _ENDPOINT_MODES.get(self.endpoint, "required")
 
     def start(self, goal: str) -> None:
         """A new run begins. Nothing is carried between turns: each turn brings its own history."""
 
     def decide(self, turn: Turn) -> Action:
-        """Ask the endpoint for the next action; one retry when it answers without a usable tool call."""
+        """Ask the endpoint for the next action; one retry when it answers without a usable action."""
         self.stats.decisions += 1
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system_message(turn)},
@@ -125,39 +155,76 @@ class LLMPolicy:
         ]
         problem = ""
         for _attempt in range(2):
-            message = self._complete(messages)
+            message, mode = self._complete(messages)
             calls = [call for call in getattr(message, "tool_calls", None) or [] if getattr(call, "function", None)]
-            if not calls:
+            if calls:
+                name, arguments = calls[0].function.name, calls[0].function.arguments
+            else:
                 text = clean_for_prompt(getattr(message, "content", None) or "", 300)
-                problem = f"the model answered without a tool call: {text!r}"
-                messages.append({"role": "assistant", "content": text})
-                messages.append({"role": "user", "content": "You answered with text but called no tool. "
-                                 "Call exactly one of the tools for the next action."})
-                continue
-            function = calls[0].function
+                try:
+                    name, arguments = action_from_text(getattr(message, "content", None) or "")
+                except InvalidInput as exc:
+                    problem = (f"the model answered without an action ({exc}): {text!r}" if mode == "text"
+                               else f"the model answered without a tool call: {text!r}")
+                    messages.append({"role": "assistant", "content": text})
+                    messages.append({"role": "user", "content": (
+                        f"Your answer held no action ({exc}). Answer with exactly one JSON object naming the "
+                        'action and its arguments, such as {"action": "click", "ref": "e3"}.' if mode == "text"
+                        else "You answered with text but called no tool. Call exactly one of the tools for the "
+                             "next action.")})
+                    continue
             try:
-                return parse_tool_call(function.name, function.arguments)
+                return parse_tool_call(name, arguments)
             except InvalidInput as exc:
-                call = clean_for_prompt(f"{function.name}({function.arguments})", 300)
+                call = clean_for_prompt(f"{name}({arguments})", 300)
                 problem = f"the model's tool call {call} is invalid: {exc}"
                 messages.append({"role": "user", "content": f"Your tool call {call} was rejected: {exc}. "
-                                 "Call exactly one tool again, with corrected arguments."})
+                                 "Call exactly one tool again, with corrected arguments." if mode != "text" else
+                                 f"Your action {call} was rejected: {exc}. Answer again with one corrected "
+                                 "JSON object."})
         raise PolicyError(f"LLM policy: {problem} (after one retry)")
 
-    def _complete(self, messages: list[dict[str, Any]]) -> Any:
+    def _complete(self, messages: list[dict[str, Any]]) -> tuple[Any, str]:
+        """The model's message and the mode it was asked in: the endpoint's mode, or (unless the mode is
+        fixed) the next one when the server refuses it, which is then kept for the endpoint."""
         openai = self._openai
+        mode = self.mode
+        while True:
+            try:
+                return self._ask(messages, mode), mode
+            except openai.APIStatusError as exc:
+                following = _NEXT_MODE.get(mode) if self.forced_mode is None else None
+                if following is None or exc.status_code not in _REFUSALS:
+                    raise PolicyError(f"LLM endpoint answered HTTP {exc.status_code} (tools: {mode}): "
+                                      f"{_server_said(exc)}") from exc
+                mode = following
+
+    def _ask(self, messages: list[dict[str, Any]], mode: str) -> Any:
+        openai = self._openai
+        if mode == "text":
+            sent = [{**messages[0], "content": f"{messages[0]['content']}\n\n{TEXT_PROTOCOL}"}, *messages[1:]]
+            options: dict[str, Any] = {"messages": sent}
+        else:
+            options = {"messages": messages, "tools": TOOLS, "tool_choice": mode}
         try:
             raw = self.client.chat.completions.with_raw_response.create(
-                model=self.model, messages=messages, tools=TOOLS, tool_choice="required",
-                temperature=self.temperature,
-            )
-        except openai.APIStatusError as exc:
+                model=self.model, temperature=self.temperature, **options)
+        except openai.APIStatusError:
             self.stats.llm_calls += 1
-            raise PolicyError(f"LLM endpoint answered HTTP {exc.status_code}: {_one_line(exc)}") from exc
+            raise
+        except openai.APITimeoutError as exc:
+            tries = 1 + int(getattr(self.client, "max_retries", 0) or 0)
+            self.stats.llm_calls += 1
+            self.stats.extra["timeouts"] = self.stats.extra.get("timeouts", 0) + tries
+            timeout = getattr(self.client, "timeout", None)
+            raise PolicyError(f"LLM endpoint did not answer in time ({tries} tries of {_seconds(timeout)} each; "
+                              "WEBMEM_LLM_TIMEOUT_S sets the limit)") from exc
         except openai.OpenAIError as exc:
             self.stats.llm_calls += 1
             raise PolicyError(f"LLM endpoint failed ({type(exc).__name__}): {_one_line(exc)}") from exc
         self.stats.llm_calls += 1 + int(getattr(raw, "retries_taken", 0) or 0)
+        if mode != self.mode:
+            _ENDPOINT_MODES[self.endpoint] = mode
         try:
             response = raw.parse()
         except openai.OpenAIError as exc:
@@ -172,6 +239,9 @@ class LLMPolicy:
 
     def __repr__(self) -> str:
         return f"LLMPolicy(model={self.model!r})"
+
+
+TEXT_PROTOCOL = text_protocol(_TOOL_SPECS)
 
 
 def parse_tool_call(name: str, arguments: str | None) -> Action:
@@ -245,6 +315,32 @@ def _cut_lines(text: str, limit: int) -> str:
         return text
     kept = text[:limit].rsplit("\n", 1)[0]
     return f"{kept}\n... ({text.count(chr(10)) - kept.count(chr(10))} more lines cut)"
+
+
+def _timeout(value: float | None, base_url: str | None) -> float:
+    """The request timeout: given, else ``WEBMEM_LLM_TIMEOUT_S``, else longer for a server on this machine."""
+    if value is None:
+        setting = (os.environ.get("WEBMEM_LLM_TIMEOUT_S") or "").strip()
+        if not setting:
+            return DEFAULT_LOCAL_TIMEOUT_S if base_url and is_loopback_url(base_url) else DEFAULT_TIMEOUT_S
+        try:
+            value = float(setting)
+        except ValueError:
+            raise InvalidInput(f"WEBMEM_LLM_TIMEOUT_S: expected a number of seconds, got {setting!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < float("inf"):
+        raise InvalidInput(f"timeout_s: expected a positive number of seconds, got {value!r}")
+    return float(value)
+
+
+def _seconds(timeout: Any) -> str:
+    return f"{timeout:g} s" if isinstance(timeout, int | float) else str(timeout)
+
+
+def _server_said(exc: Any) -> str:
+    """What the server wrote in its error answer (its body), on one line."""
+    response = getattr(exc, "response", None)
+    body = getattr(response, "text", None) if response is not None else None
+    return clean_for_prompt(body, 500) if body and body.strip() else _one_line(exc)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -141,3 +141,18 @@ def _is_ip_address(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def is_loopback_url(url: str) -> bool:
+    """Whether a URL points at this machine (``localhost``, ``127.0.0.1``, ``[::1]``); False for anything
+    that does not parse."""
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
