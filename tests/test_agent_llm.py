@@ -420,3 +420,33 @@ def test_the_timeout_is_longer_for_a_server_on_this_machine(endpoint: Endpoint) 
     local = LLMPolicy(base_url=endpoint.url, api_key="k", model="m")
     remote = LLMPolicy(base_url="https://llm.example.com/v1", api_key="k", model="m")
     assert (local.client.timeout, remote.client.timeout) == (llm.DEFAULT_LOCAL_TIMEOUT_S, llm.DEFAULT_TIMEOUT_S)
+
+
+def test_a_request_is_cut_to_the_context_window_least_needed_part_first(endpoint: Endpoint, monkeypatch: Any) -> None:
+    from webmem.agent.llm_window import request_tokens
+
+    monkeypatch.setenv("WEBMEM_LLM_CONTEXT_TOKENS", "2500")
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0)
+    memory = "\n".join(f"- earlier run {n}: clicked Submit after filling the email" for n in range(400))
+    page_text = "\n".join(f"Paragraph {n} of the terms and conditions." for n in range(300))
+    snapshot = SNAPSHOT + "".join(f"\n- text: {line}" for line in page_text.splitlines())
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn(snapshot=snapshot, context=memory, last_error="the button was covered"))
+    system, user = (message["content"] for message in endpoint.messages(0))
+    assert request_tokens(system, user, json.dumps(endpoint.requests[0]["body"]["tools"])) <= 2500
+    assert GOAL in user and 'textbox "Email"' in user and "the button was covered" in user  # what it cannot do without
+    assert "Paragraph 99" not in user and "earlier run 100" not in user
+
+    unlimited = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, context_tokens=100_000)
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    unlimited.decide(make_turn(snapshot=snapshot, context=memory))
+    assert "earlier run 100" in endpoint.messages(1)[-1]["content"]  # a wide window cuts nothing more
+
+
+def test_a_window_too_small_for_the_request_sends_nothing(endpoint: Endpoint) -> None:
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, context_tokens=600)
+    with pytest.raises(PolicyError, match="more than the model's context window of 600"):
+        policy.decide(make_turn())
+    assert endpoint.requests == []
+    with pytest.raises(InvalidInput, match="context_tokens"):
+        LLMPolicy(base_url=endpoint.url, api_key="k", model="m", context_tokens=100)

@@ -363,7 +363,8 @@ class _Session:
             handover_reason=replay.reason if replay is not None and replay.outcome == "handed_over" else None,
             replay_outcome=replay.outcome if replay else None, replay_step=replay.step if replay else None,
             replay_reason=replay.reason if replay else None, replay_steps=list(replay.steps) if replay else [],
-            replay_offered=self.replay is not None, replay_miss_reason=self.replay_miss, context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
+            replay_offered=self.replay is not None, replay_miss_reason=self.replay_miss,
+            context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
             reward=outcome.reward if outcome is not None else None, history=list(self.history),
         )
 
