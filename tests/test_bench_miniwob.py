@@ -427,3 +427,17 @@ def test_benchmark_end_to_end(tmp_path: Path) -> None:
     cold_seeds = [(e["task"], e["episode"], e["seed"], e["utterance"]) for e in data["cold"]["episodes"]]
     assert cold_seeds == [(e["task"], e["episode"], e["seed"], e["utterance"]) for e in data["warm"]["episodes"]]
     assert "<svg" in html.read_text(encoding="utf-8")
+
+
+def test_llm_columns_give_prompt_tokens_per_decision_and_timeouts() -> None:
+    report = replace(handmade_report(), records=(
+        record("click-button", 0, "cold", success=True, decisions=2, llm_calls=2, prompt_tokens=3000),
+        record("click-button", 1, "cold", success=False, decisions=2, llm_calls=3, prompt_tokens=1000, timeouts=1),
+        record("click-button", 0, "warm", success=True, decisions=1, llm_calls=1, prompt_tokens=2500),
+        record("click-button", 1, "warm", success=True, decisions=0, replay_outcome="replayed", replay_step=1),
+    ), tasks=("click-button",))
+    columns, rows = comparison(report)
+    overall = dict(zip(columns, rows[-1]))
+    assert overall["cold prompt tokens/decision"] == "1000" and overall["cold timeouts"] == "1"
+    assert overall["warm prompt tokens/decision"] == "2500" and overall["warm timeouts"] == "0"
+    assert BenchReport.from_dict(json.loads(json.dumps(report.to_dict()))).summary("cold").timeouts == 1

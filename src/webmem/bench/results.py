@@ -66,6 +66,7 @@ class EpisodeRecord:
     replay_step: int | None = None
     replay_reason: str | None = None
     replay_miss_reason: str | None = None
+    timeouts: int = 0
 
     @property
     def tokens(self) -> int:
@@ -123,6 +124,8 @@ class Summary:
     replay_rate_of_repeated: float = 0.0
     handover_reasons: tuple[tuple[str, int], ...] = ()
     miss_reasons: tuple[tuple[str, int], ...] = ()
+    prompt_tokens_per_decision: float = 0.0
+    timeouts: int = 0
 
 
 def summarize(records: Iterable[EpisodeRecord]) -> Summary | None:
@@ -159,6 +162,9 @@ def summarize(records: Iterable[EpisodeRecord]) -> Summary | None:
         replay_rate_of_repeated=repeated_replayed / len(repeated) if repeated else 0.0,
         handover_reasons=top_reasons(chosen),
         miss_reasons=top_misses(chosen),
+        prompt_tokens_per_decision=_per(sum(record.prompt_tokens for record in chosen),
+                                        sum(record.decisions for record in chosen)),
+        timeouts=sum(record.timeouts for record in chosen),
     )
 
 
@@ -339,6 +345,10 @@ def replay_notes(report: BenchReport) -> list[str]:
     return notes
 
 
+def _per(total: int, count: int) -> float:
+    return total / count if count else 0.0
+
+
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.0%} ({part}/{whole})" if whole else "- (0/0)"
 
@@ -349,7 +359,7 @@ def comparison(report: BenchReport) -> tuple[list[str], list[list[str]]]:
     columns = ["task"]
     for mode in report.modes:
         columns += [f"{mode} success", f"{mode} partial", f"{mode} decisions/ep"]
-        columns += [f"{mode} LLM calls/ep"] if spent_llm else []
+        columns += [f"{mode} LLM calls/ep", f"{mode} prompt tokens/decision", f"{mode} timeouts"] if spent_llm else []
     if "warm" in report.modes:
         columns += ["warm replayed", "warm handed over", "warm replay failed", "warm context tokens/ep"]
     rows = []
@@ -359,7 +369,8 @@ def comparison(report: BenchReport) -> tuple[list[str], list[list[str]]]:
             found = report.summary(mode, task)
             row += [_rate(found), _count(found and found.partials), _mean(found and found.decisions)]
             if spent_llm:
-                row.append(_mean(found and found.llm_calls))
+                row += [_mean(found and found.llm_calls), _mean(found and found.prompt_tokens_per_decision, 0),
+                        _count(found and found.timeouts)]
         if "warm" in report.modes:
             warm = report.summary("warm", task)
             row += ["-" if warm is None else f"{warm.replay_rate:.0%} ({warm.replayed}/{warm.episodes})",

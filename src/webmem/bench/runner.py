@@ -201,6 +201,7 @@ class _Plan:
         agent = Agent(task_page.page, memory=memory, policy=policy, environment=MiniWobEnvironment(),
                       max_turns=self.report.max_turns)
         began = time.perf_counter()
+        timed_out = _timeouts(policy)
         result = agent.run(utterance, url=None)
         wall_ms = (time.perf_counter() - began) * 1000
         state = task_page.finish()
@@ -213,8 +214,14 @@ class _Plan:
             agent_success=result.success, partial=state.partial, context_tokens=result.context_tokens,
             reason=result.reason or state.reason or "", run_id=result.run_id, replayed=outcome == "replayed",
             replay_fallback=outcome == "handed_over", replay_outcome=outcome, replay_step=step, replay_reason=why,
-            replay_miss_reason=getattr(result, "replay_miss_reason", None),
+            replay_miss_reason=getattr(result, "replay_miss_reason", None), timeouts=_timeouts(policy) - timed_out,
         )
+
+
+def _timeouts(policy: Any) -> int:
+    """The requests of ``policy`` that timed out so far (an LLM policy counts them in ``stats.extra``)."""
+    stats = getattr(policy, "stats", None)
+    return int((getattr(stats, "extra", None) or {}).get("timeouts", 0))
 
 
 def _agent_replay(result: Any) -> tuple[str | None, int | None, str | None]:
