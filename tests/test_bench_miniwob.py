@@ -404,6 +404,12 @@ def test_benchmark_end_to_end(tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert data["settings"]["tasks"] == ["click-button", "enter-text"] and data["settings"]["shared_memory"] is False
     assert sorted(path.name for path in kept.iterdir() if path.is_dir()) == ["click-button", "enter-text"]
+    # a later run on new instances finds that memory without being told its port (the memory's origin names it)
+    again = invoke("--tasks", "click-button", "--episodes", "1", "--memory", "on", "--seed", "7", "--json",
+                   "--memory-dir", str(kept))
+    assert again.exit_code == 0, again.stderr
+    first = json.loads(again.stdout)["warm"]["episodes"][0]
+    assert first["replay_outcome"] == "replayed" and first["decisions"] == 0
     for mode in ("cold", "warm"):
         section = data[mode]
         assert set(section["tasks"]) == {"click-button", "enter-text"}

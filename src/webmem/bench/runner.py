@@ -10,10 +10,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..core.errors import InvalidInput
 from .miniwob import DEFAULT_TASKS, TaskPage, available_tasks, close_matches, episode_seed, read_state, serve_miniwob
 from .results import BenchReport, EpisodeRecord, settle_replay
+
+#: In a ``memory_dir``: the port its memories' task server had, used again by a later run by default.
+PORT_FILE = "bench-port"
 
 __all__ = [
     "MEMORY_CHOICES", "POLICIES", "BenchProgress", "MiniWobEnvironment", "check_tasks", "policy_factory", "run_benchmark",
@@ -143,7 +147,9 @@ class _Plan:
         from ..agent.browser import launch_chromium
 
         started = time.perf_counter()
-        with serve_miniwob(port=self.port) as base_url, sync_playwright() as playwright:
+        port = self.port or recorded_port(self.memory_dir)
+        with serve_miniwob(port=port) as base_url, sync_playwright() as playwright:
+            keep_port(self.memory_dir, base_url)
             browser = launch_chromium(playwright, headless=self.headless)
             try:
                 for mode in self.report.modes:
@@ -216,6 +222,25 @@ class _Plan:
             replay_fallback=outcome == "handed_over", replay_outcome=outcome, replay_step=step, replay_reason=why,
             replay_miss_reason=getattr(result, "replay_miss_reason", None), timeouts=_timeouts(policy) - timed_out,
         )
+
+
+def recorded_port(memory_dir: str | Path | None) -> int:
+    """The port the task server had when the memories in ``memory_dir`` were recorded (their origin
+    names it, so a later run must serve the tasks there to find them); 0 when none was kept."""
+    marker = Path(memory_dir) / PORT_FILE if memory_dir is not None else None
+    if marker is None or not marker.is_file():
+        return 0
+    text = marker.read_text(encoding="utf-8").strip()
+    return int(text) if text.isdigit() and 0 < int(text) < 65536 else 0
+
+
+def keep_port(memory_dir: str | Path | None, base_url: str) -> None:
+    """Remember in ``memory_dir`` the port the tasks are served on (see :func:`recorded_port`)."""
+    if memory_dir is None:
+        return
+    port = urlsplit(base_url).port
+    Path(memory_dir).mkdir(parents=True, exist_ok=True)
+    (Path(memory_dir) / PORT_FILE).write_text(f"{port}\n", encoding="utf-8")
 
 
 def _timeouts(policy: Any) -> int:

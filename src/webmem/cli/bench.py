@@ -28,13 +28,14 @@ def bench() -> None:
               help="off: cold only; on: warm only; both: cold, then warm on the same seeds.")
 @click.option("--memory-dir", "bench_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the warm runs' memories here, one sub-directory per task (default: temporary "
-                   "directories, removed after).")
+                   "directories, removed after); an earlier run's directory is used again, whatever its policy.")
 @click.option("--shared-memory", is_flag=True,
               help="Warm: one memory shared by every task (kept in --memory-dir itself), instead of one per task.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed of the episodes.")
 @click.option("--max-turns", type=click.IntRange(min=1), default=12, show_default=True, help="Turns per episode.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=0,
-              help="Port of the local task server (default: any free one; fix it to reuse a --memory-dir).")
+              help="Port of the local task server (default: the one a reused --memory-dir was recorded on, "
+                   "else any free one).")
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 @click.option("--json", "json_", is_flag=True, help="Print the report as JSON (only data on stdout).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
