@@ -88,8 +88,9 @@ def goal_spans(goal: str) -> list[GoalValue]:
     return _with_compounds(goal_values(goal), _compound_spans(goal))
 
 
-def parameterise(goal: str, steps: Sequence[Step], *, spans: Sequence[GoalValue] | None = None,
-                 ) -> tuple[str, list[Step]] | None:
+def parameterise(
+    goal: str, steps: Sequence[Step], *, spans: Sequence[GoalValue] | None = None
+) -> tuple[str, list[Step]] | None:
     """The goal template and slotted steps, or None when no value of the goal recurs in the steps
     (or the goal or steps contain braces of their own, which a template could not tell apart).
 

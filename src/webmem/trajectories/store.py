@@ -104,10 +104,10 @@ class TrajectoryStore(ReplaySearch):
             raise InvalidInput("steps: expected a list of webmem.Step records")
         stored_goal = self._scope.redact(goal) if isinstance(goal, str) else goal
         stored_steps = [_redacted_step(step, self._scope) for step in steps]
-        template = self._template_for(start_url, stored_goal, replayable(stored_steps)) \
-            if isinstance(stored_goal, str) and success else None
-        if template is None and isinstance(stored_goal, str):
-            template = parameterise(stored_goal, replayable(stored_steps))
+        template = None
+        if isinstance(stored_goal, str):
+            path = replayable(stored_steps)
+            template = self._template_for(start_url, stored_goal, path) if success else parameterise(stored_goal, path)
         trajectory = validated(
             Trajectory,
             id=trajectory_id or new_id("traj"),
