@@ -38,6 +38,8 @@ class Endpoint:
         self.requests: list[dict[str, Any]] = []
         self.replies: list[tuple[int, dict[str, Any]]] = []
         self.delay_s = 0.0  # how long it thinks before each answer (a slow local model)
+        self.models: dict[str, Any] | None = None  # what GET /v1/models answers (404 when None)
+        self.listed = 0  # GET requests
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -56,6 +58,15 @@ class Endpoint:
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     return
+
+            def do_GET(self) -> None:
+                endpoint.listed += 1
+                data = json.dumps(endpoint.models or {"error": "not found"}).encode()
+                self.send_response(200 if endpoint.models is not None and self.path.endswith("/models") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -450,3 +461,16 @@ def test_a_window_too_small_for_the_request_sends_nothing(endpoint: Endpoint) ->
     assert endpoint.requests == []
     with pytest.raises(InvalidInput, match="context_tokens"):
         LLMPolicy(base_url=endpoint.url, api_key="k", model="m", context_tokens=100)
+
+
+def test_the_window_a_server_reports_is_used(endpoint: Endpoint) -> None:
+    endpoint.models = {"object": "list", "data": [
+        {"id": "other", "object": "model", "owned_by": "x", "max_model_len": 100_000},
+        {"id": "m", "object": "model", "owned_by": "x", "max_model_len": 2500}]}
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0)
+    memory = "\n".join(f"- earlier run {n}: clicked Submit after filling the email" for n in range(200))
+    endpoint.reply(tool_reply("click", {"ref": "e3"}), tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn(context=memory))
+    policy.decide(make_turn(context=memory))
+    assert policy.context_tokens == 2500 and "earlier run 100" not in endpoint.messages(0)[-1]["content"]
+    assert (len(endpoint.requests), endpoint.listed, policy.stats.llm_calls) == (2, 1, 2)  # the list is asked once

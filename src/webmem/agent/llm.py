@@ -24,6 +24,8 @@ TOOL_MODES = ("required", "auto", "text")
 #: server answers 500 to tool_choice="required"); the next mode is tried once.
 _REFUSALS = frozenset({400, 422, 500, 501})
 _NEXT_MODE = {"required": "auto", "auto": "text"}
+#: Where servers report a model's context window in their model list (vLLM, LM Studio, others).
+_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx")
 #: The mode each endpoint (base URL and model) was found to accept, for every policy of this process.
 _ENDPOINT_MODES: dict[str, str] = {}
 DEFAULT_MAX_RETRIES = 2
@@ -122,6 +124,7 @@ class LLMPolicy:
             raise InvalidInput(f"tools: expected one of {', '.join(TOOL_MODES)} (or WEBMEM_LLM_TOOLS), got {forced!r}")
         self.forced_mode = forced
         self.context_tokens = _window(context_tokens)
+        self._window_asked = self.context_tokens is not None
         if client is not None:
             if base_url is not None or api_key is not None:
                 raise InvalidInput("client: pass either client or base_url/api_key, not both")
@@ -184,6 +187,9 @@ class LLMPolicy:
         """The system and user messages of a turn, cut to fit the context window when one is set."""
         system = system_message(turn)
         user = turn_message(turn)
+        if self.context_tokens is None and not self._window_asked:
+            self._window_asked = True
+            self.context_tokens = self._served_window()
         window = self.context_tokens
         if window is not None:
             text_mode = self.mode == "text"
@@ -198,6 +204,21 @@ class LLMPolicy:
             if needed > window:
                 raise too_large(needed, window)
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def _served_window(self) -> int | None:
+        """The context window the server reports for the model (vLLM's ``max_model_len`` and the like in
+        its model list), or None when it reports none or cannot be asked."""
+        try:
+            models = list(self.client.models.list())
+        except (self._openai.OpenAIError, ValueError, TypeError):  # no model list: no window reported
+            return None
+        chosen = [model for model in models if getattr(model, "id", None) == self.model] or models[:1]
+        extra = (getattr(chosen[0], "model_extra", None) or {}) if len(chosen) == 1 else {}
+        for name in _WINDOW_FIELDS:
+            value = extra.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= MIN_WINDOW_TOKENS:
+                return value
+        return None
 
     def _complete(self, messages: list[dict[str, Any]]) -> tuple[Any, str]:
         """The model's message and the mode it was asked in: the endpoint's mode, or (unless the mode is
