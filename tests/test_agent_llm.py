@@ -474,3 +474,13 @@ def test_the_window_a_server_reports_is_used(endpoint: Endpoint) -> None:
     policy.decide(make_turn(context=memory))
     assert policy.context_tokens == 2500 and "earlier run 100" not in endpoint.messages(0)[-1]["content"]
     assert (len(endpoint.requests), endpoint.listed, policy.stats.llm_calls) == (2, 1, 2)  # the list is asked once
+
+
+def test_probing_the_mode_does_not_retry_a_refusal_and_answers_are_bounded(endpoint: Endpoint) -> None:
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=2)
+    endpoint.reply((500, {"error": {"message": "assert tool_choice == 'auto'"}}), tool_reply("click", {"ref": "e3"}))
+    assert policy.decide(make_turn()).kind == "click"
+    assert [request["body"].get("tool_choice") for request in endpoint.requests] == ["required", "auto"]
+    assert all(request["body"]["max_tokens"] == llm.ANSWER_RESERVE_TOKENS for request in endpoint.requests)
+    hosted = LLMPolicy(base_url="https://api.openai.com/v1", api_key="k", model="m")
+    assert not hosted.limit_answer  # some of OpenAI's models refuse max_tokens

@@ -12,7 +12,15 @@ from ..core.text import clean_for_prompt
 from ..core.urls import is_loopback_url
 from .actions import ACTION_KINDS, Action
 from .llm_text import action_from_text, text_protocol
-from .llm_window import DEFAULT_LIMITS, MIN_WINDOW_TOKENS, Limits, request_tokens, shrinking, too_large
+from .llm_window import (
+    ANSWER_RESERVE_TOKENS,
+    DEFAULT_LIMITS,
+    MIN_WINDOW_TOKENS,
+    Limits,
+    request_tokens,
+    shrinking,
+    too_large,
+)
 from .policy import PolicyStats, StepOutcome, Turn
 
 DEFAULT_TIMEOUT_S = 60.0
@@ -138,6 +146,8 @@ class LLMPolicy:
                            hint=" (any value for a local server that needs none)")
             self.client = openai.OpenAI(base_url=url, api_key=key, timeout=timeout_s, max_retries=max_retries)
         self.endpoint = f"{getattr(self.client, 'base_url', '')}|{self.model}"
+        # OpenAI's own API refuses max_tokens for some models; any other server is told how long to answer
+        self.limit_answer = "api.openai.com" not in str(getattr(self.client, "base_url", ""))
         self.stats = PolicyStats()
 
     @property
@@ -242,8 +252,13 @@ class LLMPolicy:
             options: dict[str, Any] = {"messages": sent}
         else:
             options = {"messages": messages, "tools": TOOLS, "tool_choice": mode}
+        if self.limit_answer:
+            options["max_tokens"] = ANSWER_RESERVE_TOKENS  # a runaway answer on a local model would block for minutes
+        client = self.client
+        if self.forced_mode is None and self.endpoint not in _ENDPOINT_MODES and mode != "text":
+            client = client.with_options(max_retries=0)  # probing the mode: a refusal is not worth retrying
         try:
-            raw = self.client.chat.completions.with_raw_response.create(
+            raw = client.chat.completions.with_raw_response.create(
                 model=self.model, temperature=self.temperature, **options)
         except openai.APIStatusError:
             self.stats.llm_calls += 1

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from ..core.errors import PolicyError
 from ..core.tokens import estimate
 
-#: Tokens kept free for the model's answer (one tool call or JSON object).
-ANSWER_RESERVE_TOKENS = 256
+#: Tokens kept free for the model's answer (one tool call or JSON object), and the most it may write.
+ANSWER_RESERVE_TOKENS = 400
 MIN_WINDOW_TOKENS = 512
 _SHORTEST_HISTORY = 3
 _FEWEST_ELEMENT_CHARS = 1_500
