@@ -173,24 +173,24 @@ class LLMPolicy:
                 try:
                     name, arguments = action_from_text(getattr(message, "content", None) or "")
                 except InvalidInput as exc:
-                    problem = (f"the model answered without an action ({exc}): {text!r}" if mode == "text"
-                               else f"the model answered without a tool call: {text!r}")
-                    messages.append({"role": "assistant", "content": text})
-                    messages.append({"role": "user", "content": (
-                        f"Your answer held no action ({exc}). Answer with exactly one JSON object naming the "
-                        'action and its arguments, such as {"action": "click", "ref": "e3"}.' if mode == "text"
-                        else "You answered with text but called no tool. Call exactly one of the tools for the "
-                             "next action.")})
+                    if mode == "text":
+                        problem = f"the model answered without an action ({exc}): {text!r}"
+                        nudge = (f"Your answer held no action ({exc}). Answer with exactly one JSON object naming "
+                                 'the action and its arguments, such as {"action": "click", "ref": "e3"}.')
+                    else:
+                        problem = f"the model answered without a tool call: {text!r}"
+                        nudge = ("You answered with text but called no tool. Call exactly one of the tools for the "
+                                 "next action.")
+                    messages += [{"role": "assistant", "content": text}, {"role": "user", "content": nudge}]
                     continue
             try:
                 return parse_tool_call(name, arguments)
             except InvalidInput as exc:
                 call = clean_for_prompt(f"{name}({arguments})", 300)
                 problem = f"the model's tool call {call} is invalid: {exc}"
-                messages.append({"role": "user", "content": f"Your tool call {call} was rejected: {exc}. "
-                                 "Call exactly one tool again, with corrected arguments." if mode != "text" else
-                                 f"Your action {call} was rejected: {exc}. Answer again with one corrected "
-                                 "JSON object."})
+                again = "Answer again with one corrected JSON object." if mode == "text" else \
+                    "Call exactly one tool again, with corrected arguments."
+                messages.append({"role": "user", "content": f"Your tool call {call} was rejected: {exc}. {again}"})
         raise PolicyError(f"LLM policy: {problem} (after one retry)")
 
     def _messages(self, turn: Turn) -> list[dict[str, Any]]:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from ..core.models import ReplayedStep, ReplayStepStatus, Step
 from ..core.text import clean_for_prompt
 from ..core.urls import MAX_URL_LENGTH
-from ..trajectories.evidence import key
-from ..trajectories.plans import ReplayPlan, TargetHistory, parse_identity
+from ..trajectories.evidence import key, parse_identity
+from ..trajectories.plans import ReplayPlan, TargetHistory
 from .actions import MAX_WAIT_MS, REPLAYED, TEXT_ROLE, Action, Target, text_selector
 from .observation import Element, Observation
 from .policy import Policy, PolicyStats, StepOutcome, Turn
@@ -316,7 +316,7 @@ def _looks_around(step: Step) -> bool:
 
 def _label_key(label: str) -> str:
     """A label as fields are told apart by it: "Year:", "year" and "Year *" are one label."""
-    return " ".join(label.strip().rstrip(":*").split()).casefold()
+    return key(label.strip().rstrip(":*"))
 
 
 def _at(element: Element, target: Target) -> Target:

@@ -42,7 +42,7 @@ MAX_SPAN_WORDS = 12
 _TYPED = frozenset({"fill", "type", "select"})
 _CHOOSING = frozenset({"click", "check", "hover"})
 _FIELDS = frozenset({"textbox", "searchbox", "combobox", "spinbutton", "slider", "listbox"})
-_IDENTITY = re.compile(r'^[a-z]+ "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
+_IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _REFERENCE = re.compile(r"^\{goal:\d{1,3}\}$")
 _MAX_FIELD = 200
 
@@ -62,10 +62,12 @@ def key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def identity_name(target: str | None) -> str | None:
-    """The name of a ``role "name"`` target, unescaped; None for anything else."""
-    match = _IDENTITY.match(target or "")
-    return match.group("name").replace('\\"', '"').replace("\\\\", "\\") if match else None
+def parse_identity(identity: str | None) -> tuple[str, str] | None:
+    """``('button', 'Submit')`` from ``button "Submit"``; None for anything else."""
+    match = _IDENTITY.match(identity or "")
+    if match is None:
+        return None
+    return match.group("role"), match.group("name").replace('\\"', '"').replace("\\\\", "\\")
 
 
 def used_fields(steps: Iterable[Step]) -> tuple[set[str], set[str]]:
@@ -76,10 +78,9 @@ def used_fields(steps: Iterable[Step]) -> tuple[set[str], set[str]]:
     for step in steps:
         if step.action in _TYPED and step.value and not _REFERENCE.match(step.value):
             typed.append(step.value)
-        role = step.target.split(" ", 1)[0] if step.target else ""
-        name = identity_name(step.target) if step.action in _CHOOSING and role not in _FIELDS else None
-        if name:  # the element chosen (a field is named by its label, which is no value)
-            named.append(name)
+        identity = parse_identity(step.target) if step.action in _CHOOSING else None
+        if identity is not None and identity[1] and identity[0] not in _FIELDS:
+            named.append(identity[1])  # the element chosen (a field is named by its label, which is no value)
         if step.action == "goto" and step.value:
             named += _url_parts(step.value)
     return _keys(typed), _keys(named)

@@ -35,20 +35,11 @@ _SETTING = frozenset({"fill", "select"})  # a later one of these on the same fie
 _USES_NOTHING = frozenset({"fill", "type", "select", "hover", "scroll", "wait"})
 #: A secret's placeholder as stored in place of its value (``{password}``).
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]{0,40}\}")
-_IDENTITY = re.compile(r'^(?P<role>[a-z]+) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _SLOTTED_IDENTITY = re.compile(r'^(?P<role>[a-z]+|\{\d{1,3}\}) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _GATE = plain_select(
     [replay_gates.c.successes, replay_gates.c.failures, replay_gates.c.stop_step],
     "namespace = :ns AND origin = :origin AND shape = :shape",
 )
-
-
-def parse_identity(identity: str | None) -> tuple[str, str] | None:
-    """``('button', 'Submit')`` from ``button "Submit"``; None for anything else."""
-    match = _IDENTITY.match(identity or "")
-    if match is None:
-        return None
-    return match.group("role"), match.group("name").replace('\\"', '"').replace("\\\\", "\\")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from .conversions import (
     read_date,
     reproducing,
 )
-from .evidence import WORD, GoalValue, identity_name, key, used_spans
+from .evidence import WORD, GoalValue, key, parse_identity, used_spans
 
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])')
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
@@ -419,8 +419,8 @@ def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -
     else:
         value = slotted(value)
     target = step.target
-    name = identity_name(target)
-    whole_name = _whole_slot(name, slots) if name else None
+    identity = parse_identity(target)
+    whole_name = _whole_slot(identity[1], slots) if identity is not None and identity[1] else None
     if target and whole_name is not None:
         target = target[:target.index('"')] + f'"{whole_name}"'
     else:

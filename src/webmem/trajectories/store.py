@@ -140,9 +140,11 @@ class TrajectoryStore(ReplaySearch):
         seen: set[str] = set()
         with self._scope.store.read() as conn:
             held = self._held(conn, origin)
-            for stored in sorted(held.goals, key=lambda stored: (stored.created_at, stored.id), reverse=True):
+            fitting = [goal for goal in (held.goals[position] for position in held.templated)
+                       if goal.signature.may_fit(query)]
+            for stored in sorted(fitting, key=lambda stored: (stored.created_at, stored.id), reverse=True):
                 template = stored.signature.template
-                if template is None or template in seen or not stored.signature.may_fit(query):
+                if template is None or template in seen:
                     continue
                 seen.add(template)
                 spans = bound_spans(template, goal) if bind(template, goal, like=stored.goal) else None
