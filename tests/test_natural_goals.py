@@ -170,19 +170,6 @@ def test_explain_shows_how_a_goal_binds_or_why_not(memory_dir: Path) -> None:
     assert "No replay: no recorded run fits" in missed.stdout and "show only the {1} books" in missed.stdout
 
 
-def test_one_value_does_not_bind_a_list(mem: webmem.Memory) -> None:
-    one = [Step(action="check", target='checkbox "Q3IjC0"', url=ADMIN), Step(action="click", target='button "Submit"')]
-    two = [Step(action="check", target='checkbox "bk"', url=ADMIN), Step(action="check", target='checkbox "Zq1"'),
-           Step(action="click", target='button "Submit"')]
-    mem.trajectories.save(goal="Select bk, Zq1 and click Submit.", start_url=ADMIN, steps=two)
-    mem.trajectories.save(goal="Select Q3IjC0 and click Submit.", start_url=ADMIN, steps=one)
-    plan = mem.trajectories.find_replay("Select k9, jSjwomK and click Submit.", ADMIN)
-    assert plan is not None and [step.target for step in plan.steps][:2] == ['checkbox "k9"', 'checkbox "jSjwomK"']
-    lookup = mem.trajectories.search_replay("Select a, b, c and click Submit.", ADMIN)
-    assert lookup.plan is None
-    assert 'slot {1} held one value ("Q3IjC0") when recorded; this goal gives several ("a, b, c")' in lookup.reason
-
-
 def test_one_menu_item_does_not_bind_a_path_of_them(mem: webmem.Memory) -> None:
     one = [Step(action="click", target='menuitem "Jacinda"', url=ADMIN)]
     two = [Step(action="hover", target='menuitem "Elita"', url=ADMIN), Step(action="click", target='menuitem "Rosa"')]

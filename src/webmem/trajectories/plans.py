@@ -24,6 +24,7 @@ from ..core.urls import domain_of, page_path
 from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
 from .evidence import key
+from .lists import resize_lists
 from .slots import SLOT_REFERENCE, bind, fill_checked, misfit, unbound
 
 #: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
@@ -120,13 +121,14 @@ def fit(trajectory: Trajectory, goal: str) -> ReplayPlan | str:
     trajectory's own) and every value the plan types comes from the goal."""
     if trajectory.goal_template and trajectory.replay_steps is not None:
         template = trajectory.goal_template
-        values = bind(template, goal)
-        if values is None:
-            return unbound(template, goal)
-        wrong = misfit(template, values, trajectory.goal)
-        if wrong is not None:
-            return wrong
         slotted = replayable(trajectory.replay_steps)
+        values = bind(template, goal)
+        wrong = unbound(template, goal) if values is None else misfit(template, values, trajectory.goal)
+        if wrong is not None:
+            resized = resize_lists(template, slotted, goal, trajectory.goal)
+            if resized is None:
+                return wrong
+            template, slotted, values = resized.template, resized.steps, resized.values
         steps, unresolved = fill_checked(slotted, values)
         named = frozenset(index for index, step in enumerate(slotted)
                           if step.target and SLOT_REFERENCE.search(step.target))

@@ -1,7 +1,8 @@
 """Finding a replay for a new goal, and saying why there is none.
 
 A trajectory can be replayed for a goal when its goal template binds the goal (see :mod:`.slots`)
-and every value it types comes from the goal; the newest such trajectory wins, unless its followers
+and every value it types comes from the goal; the same goal, then a template that binds it without
+resizing a list (:mod:`.lists`), then the newest such trajectory wins, unless its followers
 kept failing (demoted), the site changed since it was recorded, or replays of its shape failed too
 often. Every miss has a reason, in the ``replay_not_found`` event and in :class:`ReplayLookup`;
 :meth:`ReplaySearch.explain_replay` shows how the goal binds each of the closest candidates.
@@ -23,6 +24,7 @@ from ..core.urls import domain_of, origin_of
 from .plans import ReplayPlan, changed_after, fit, read_gate, shape_of, target_history
 from .ranking import rank
 from .recall import signature
+from .slots import bind
 
 if TYPE_CHECKING:
     from ..core.models import Trajectory
@@ -151,8 +153,7 @@ class ReplaySearch:
         words = wanted.split()
         query = signature(wanted)
         fitting = sorted((stored for stored in current if stored.goal.split() == words or (
-            stored.signature.may_fit(query))),
-            key=lambda stored: (stored.created_at, stored.id), reverse=True)
+            stored.signature.may_fit(query))), key=lambda stored: _preference(stored, words, wanted), reverse=True)
         demoted = self._demoted(conn, [stored.id for stored in fitting]) if self._demoted and fitting else set()
         pages = self._changed_pages(conn, domain_of(origin)) if self._changed_pages and fitting else {}
         weighed: list[ReplayCandidate] = []
@@ -210,13 +211,22 @@ class ReplaySearch:
         for stored in older:
             if len(peers) >= MAX_PEERS:
                 break
-            same = stored.signature.template == plan.template if plan.template else \
+            template = plan.trajectory.goal_template
+            same = stored.signature.template == template if template else \
                 stored.goal.split() == plan.trajectory.goal.split()
             trajectory = self._load(conn, stored.id) if same else None
             if trajectory is not None and shape_of(trajectory) == plan.shape \
                     and changed_after(trajectory, pages) is None:  # not what the site was before it changed
                 peers.append(trajectory)
         return peers
+
+
+def _preference(stored: StoredGoal, words: list[str], goal: str) -> tuple[bool, bool, datetime, str]:
+    """The order in which stored runs are tried for a goal: the same goal first, then those whose template
+    binds it as it stands (not by resizing one of its lists), each newest first."""
+    template = stored.signature.template
+    return (stored.goal.split() == words, bool(template) and bind(template, goal, like=stored.goal) is not None,
+            stored.created_at, stored.id)
 
 
 def _candidate(stored: StoredGoal, found: ReplayPlan | str) -> ReplayCandidate:
