@@ -38,8 +38,11 @@ class Endpoint:
         self.requests: list[dict[str, Any]] = []
         self.replies: list[tuple[int, dict[str, Any]]] = []
         self.delay_s = 0.0  # how long it thinks before each answer (a slow local model)
+        self.delays: list[float] = []  # per request, before delay_s applies
         self.models: dict[str, Any] | None = None  # what GET /v1/models answers (404 when None)
+        self.props: dict[str, Any] | None = None  # what GET /props answers (llama.cpp's server; 404 when None)
         self.listed = 0  # GET requests
+        self.gets: list[str] = []
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -48,7 +51,7 @@ class Endpoint:
                 headers = {key.lower(): value for key, value in self.headers.items()}
                 endpoint.requests.append({"path": self.path, "headers": headers, "raw": raw, "body": json.loads(raw)})
                 status, payload = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "no reply"})
-                time.sleep(endpoint.delay_s)
+                time.sleep(endpoint.delays.pop(0) if endpoint.delays else endpoint.delay_s)
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
@@ -61,8 +64,10 @@ class Endpoint:
 
             def do_GET(self) -> None:
                 endpoint.listed += 1
-                data = json.dumps(endpoint.models or {"error": "not found"}).encode()
-                self.send_response(200 if endpoint.models is not None and self.path.endswith("/models") else 404)
+                endpoint.gets.append(self.path)
+                found = {"/v1/models": endpoint.models, "/props": endpoint.props}.get(self.path)
+                data = json.dumps(found or {"error": "not found"}).encode()
+                self.send_response(200 if found is not None else 404)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -256,7 +261,8 @@ def test_a_client_can_be_given(endpoint: Endpoint) -> None:
         LLMPolicy(client=client, model="fake-model", api_key="other")
 
 
-def test_no_tool_call_is_retried_once(endpoint: Endpoint, policy: LLMPolicy) -> None:
+def test_no_tool_call_is_retried_once(endpoint: Endpoint) -> None:
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, tools="auto")
     endpoint.reply(text_reply("I would click Submit."), tool_reply("click", {"ref": "e3"}))
     assert policy.decide(make_turn()) == Action(kind="click", target=Target(ref="e3"))
     retry = endpoint.messages(1)
@@ -265,7 +271,8 @@ def test_no_tool_call_is_retried_once(endpoint: Endpoint, policy: LLMPolicy) -> 
     assert retry[-1]["role"] == "user" and "no tool" in retry[-1]["content"]
 
 
-def test_no_tool_call_twice_is_a_policy_error(endpoint: Endpoint, policy: LLMPolicy) -> None:
+def test_no_tool_call_twice_is_a_policy_error(endpoint: Endpoint) -> None:
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, tools="required")
     endpoint.reply(text_reply("Hello there"), text_reply("Still no tool"))
     with pytest.raises(PolicyError, match="without a tool call.*Still no tool"):
         policy.decide(make_turn())
@@ -386,6 +393,16 @@ def test_a_server_without_tools_gets_the_text_protocol(endpoint: Endpoint, polic
     assert text_request["messages"][0]["content"].endswith(TEXT_PROTOCOL) and policy.mode == "text"
 
 
+def test_a_server_that_ignores_the_tools_gets_the_text_protocol(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    # llama-cpp-python without a function-calling chat format accepts tools and tool_choice, and ignores both
+    endpoint.reply(text_reply("I would press the Submit button."), text_reply('{"action": "click", "ref": "e3"}'))
+    assert policy.decide(make_turn()) == Action(kind="click", target=Target(ref="e3"))
+    first, second = (request["body"] for request in endpoint.requests)
+    assert first["tool_choice"] == "required" and "tools" not in second
+    assert second["messages"][0]["content"].endswith(TEXT_PROTOCOL) and len(second["messages"]) == 2
+    assert policy.mode == "text"
+
+
 def test_the_text_protocol_corrects_once_then_fails_naming_the_answer(endpoint: Endpoint, monkeypatch: Any) -> None:
     monkeypatch.setenv("WEBMEM_LLM_TOOLS", "text")
     policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0)
@@ -425,6 +442,25 @@ def test_a_slow_server_times_out_with_a_clear_error(endpoint: Endpoint, monkeypa
     monkeypatch.setenv("WEBMEM_LLM_TIMEOUT_S", "soon")
     with pytest.raises(InvalidInput, match="WEBMEM_LLM_TIMEOUT_S"):
         LLMPolicy(base_url=endpoint.url, api_key="k", model="m")
+
+
+def test_a_timed_out_auto_request_is_asked_again_in_text_and_kept(endpoint: Endpoint, monkeypatch: Any) -> None:
+    monkeypatch.setenv("WEBMEM_LLM_TIMEOUT_S", "0.5")
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=2)
+    endpoint.reply((500, {"error": {"message": "assert tool_choice == 'auto'"}}), tool_reply("click", {"ref": "e3"}),
+                   text_reply('{"action": "click", "ref": "e3"}'))
+    endpoint.delays = [0.0, 1.5, 0.0]  # the auto answer runs away (llama-cpp-python ignores max_tokens there)
+    assert policy.decide(make_turn()) == Action(kind="click", target=Target(ref="e3"))
+    assert [request["body"].get("tool_choice") for request in endpoint.requests] == ["required", "auto", None]
+    assert "tools" not in endpoint.requests[2]["body"] and policy.mode == "text"
+    assert policy.stats.extra["timeouts"] == 1 and policy.stats.llm_calls == 3  # the auto request was not retried
+
+    forced = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, tools="auto")
+    endpoint.delays = [1.5, 1.5]
+    endpoint.reply(tool_reply("click", {"ref": "e3"}), tool_reply("click", {"ref": "e3"}))
+    with pytest.raises(PolicyError, match=r"did not answer in time \(2 tries"):  # a fixed mode retries itself
+        forced.decide(make_turn())
+    assert forced.mode == "auto"
 
 
 def test_the_timeout_is_longer_for_a_server_on_this_machine(endpoint: Endpoint) -> None:
@@ -474,6 +510,23 @@ def test_the_window_a_server_reports_is_used(endpoint: Endpoint) -> None:
     policy.decide(make_turn(context=memory))
     assert policy.context_tokens == 2500 and "earlier run 100" not in endpoint.messages(0)[-1]["content"]
     assert (len(endpoint.requests), endpoint.listed, policy.stats.llm_calls) == (2, 1, 2)  # the list is asked once
+
+
+def test_the_window_llama_cpp_reports_in_props_is_used(endpoint: Endpoint) -> None:
+    endpoint.models = {"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "llamacpp"}]}
+    endpoint.props = {"default_generation_settings": {"n_ctx": 2500, "temperature": 0.8}, "total_slots": 1}
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0)
+    memory = "\n".join(f"- earlier run {n}: clicked Submit after filling the email" for n in range(200))
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn(context=memory))
+    assert policy.context_tokens == 2500 and "earlier run 100" not in endpoint.messages(0)[-1]["content"]
+    assert endpoint.gets == ["/v1/models", "/props"]
+
+    endpoint.props = {"default_generation_settings": {"n_ctx": "big"}}  # nothing usable: no window, nothing cut
+    unknown = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0)
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    unknown.decide(make_turn(context=memory))
+    assert unknown.context_tokens is None and "earlier run 100" in endpoint.messages(1)[-1]["content"]
 
 
 def test_probing_the_mode_does_not_retry_a_refusal_and_answers_are_bounded(endpoint: Endpoint) -> None:

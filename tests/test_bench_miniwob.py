@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import webmem.bench
-from webmem import Memory
+from webmem import InvalidInput, Memory
 from webmem.bench import (
     BenchReport,
     EpisodeRecord,
@@ -433,6 +433,50 @@ def test_benchmark_end_to_end(tmp_path: Path) -> None:
     cold_seeds = [(e["task"], e["episode"], e["seed"], e["utterance"]) for e in data["cold"]["episodes"]]
     assert cold_seeds == [(e["task"], e["episode"], e["seed"], e["utterance"]) for e in data["warm"]["episodes"]]
     assert "<svg" in html.read_text(encoding="utf-8")
+
+
+class GivesUp:
+    """A policy that can do nothing: it gives up at its first decision (a model too weak for the task)."""
+
+    name = "gives-up"
+
+    def __init__(self) -> None:
+        from webmem.agent import PolicyStats
+
+        self.stats = PolicyStats()
+
+    def start(self, goal: str) -> None:
+        pass
+
+    def decide(self, turn: Any) -> Any:
+        from webmem.agent import Action
+
+        self.stats.decisions += 1
+        return Action(kind="finish", success=False)
+
+
+def test_memory_recorded_by_another_policy_is_measured_in_one_run(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    report = run_benchmark(["click-link"], episodes=3, policy=GivesUp, memory="both", memory_from="heuristic",
+                           memory_dir=kept)
+    assert report.modes == ("recording", "cold", "warm") and report.memory_from == "heuristic"
+    recording, cold, warm = (report.select(mode) for mode in report.modes)
+    assert all(record.success for record in recording)  # the capable policy recorded its runs
+    assert not any(record.success for record in cold)  # alone, the weak policy does nothing
+    assert [record.success and record.replayed for record in warm] == [True, True, True]
+    assert {record.utterance for record in warm}.isdisjoint(record.utterance for record in recording)
+    assert [record.seed for record in warm] == [record.seed for record in cold]
+    assert not {record.seed for record in recording} & {record.seed for record in warm}  # other instances
+    assert (kept / "click-link").is_dir()
+    data = report.to_dict()
+    assert data["settings"]["memory_from"] == "heuristic" and len(data["recording"]["episodes"]) == 3
+    assert BenchReport.from_dict(json.loads(json.dumps(data))).memory_from == "heuristic"
+    columns, _ = comparison(report)
+    assert "recording success" in columns and "warm replayed" in columns
+    with pytest.raises(InvalidInput, match="memory_from"):
+        run_benchmark(["click-link"], episodes=1, memory="off", memory_from="heuristic")
+    refused = invoke("--tasks", "click-link", "--memory", "off", "--memory-from", "heuristic")
+    assert refused.exit_code == 2 and "--memory-from" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_llm_columns_give_prompt_tokens_per_decision_and_timeouts() -> None:

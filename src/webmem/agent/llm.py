@@ -18,6 +18,7 @@ from .llm_window import (
     MIN_WINDOW_TOKENS,
     Limits,
     request_tokens,
+    served_window,
     shrinking,
     too_large,
 )
@@ -32,8 +33,6 @@ TOOL_MODES = ("required", "auto", "text")
 #: server answers 500 to tool_choice="required"); the next mode is tried once.
 _REFUSALS = frozenset({400, 422, 500, 501})
 _NEXT_MODE = {"required": "auto", "auto": "text"}
-#: Where servers report a model's context window in their model list (vLLM, LM Studio, others).
-_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx")
 #: The mode each endpoint (base URL and model) was found to accept, for every policy of this process.
 _ENDPOINT_MODES: dict[str, str] = {}
 DEFAULT_MAX_RETRIES = 2
@@ -163,8 +162,9 @@ class LLMPolicy:
         self.stats.decisions += 1
         messages = self._messages(turn)
         problem = ""
+        switch_to: str | None = None
         for _attempt in range(2):
-            message, mode = self._complete(messages)
+            message, mode = self._complete(messages, switch_to)
             calls = [call for call in getattr(message, "tool_calls", None) or [] if getattr(call, "function", None)]
             if calls:
                 name, arguments = calls[0].function.name, calls[0].function.arguments
@@ -173,6 +173,12 @@ class LLMPolicy:
                 try:
                     name, arguments = action_from_text(getattr(message, "content", None) or "")
                 except InvalidInput as exc:
+                    if mode == "required" and self.forced_mode is None:
+                        # A server that honours "required" always calls a tool: this one ignored the tools
+                        # (a chat format without tool calling), so the model never saw them.
+                        problem = f"the server ignored the tools; the model answered {text!r}"
+                        switch_to = "text"
+                        continue
                     if mode == "text":
                         problem = f"the model answered without an action ({exc}): {text!r}"
                         nudge = (f"Your answer held no action ({exc}). Answer with exactly one JSON object naming "
@@ -216,28 +222,27 @@ class LLMPolicy:
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def _served_window(self) -> int | None:
-        """The context window the server reports for the model (vLLM's ``max_model_len`` and the like in
-        its model list), or None when it reports none or cannot be asked."""
-        try:
-            models = list(self.client.models.list())
-        except (self._openai.OpenAIError, ValueError, TypeError):  # no model list: no window reported
-            return None
-        chosen = [model for model in models if getattr(model, "id", None) == self.model] or models[:1]
-        extra = (getattr(chosen[0], "model_extra", None) or {}) if len(chosen) == 1 else {}
-        for name in _WINDOW_FIELDS:
-            value = extra.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and value >= MIN_WINDOW_TOKENS:
-                return value
-        return None
+        return served_window(self.client, self.model, self._openai.OpenAIError)
 
-    def _complete(self, messages: list[dict[str, Any]]) -> tuple[Any, str]:
+    def _complete(self, messages: list[dict[str, Any]], mode: str | None = None) -> tuple[Any, str]:
         """The model's message and the mode it was asked in: the endpoint's mode, or (unless the mode is
-        fixed) the next one when the server refuses it, which is then kept for the endpoint."""
+        fixed) the next one when the server refuses it, which is then kept for the endpoint (so is
+        ``mode``, when given and answered). A request that timed out is sent once more (in auto mode, as
+        the text protocol) unless it was retried already."""
         openai = self._openai
-        mode = self.mode
+        mode = mode or self.mode
+        tries = 0
         while True:
             try:
                 return self._ask(messages, mode), mode
+            except _TimedOut as exc:
+                tries += exc.tries
+                if mode == "auto" and self.forced_mode is None:
+                    mode = "text"  # see _ask: the auto answer may still be running; a text answer is bounded
+                elif tries > 1:
+                    timeout = _seconds(getattr(self.client, "timeout", None))
+                    raise PolicyError(f"LLM endpoint did not answer in time ({tries} tries of {timeout} each; "
+                                      "WEBMEM_LLM_TIMEOUT_S sets the limit)") from exc
             except openai.APIStatusError as exc:
                 following = _NEXT_MODE.get(mode) if self.forced_mode is None else None
                 if following is None or exc.status_code not in _REFUSALS:
@@ -255,8 +260,12 @@ class LLMPolicy:
         if self.limit_answer:
             options["max_tokens"] = ANSWER_RESERVE_TOKENS  # a runaway answer on a local model would block for minutes
         client = self.client
-        if self.forced_mode is None and self.endpoint not in _ENDPOINT_MODES and mode != "text":
-            client = client.with_options(max_retries=0)  # probing the mode: a refusal is not worth retrying
+        probing = self.forced_mode is None and self.endpoint not in _ENDPOINT_MODES and mode != "text"
+        if probing or (self.forced_mode is None and mode == "auto"):
+            # Probing the mode: a refusal is not worth retrying. In auto mode a timeout moves to the text
+            # protocol at once: llama-cpp-python's function calling ignores max_tokens there, and a runaway
+            # answer keeps its server busy for minutes; retried, the same request would run away again.
+            client = client.with_options(max_retries=0)
         try:
             raw = client.chat.completions.with_raw_response.create(
                 model=self.model, temperature=self.temperature, **options)
@@ -264,12 +273,10 @@ class LLMPolicy:
             self.stats.llm_calls += 1
             raise
         except openai.APITimeoutError as exc:
-            tries = 1 + int(getattr(self.client, "max_retries", 0) or 0)
-            self.stats.llm_calls += 1
+            tries = 1 + int(getattr(client, "max_retries", 0) or 0)  # the SDK retries a timeout as often as that
+            self.stats.llm_calls += tries
             self.stats.extra["timeouts"] = self.stats.extra.get("timeouts", 0) + tries
-            timeout = getattr(self.client, "timeout", None)
-            raise PolicyError(f"LLM endpoint did not answer in time ({tries} tries of {_seconds(timeout)} each; "
-                              "WEBMEM_LLM_TIMEOUT_S sets the limit)") from exc
+            raise _TimedOut(tries) from exc
         except openai.OpenAIError as exc:
             self.stats.llm_calls += 1
             raise PolicyError(f"LLM endpoint failed ({type(exc).__name__}): {_one_line(exc)}") from exc
@@ -290,6 +297,14 @@ class LLMPolicy:
 
     def __repr__(self) -> str:
         return f"LLMPolicy(model={self.model!r})"
+
+
+class _TimedOut(Exception):
+    """The endpoint did not answer in time, after ``tries`` tries."""
+
+    def __init__(self, tries: int) -> None:
+        super().__init__(tries)
+        self.tries = tries
 
 
 TEXT_PROTOCOL = text_protocol(_TOOL_SPECS)

@@ -10,6 +10,7 @@ context, then older actions, then the elements further down the page.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..core.errors import PolicyError
 from ..core.tokens import estimate
@@ -17,6 +18,8 @@ from ..core.tokens import estimate
 #: Tokens kept free for the model's answer (one tool call or JSON object), and the most it may write.
 ANSWER_RESERVE_TOKENS = 400
 MIN_WINDOW_TOKENS = 512
+#: Where servers report a model's context window in their model list (vLLM, LM Studio, others).
+_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "n_ctx")
 _SHORTEST_HISTORY = 3
 _FEWEST_ELEMENT_CHARS = 1_500
 
@@ -62,3 +65,30 @@ def request_tokens(system: str, user: str, tools_json: str) -> int:
 def too_large(needed: int, window: int) -> PolicyError:
     return PolicyError(f"the request needs about {needed} tokens even with the page and memory cut down, "
                        f"more than the model's context window of {window} (WEBMEM_LLM_CONTEXT_TOKENS)")
+
+
+def served_window(client: Any, model: str, errors: type[Exception] | tuple[type[Exception], ...]) -> int | None:
+    """The context window the server at ``client`` reports for ``model``: vLLM's ``max_model_len`` (and
+    the like) in its model list, else llama.cpp's ``n_ctx`` in ``/props`` beside its ``/v1``; None when
+    it reports none or cannot be asked (``errors`` are the client's own)."""
+    try:
+        models = list(client.models.list())
+    except (errors, ValueError, TypeError):
+        models = []
+    chosen = [entry for entry in models if getattr(entry, "id", None) == model] or models[:1]
+    extra = (getattr(chosen[0], "model_extra", None) or {}) if len(chosen) == 1 else {}
+    found = next((extra[name] for name in _WINDOW_FIELDS if _tokens(extra.get(name))), None)
+    if found is not None:
+        return int(found)
+    root = str(client.base_url).rstrip("/").removesuffix("/v1")
+    try:
+        props = client.with_options(base_url=root, max_retries=0).get("/props", cast_to=object)
+    except (errors, ValueError, TypeError):
+        return None
+    settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+    window = settings.get("n_ctx") if isinstance(settings, dict) else None
+    return int(window) if _tokens(window) else None
+
+
+def _tokens(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= MIN_WINDOW_TOKENS

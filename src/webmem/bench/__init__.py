@@ -28,13 +28,24 @@ from .results import (
     replay_notes,
     summarize,
 )
-from .runner import MEMORY_CHOICES, POLICIES, BenchProgress, MiniWobEnvironment, check_tasks, run_benchmark
+from .runner import (
+    MEMORY_CHOICES,
+    POLICIES,
+    RECORDING,
+    RECORDING_SEED_OFFSET,
+    BenchProgress,
+    MiniWobEnvironment,
+    check_tasks,
+    run_benchmark,
+)
 
 __all__ = [
     "DEFAULT_TASKS",
     "MEMORY_CHOICES",
     "MODES",
     "POLICIES",
+    "RECORDING",
+    "RECORDING_SEED_OFFSET",
     "REPLAY_OUTCOMES",
     "BenchProgress",
     "BenchReport",

@@ -14,7 +14,7 @@ from .results import BenchReport, comparison, memory_label, replay_notes
 
 __all__ = ["render_html"]
 
-COLORS = {"cold": "#8a8f98", "warm": "#d9480f"}
+COLORS = {"cold": "#8a8f98", "warm": "#d9480f", "recording": "#1c7ed6"}
 WIDTH, HEIGHT = 640, 260
 LEFT, RIGHT, TOP, BOTTOM = 48, 16, 30, 40
 
@@ -76,7 +76,7 @@ def _svg(inner: list[str], label: str, height: int = HEIGHT) -> str:
 def _legend(modes: Sequence[str]) -> list[str]:
     items = []
     for number, mode in enumerate(modes):
-        x, y = LEFT + number * 70, 4
+        x, y = LEFT + number * 90, 4
         items.append(f'<rect x="{x}" y="{y}" width="10" height="10" fill="{COLORS.get(mode, "#333")}"/>')
         items.append(f'<text x="{x + 14}" y="{y + 9}">{escape(mode)}</text>')
     return items

@@ -229,7 +229,7 @@ def decision_curve(records: Iterable[EpisodeRecord], mode: str) -> list[float]:
 
 
 _SETTINGS = ("tasks", "modes", "episodes_per_task", "policy", "seed", "max_turns", "memory_dir", "duration_ms",
-             "shared_memory")
+             "shared_memory", "memory_from")
 _RECORD_FIELDS = frozenset(item.name for item in fields(EpisodeRecord))
 
 
@@ -238,7 +238,8 @@ class BenchReport:
     """A benchmark: its settings and its episodes, in the order they ran.
 
     ``shared_memory`` False: each task's warm episodes had a memory of their own; True: one memory
-    served every task, so what one task learned could help or hurt another.
+    served every task, so what one task learned could help or hurt another. ``memory_from`` names the
+    policy that recorded the warm memory first (its episodes have the mode ``recording``), or None.
     """
 
     tasks: tuple[str, ...]
@@ -252,6 +253,7 @@ class BenchReport:
     memory_dir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     shared_memory: bool = False
+    memory_from: str | None = None
 
     def select(self, mode: str, task: str | None = None) -> list[EpisodeRecord]:
         return [r for r in self.records if r.mode == mode and (task is None or r.task == task)]
@@ -269,7 +271,7 @@ class BenchReport:
             "settings": {
                 "tasks": list(self.tasks), "modes": list(self.modes), "episodes_per_task": self.episodes_per_task,
                 "policy": self.policy, "seed": self.seed, "max_turns": self.max_turns,
-                "memory_dir": self.memory_dir, "shared_memory": self.shared_memory,
+                "memory_dir": self.memory_dir, "shared_memory": self.shared_memory, "memory_from": self.memory_from,
                 "duration_ms": round(self.duration_ms, 1), **self.extra,
             },
         }
@@ -295,7 +297,7 @@ class BenchReport:
             tasks=tuple(settings["tasks"]), modes=modes, episodes_per_task=settings["episodes_per_task"],
             policy=settings["policy"], seed=settings["seed"], max_turns=settings["max_turns"], records=records,
             duration_ms=settings.get("duration_ms", 0.0), memory_dir=settings.get("memory_dir"),
-            shared_memory=bool(settings.get("shared_memory", False)),
+            shared_memory=bool(settings.get("shared_memory", False)), memory_from=settings.get("memory_from"),
             extra={key: value for key, value in settings.items() if key not in _SETTINGS},
         )
 
@@ -317,9 +319,10 @@ def memory_label(report: BenchReport) -> str:
     """How the warm episodes kept their memory, in words (for headings)."""
     if "warm" not in report.modes:
         return "no memory"
+    recorded = f", recorded first by the {report.memory_from} policy" if report.memory_from else ""
     if report.shared_memory:
-        return "warm: one memory shared by every task"
-    return "warm: one memory per task"
+        return f"warm: one memory shared by every task{recorded}"
+    return f"warm: one memory per task{recorded}"
 
 
 def replay_notes(report: BenchReport) -> list[str]:

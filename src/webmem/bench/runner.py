@@ -6,7 +6,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -20,12 +20,16 @@ from .results import BenchReport, EpisodeRecord, settle_replay
 PORT_FILE = "bench-port"
 
 __all__ = [
-    "MEMORY_CHOICES", "POLICIES", "BenchProgress", "MiniWobEnvironment", "check_tasks", "policy_factory", "run_benchmark",
+    "MEMORY_CHOICES", "POLICIES", "RECORDING", "RECORDING_SEED_OFFSET", "BenchProgress", "MiniWobEnvironment", "check_tasks", "policy_factory", "run_benchmark",
 ]
 
 POLICIES = ("heuristic", "llm")
 #: off: cold only; on: warm only; both: cold, then warm on the same seeds.
 MEMORY_CHOICES = {"off": ("cold",), "on": ("warm",), "both": ("cold", "warm")}
+#: The mode of the episodes in which another policy records the warm memory (``memory_from``), and
+#: how far their seed is from the measured episodes' (other instances of the same tasks).
+RECORDING = "recording"
+RECORDING_SEED_OFFSET = 1000
 PAGE_TIMEOUT_MS = 10_000
 
 
@@ -68,6 +72,7 @@ def run_benchmark(
     port: int = 0,
     headless: bool = True,
     on_progress: Callable[[BenchProgress], None] | None = None,
+    memory_from: str | Callable[[], Any] | None = None,
 ) -> BenchReport:
     """Run ``episodes`` seeded episodes of each task, cold and/or warm, and return what they measured.
 
@@ -76,8 +81,13 @@ def run_benchmark(
     kept in ``memory_dir/<task>`` (default: a fresh temporary directory per task, removed afterwards);
     with ``shared_memory`` one memory, ``memory_dir`` itself, serves every task, so tasks can help or
     hurt each other. Episode ``i`` of a task has the seed ``episode_seed(seed, task, i)``: the same in
-    cold and warm mode, different for every other task and episode. Raises :class:`ImportError` when
-    ``miniwob`` is missing, :class:`InvalidInput` for unknown tasks or options.
+    cold and warm mode, different for every other task and episode.
+
+    ``memory_from`` (a policy as ``policy`` is) measures memory that another agent recorded: first that
+    policy runs the tasks warm on other instances (seed ``seed + RECORDING_SEED_OFFSET``, mode
+    ``recording``), into the memory the warm episodes then use; ``policy`` runs cold and on that memory.
+
+    Raises :class:`ImportError` when ``miniwob`` is missing, :class:`InvalidInput` for unknown tasks or options.
     """
     chosen = check_tasks(DEFAULT_TASKS if tasks is None else tasks)
     if memory not in MEMORY_CHOICES:
@@ -89,15 +99,24 @@ def run_benchmark(
     make_policy = policy_factory(policy)
     modes = MEMORY_CHOICES[memory]
     policies = {mode: make_policy() for mode in modes}  # before the browser starts: a bad setting fails at once
+    if memory_from is not None:
+        if "warm" not in modes:
+            raise InvalidInput("memory_from: the memory another policy records is for warm episodes; "
+                               "memory 'off' runs none")
+        modes = (RECORDING, *modes)
+        policies[RECORDING] = policy_factory(memory_from)()
     report = BenchReport(
-        tasks=chosen, modes=modes, episodes_per_task=episodes,
-        policy=policy if isinstance(policy, str) else getattr(policy, "__name__", "custom"),
+        tasks=chosen, modes=modes, episodes_per_task=episodes, policy=_policy_name(policy),
         seed=seed, max_turns=max_turns, memory_dir=None if memory_dir is None else str(memory_dir),
-        shared_memory=shared_memory,
+        shared_memory=shared_memory, memory_from=None if memory_from is None else _policy_name(memory_from),
     )
     plan = _Plan(report, policies, memory_dir=memory_dir, port=port, headless=headless,
                  on_progress=on_progress or (lambda progress: None))
     return _in_own_thread(plan.run)
+
+
+def _policy_name(policy: str | Callable[[], Any]) -> str:
+    return policy if isinstance(policy, str) else getattr(policy, "__name__", "custom")
 
 
 def check_tasks(names: Sequence[str]) -> tuple[str, ...]:
@@ -148,12 +167,19 @@ class _Plan:
 
         started = time.perf_counter()
         port = self.port or recorded_port(self.memory_dir)
+        with ExitStack() as stack:
+            if self.memory_dir is None and RECORDING in self.report.modes:  # the recording must outlive its phase
+                self.memory_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="webmem-bench-"))
+            self._modes(port, sync_playwright, launch_chromium)
+        return replace(self.report, records=tuple(self.records), duration_ms=(time.perf_counter() - started) * 1000)
+
+    def _modes(self, port: int, sync_playwright: Callable[[], Any], launch_chromium: Callable[..., Any]) -> None:
         with serve_miniwob(port=port) as base_url, sync_playwright() as playwright:
             keep_port(self.memory_dir, base_url)
             browser = launch_chromium(playwright, headless=self.headless)
             try:
                 for mode in self.report.modes:
-                    if mode == "warm" and self.report.shared_memory:
+                    if mode != "cold" and self.report.shared_memory:
                         with self._memory(None) as memory:
                             for task in self.report.tasks:
                                 self._task(browser, base_url, mode, task, memory)
@@ -166,7 +192,6 @@ class _Plan:
                             self._task(browser, base_url, mode, task, memory)
             finally:
                 browser.close()
-        return replace(self.report, records=tuple(self.records), duration_ms=(time.perf_counter() - started) * 1000)
 
     @contextmanager
     def _memory(self, task: str | None) -> Iterator[Any]:
@@ -202,7 +227,8 @@ class _Plan:
     def _episode(self, task_page: TaskPage, mode: str, index: int, memory: Any, policy: Any) -> EpisodeRecord:
         from ..agent import Agent
 
-        seed = episode_seed(self.report.seed, task_page.task, index)
+        base = self.report.seed + (RECORDING_SEED_OFFSET if mode == RECORDING else 0)
+        seed = episode_seed(base, task_page.task, index)
         utterance = task_page.start(seed)
         agent = Agent(task_page.page, memory=memory, policy=policy, environment=MiniWobEnvironment(),
                       max_turns=self.report.max_turns)

@@ -26,6 +26,9 @@ def bench() -> None:
               help="Who decides each action (llm: configured by WEBMEM_LLM_BASE_URL, _MODEL, _API_KEY).")
 @click.option("--memory", type=click.Choice(["off", "on", "both"]), default="both", show_default=True,
               help="off: cold only; on: warm only; both: cold, then warm on the same seeds.")
+@click.option("--memory-from", type=click.Choice(["heuristic", "llm"]),
+              help="First record the warm memory with this policy, on other instances of the tasks (seed + 1000); "
+                   "then --policy runs cold and on that memory (another agent's memory, measured in one command).")
 @click.option("--memory-dir", "bench_dir", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the warm runs' memories here, one sub-directory per task (default: temporary "
                    "directories, removed after); an earlier run's directory is used again, whatever its policy.")
@@ -40,7 +43,8 @@ def bench() -> None:
 @click.option("--json", "json_", is_flag=True, help="Print the report as JSON (only data on stdout).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a self-contained HTML report to this file.")
-def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, bench_dir: Path | None,
+def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, memory_from: str | None,
+            bench_dir: Path | None,
             shared_memory: bool, seed: int, max_turns: int, port: int, headed: bool, json_: bool,
             output: Path | None) -> None:
     """Run the agent on MiniWoB++ tasks in headless Chromium and compare cold with warm."""
@@ -60,15 +64,16 @@ def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, benc
         with _ProgressBar() as on_progress:
             report = run_benchmark(tasks, episodes=episodes, policy=policy, memory=memory, memory_dir=bench_dir,
                                    shared_memory=shared_memory, seed=seed, max_turns=max_turns, port=port,
-                                   headless=not headed, on_progress=on_progress)
+                                   headless=not headed, on_progress=on_progress, memory_from=memory_from)
     except ImportError as exc:
         raise click.ClickException(str(exc)) from None
     except _playwright_error() as exc:
         first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise click.ClickException(f"the browser failed during the benchmark: {first_line}") from None
     except InvalidInput as exc:
-        if str(exc).startswith("tasks:"):
-            raise click.BadParameter(str(exc).removeprefix("tasks:").strip(), param_hint="'--tasks'") from None
+        for field, option in (("tasks:", "'--tasks'"), ("memory_from:", "'--memory-from'")):
+            if str(exc).startswith(field):
+                raise click.BadParameter(str(exc).removeprefix(field).strip(), param_hint=option) from None
         raise
     if output is not None:
         output.write_text(render_html(report), encoding="utf-8")
