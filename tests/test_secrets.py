@@ -292,3 +292,72 @@ def test_a_bad_placeholder_name_is_refused(mem: webmem.Memory, name: object) -> 
 def test_secrets_as_a_plain_string_are_refused(open_memory: Any) -> None:
     with pytest.raises(webmem.InvalidInput, match="secrets"):
         open_memory(secrets=TOKEN)
+
+
+# --- secrets in every form, from every write path (issue 27) ---------------------------------------
+
+FORM_SECRET = "p@ss w0rd!xyz"
+
+
+def test_a_lesson_recorded_directly_is_redacted(open_memory: Any, memory_dir: Path) -> None:
+    with open_memory(secrets={"password": "Hunter2Regd"}) as mem:
+        lesson = mem.lessons.record("Always type Hunter2Regd first", "best_practice",
+                                    failed_command="fill Hunter2Regd", error_pattern="Rejected Hunter2Regd",
+                                    recovery="type Hunter2Regd")
+        assert "Hunter2Regd" not in lesson.model_dump_json() and "{password}" in lesson.lesson
+        assert "Hunter2Regd" not in mem.lessons.system_prompt_section()
+        assert_nowhere_stored(mem, "Hunter2Regd", "hunter2regd")
+    assert_nowhere_on_disk(memory_dir, "Hunter2Regd", "hunter2regd")
+
+
+def test_a_secret_is_found_in_every_form_a_browser_or_server_writes_it(open_memory: Any, memory_dir: Path) -> None:
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    forms = [quote_plus(FORM_SECRET), quote(FORM_SECRET, safe=""), quote(FORM_SECRET, safe="").lower(),
+             "p%40ss+w0rd!xyz", "p@ss%20w0rd%21xyz", "p@ss w0rd!xyz".replace(" ", "&#32;").replace("@", "&#64;"),
+             base64.b64encode(FORM_SECRET.encode()).decode()]
+    basic = base64.b64encode(f"admin:{FORM_SECRET}".encode()).decode()
+    with open_memory(secrets={"password": FORM_SECRET}) as mem:
+        run = mem.start_run(goal="Log in", start_url=SHOP)
+        run.record_step(action="click", target='button "Log in"', url=f"{SHOP}login?user=ann&pw={forms[0]}&next=/")
+        run.record_step(action="click", target='button "Go"', url=f"{SHOP}?pw={forms[3]}", ok=False,
+                        error=f"POST body pw={forms[1]}; Authorization: Basic {basic}")
+        run.record_step(action="click", target='button "Again"', url=f"{SHOP}?pw={forms[2]}",
+                        error=f'{{"password": {json.dumps(FORM_SECRET)}}} then pw={forms[4]}')
+        run.record_step(action="click", target='button "Token"', url=f"{SHOP}?t={forms[6]}",
+                        error=f"<input value='{html_escape(FORM_SECRET)}'>")
+        run.update(current_url=f"{SHOP}account?pw={forms[0]}")
+        run.finish(success=True, final_url=f"{SHOP}done?pw={forms[1]}")
+        stored = every_stored_value(mem)
+        assert "{password}" in stored
+        assert_nowhere_stored(mem, FORM_SECRET, *forms[:5], forms[6], basic, html_escape(FORM_SECRET))
+    assert_nowhere_on_disk(memory_dir, FORM_SECRET, *forms[:5], forms[6], basic)
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def test_a_value_marked_secret_is_secret_everywhere_after(mem: webmem.Memory) -> None:
+    unmarked = "Zq9-kept-quiet"
+    run = mem.start_run(goal="Sign up", start_url=SHOP)
+    run.record_step(action="type", target='textbox "Code"', value=unmarked, secret=True)
+    run.record_step(action="type", target='textbox "Code"', value=unmarked, ok=False,
+                    error=f'fill: Timeout while filling "{unmarked}"')
+    run.record_step(action="click", target='button "Next"', url=f"{SHOP}next?code={unmarked.replace('-', '%2D')}")
+    run.working.add_extraction("form", {"code": unmarked, "note": f"typed {unmarked}"})
+    run.working.record_cycle(f"type {unmarked}", {"tool": "type", "parameters": {"text": unmarked}},
+                             observation=f"the box shows {unmarked}")
+    run.finish(success=True, final_url=f"{SHOP}done?c={unmarked}")
+    assert [step.value for step in mem.runs.steps(run.id)][:2] == ["{password}", "{password}"]
+    assert "{password}" in mem.runs.steps(run.id)[1].error
+    assert_nowhere_stored(mem, unmarked, unmarked.replace("-", "%2D"))
+
+
+def test_a_password_typed_from_the_goal_stays_a_slot_of_the_goal(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal='Log in as ann with password "Gx7-goal-pw"', start_url=SHOP)
+    run.record_step(action="type", target='textbox "Password"', value="Gx7-goal-pw")
+    assert mem.runs.steps(run.id)[0].value == "{goal:1}" and "Gx7-goal-pw" not in mem.secrets

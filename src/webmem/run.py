@@ -11,6 +11,7 @@ from .core.clock import utcnow
 from .core.errors import InvalidInput, MemoryDisabled, RunClosed, TrajectoryNotFound
 from .core.models import EnvironmentState, Lesson, ReplayReport, RunManifest, Step, Trajectory, validated
 from .core.pack import ContextPack, ContextPart, check_budget
+from .core.redaction import MIN_SECRET_LENGTH, names_password_field
 from .core.text import clean_for_prompt
 from .core.urls import check_url, domain_of, origin_of, site_of
 from .episodes.export import export_memories
@@ -201,8 +202,13 @@ class Run:
             target_index=target_index, target_count=target_count, label=label,
         )
         secrets = self._memory.secrets
+        registered = raw.value is not None and raw.value in secrets
+        if raw.value is not None and not registered and len(raw.value) >= MIN_SECRET_LENGTH \
+                and (secret or names_password_field(raw.target, raw.selector)) \
+                and goal_value_reference(self.goal, raw.value) is None:  # one the goal gives stays its slot
+            secrets.add(raw.value, name="password")  # from now on redacted wherever it appears: errors, URLs, pages
         value = secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret)
-        if value != raw.value and raw.value is not None and raw.value not in secrets:
+        if value != raw.value and raw.value is not None and not registered:
             # a secret typed from the goal's own words: keep which of the goal's values it was, for replay
             value = goal_value_reference(self.goal, raw.value) or value
         step = raw.model_copy(update={

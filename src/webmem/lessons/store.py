@@ -115,6 +115,9 @@ class LessonStore:
         helpful only when the next step did that and worked.
         """
         now = utcnow()
+        redact = self._scope.redact  # before normalising: a pattern is lowercased, its secret would not be found
+        lesson, failed_command, error_pattern, recovery = (
+            redact(text) if isinstance(text, str) else text for text in (lesson, failed_command, error_pattern, recovery))
         candidate = validated(
             Lesson,
             id=new_id("lesson"),
