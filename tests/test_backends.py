@@ -61,6 +61,32 @@ def _agent(location: str, local_dir: str, number: int, barrier: Any) -> None:
         mem.close()
 
 
+FIRST_OPENERS = 6
+
+
+def _first_open(location: str, local_dir: str, number: int, barrier: Any) -> None:
+    """One process of a fleet that starts together on a store nobody has opened yet."""
+    barrier.wait(timeout=120)
+    with webmem.Memory.open(location, local_dir=local_dir) as mem:
+        with mem.start_run(goal=f"Agent {number} starts", start_url=SHOP) as run:
+            run.record_step(action="click", target=TARGET, url=SHOP)
+
+
+def test_a_fleet_opening_a_new_store_together_all_succeed(memory_location: str, memory_dir: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(FIRST_OPENERS)
+    openers = [ctx.Process(target=_first_open, args=(memory_location, str(memory_dir), n, barrier))
+               for n in range(FIRST_OPENERS)]  # nothing opened (or migrated) the store before them
+    for opener in openers:
+        opener.start()
+    for opener in openers:
+        opener.join(timeout=300)
+    assert [opener.exitcode for opener in openers] == [0] * FIRST_OPENERS
+    with webmem.Memory.open(memory_location, local_dir=memory_dir) as mem:
+        assert rows.count(mem, "runs") == FIRST_OPENERS
+        assert all(state.applied_at is not None for state in mem.migrations())
+
+
 def test_concurrent_agents_keep_every_count_exact(open_memory: Any, memory_location: str, memory_dir: Path) -> None:
     with open_memory() as mem:
         lesson = mem.lessons.record("Press Escape to close the zebra overlay.", "error_recovery", "click",

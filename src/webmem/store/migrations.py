@@ -439,6 +439,10 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
+#: The PostgreSQL advisory lock that each migration's transaction holds ("webmem" in ASCII).
+MIGRATION_LOCK_KEY = 0x7765626D656D
+
+
 def _known_names() -> list[str]:
     return [migration.name for migration in MIGRATIONS]
 
@@ -457,7 +461,6 @@ def check_not_newer(applied: dict[str, datetime]) -> None:
             f"the database has migrations this webmem does not know ({', '.join(unknown)}); "
             "it was written by a newer webmem: upgrade webmem to open it"
         )
-
 
 
 def migration_states(conn: Connection) -> list[MigrationState]:
@@ -484,6 +487,8 @@ def apply_migrations(store: Store, *, target: str | None = None) -> list[str]:
         if migration.name not in wanted or migration.name in applied:
             continue
         with store.write() as conn:
+            if conn.dialect.name == "postgresql":  # processes opening a new database together take turns
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
             if migration.name in _applied(conn):  # another process got there first
                 continue
             migrations_table.create(conn, checkfirst=True)
