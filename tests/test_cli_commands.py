@@ -1056,3 +1056,26 @@ def test_import_of_an_unusable_path_creates_no_memory(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--memory-dir", str(target), "import", str(junk)], catch_exceptions=False)
     assert result.exit_code == 1
     assert not target.exists()
+
+
+def test_csv_cells_that_would_start_a_formula_are_neutralised_unless_raw(tmp_path: Path) -> None:
+    formula = '=HYPERLINK("http://evil.example","Click")'
+    directory = tmp_path / "hostile"
+    with webmem.Memory.open(directory) as mem:
+        mem.knowledge.record_fact("shop.example", "quirk", "@sum", formula)
+        mem.knowledge.record_fact("shop.example", "quirk", "minus", "-2+3")
+        page = {"url": "https://shop.example/", "title": "+cmd|' /C calc'!A0", "elements": []}
+        mem.episodes.init_episode("hostile")
+        step = mem.episodes.record_step_start(page, "Buy", "click('e1')", "=1+1")
+        mem.episodes.record_step_end(step, page)
+        mem.episodes.persist_memories()
+    facts = list(csv.DictReader(io.StringIO(on(directory, "export", "--kind", "facts", "--format", "csv").stdout)))
+    assert {(row["key"], row["value"]) for row in facts} == {("'@sum", "'" + formula), ("minus", "'-2+3")}
+    for command in (["export", "--kind", "episodes", "--format", "csv"], ["episodes", "hostile", "--format", "csv"]):
+        (row,) = csv.DictReader(io.StringIO(on(directory, *command).stdout))
+        assert (row["action_element_text"], row["env_pre_title"]) == ("'=1+1", "'+cmd|' /C calc'!A0")
+        (raw,) = csv.DictReader(io.StringIO(on(directory, *command, "--raw-csv").stdout))
+        assert (raw["action_element_text"], raw["env_pre_title"]) == ("=1+1", "+cmd|' /C calc'!A0")
+    raw_facts = list(csv.DictReader(io.StringIO(
+        on(directory, "export", "--kind", "facts", "--format", "csv", "--raw-csv").stdout)))
+    assert ("@sum", formula) in {(row["key"], row["value"]) for row in raw_facts}

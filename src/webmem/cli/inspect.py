@@ -223,16 +223,18 @@ def lessons_recall(settings: Settings, command_name: str | None, error: str | No
 @click.argument("session_id")
 @click.option("--format", "output", type=click.Choice(["table", "prompt", "csv"]), default="table",
               show_default=True, help="How to show the entries.")
+@click.option("--raw-csv", is_flag=True, help="CSV: cells as they are (by default one that would start a "
+                                              "spreadsheet formula gets a leading ').")
 @json_option
 @click.pass_obj
-def episodes(settings: Settings, session_id: str, output: str, json_: bool) -> None:
+def episodes(settings: Settings, session_id: str, output: str, raw_csv: bool, json_: bool) -> None:
     """Show the graded steps of an episode session, by rep."""
     with settings.memory() as mem:
         found = mem.episodes.load_all_memories_for_session(session_id)
     if json_:
         emit_json([entry.model_dump(mode="json", exclude={"internal_state_embedding"}) for entry in found])
     elif output != "table":
-        click.echo(export_memories(found, output), nl=False)
+        click.echo(export_memories(found, output, raw_csv=raw_csv), nl=False)
     elif not found:
         nothing("episode entries")
     else:

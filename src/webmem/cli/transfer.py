@@ -23,8 +23,11 @@ AGENT_MEMORY = "agent-memory"
 @click.option("--format", "output", type=click.Choice([*FORMATS, AGENT_MEMORY]), default="json", show_default=True,
               help=f"json, jsonl, csv (one kind), prompt (lessons or episodes), or {AGENT_MEMORY} (a directory).")
 @click.option("-o", "--output", "target", type=click.Path(path_type=Path), help="Write here instead of stdout.")
+@click.option("--raw-csv", is_flag=True,
+              help="CSV: write cells as they are (by default a cell that would start a spreadsheet formula, "
+                   "=, +, -, @, tab or carriage return first, gets a leading ').")
 @click.pass_obj
-def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path | None) -> None:
+def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path | None, raw_csv: bool) -> None:
     """Export the namespace's memory."""
     chosen = list(KINDS) if "all" in kinds else list(dict.fromkeys(kinds))
     with settings.memory() as mem:
@@ -38,7 +41,7 @@ def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path
                 click.echo(f"skipped: {problem}", err=True)
             return
         with progress_bar("Collecting"):
-            text = render(mem, collect(mem, chosen), output)
+            text = render(mem, collect(mem, chosen), output, raw_csv=raw_csv)
     if target is None:
         click.echo(text, nl=not text.endswith("\n"))
     else:

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from ..core.errors import InvalidInput
 from ..core.models import EpisodeEntry, RetrievedMemory
+from ..core.spreadsheet import safe_row
 from ..core.text import clean_for_prompt
 from .store import action_signature
 
@@ -30,8 +31,10 @@ PROMPT_HEADER = (
 )
 
 
-def export_memories(memories: Sequence[EpisodeEntry | RetrievedMemory], format: ExportFormat) -> str:  # noqa: A002
-    """Entries (or retrieved memories) as ``json``, ``csv`` or ``prompt`` text."""
+def export_memories(memories: Sequence[EpisodeEntry | RetrievedMemory], format: ExportFormat,  # noqa: A002
+                    *, raw_csv: bool = False) -> str:
+    """Entries (or retrieved memories) as ``json``, ``csv`` or ``prompt`` text. CSV cells that would start
+    a spreadsheet formula are prefixed with ``'`` (see :mod:`webmem.core.spreadsheet`) unless ``raw_csv``."""
     if format not in EXPORT_FORMATS:
         raise InvalidInput(f"format: {format!r} is not one of {', '.join(EXPORT_FORMATS)}")
     if isinstance(memories, str | bytes) or not all(isinstance(m, EpisodeEntry | RetrievedMemory) for m in memories):
@@ -39,7 +42,7 @@ def export_memories(memories: Sequence[EpisodeEntry | RetrievedMemory], format: 
     if format == "json":
         return json.dumps([_entry(memory).model_dump(mode="json") for memory in memories], indent=2, ensure_ascii=False)
     if format == "csv":
-        return _csv([_entry(memory) for memory in memories])
+        return _csv([_entry(memory) for memory in memories], raw=raw_csv)
     return _prompt(memories)
 
 
@@ -47,12 +50,12 @@ def _entry(memory: EpisodeEntry | RetrievedMemory) -> EpisodeEntry:
     return memory.entry if isinstance(memory, RetrievedMemory) else memory
 
 
-def _csv(entries: list[EpisodeEntry]) -> str:
+def _csv(entries: list[EpisodeEntry], *, raw: bool) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for entry in entries:
-        writer.writerow({
+        writer.writerow(safe_row({
             "id": entry.id, "session_id": entry.session_id, "rep": entry.rep, "step_num": entry.step_num,
             "step_id": entry.step_id or "", "run_id": entry.run_id or "", "action": entry.action,
             "action_element_text": entry.action_element_text, "outcome": entry.outcome,
@@ -66,7 +69,7 @@ def _csv(entries: list[EpisodeEntry]) -> str:
             "env_post_title": entry.env_post.title if entry.env_post else "",
             "env_post_elements": len(entry.env_post.elements) if entry.env_post else "",
             "embedder": entry.embedder, "created_at": entry.created_at.isoformat(),
-        })
+        }, raw=raw))
     return buffer.getvalue()
 
 

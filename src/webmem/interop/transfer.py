@@ -30,6 +30,7 @@ from ..core.models import (
     Trajectory,
     describe_validation_error,
 )
+from ..core.spreadsheet import safe_row
 from ..core.urls import check_domain
 from ..episodes.export import export_memories
 from .agent_memory import TransferReport, import_agent_memory, is_agent_memory_dir
@@ -71,8 +72,10 @@ def collect(mem: Memory, kinds: Iterable[str]) -> dict[str, list[BaseModel]]:
     return records
 
 
-def render(mem: Memory, records: dict[str, list[BaseModel]], format: str) -> str:  # noqa: A002
-    """Records as text in one of the export formats."""
+def render(mem: Memory, records: dict[str, list[BaseModel]], format: str, *,  # noqa: A002
+           raw_csv: bool = False) -> str:
+    """Records as text in one of the export formats. CSV cells that would start a spreadsheet formula
+    are prefixed with ``'`` unless ``raw_csv`` (see :mod:`webmem.core.spreadsheet`)."""
     if format not in FORMATS:
         raise InvalidInput(f"format: {format!r} is not one of {', '.join(FORMATS)}")
     if format == "json":
@@ -94,17 +97,17 @@ def render(mem: Memory, records: dict[str, list[BaseModel]], format: str) -> str
             return mem.lessons.system_prompt_section()
         raise InvalidInput("format: prompt text exists for lessons and episodes only")
     if kind == "episodes":
-        return export_memories([item for item in items if isinstance(item, EpisodeEntry)], "csv")
-    return _csv(items)
+        return export_memories([item for item in items if isinstance(item, EpisodeEntry)], "csv", raw_csv=raw_csv)
+    return _csv(items, raw=raw_csv)
 
 
-def _csv(items: list[BaseModel]) -> str:
+def _csv(items: list[BaseModel], *, raw: bool) -> str:
     rows = [_flat(item.model_dump(mode="json")) for item in items]
     columns = list(dict.fromkeys(key for row in rows for key in row))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(safe_row(row, raw=raw) for row in rows)
     return buffer.getvalue()
 
 
