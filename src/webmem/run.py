@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -194,6 +195,8 @@ class Run:
         if isinstance(error, str) and len(error) > MAX_ERROR_CHARS:
             error = error[:MAX_ERROR_CHARS]
         if isinstance(duration_ms, float):
+            if not math.isfinite(duration_ms):
+                raise InvalidInput(f"duration_ms: expected a finite number of milliseconds, got {duration_ms!r}")
             duration_ms = round(duration_ms)
         raw = validated(
             Step, action=action, url=check_url(url) if url is not None else None, target=target,

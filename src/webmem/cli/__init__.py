@@ -55,6 +55,15 @@ class Settings:
 class WebmemGroup(click.Group):
     """A command group that reports webmem errors as one line and exit code 1, never a traceback."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        for number, arg in enumerate(args, start=1):
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                raise click.UsageError(f"argument {number} ({shown!r}) is not valid UTF-8", ctx=ctx) from None
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

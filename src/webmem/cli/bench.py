@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..core.errors import InvalidInput
-from .output import console, emit_json, table
+from .output import COUNT, console, emit_json, table
 
 
 @click.group("bench", context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,7 +21,7 @@ def bench() -> None:
 @bench.command("miniwob")
 @click.option("--tasks", "task_list", metavar="NAMES",
               help="Comma-separated MiniWoB++ tasks, or 'all' (default: a set of simple tasks).")
-@click.option("--episodes", type=click.IntRange(min=1), default=10, show_default=True, help="Episodes per task.")
+@click.option("--episodes", type=COUNT, default=10, show_default=True, help="Episodes per task.")
 @click.option("--policy", type=click.Choice(["heuristic", "llm"]), default="heuristic", show_default=True,
               help="Who decides each action (llm: configured by WEBMEM_LLM_BASE_URL, _MODEL, _API_KEY).")
 @click.option("--memory", type=click.Choice(["off", "on", "both"]), default="both", show_default=True,
@@ -35,7 +35,7 @@ def bench() -> None:
 @click.option("--shared-memory", is_flag=True,
               help="Warm: one memory shared by every task (kept in --memory-dir itself), instead of one per task.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Base seed of the episodes.")
-@click.option("--max-turns", type=click.IntRange(min=1), default=12, show_default=True, help="Turns per episode.")
+@click.option("--max-turns", type=COUNT, default=12, show_default=True, help="Turns per episode.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=0,
               help="Port of the local task server (default: the one a reused --memory-dir was recorded on, "
                    "else any free one).")

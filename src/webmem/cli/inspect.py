@@ -11,7 +11,7 @@ from ..core.models import FACT_TYPES
 from ..core.urls import origin_of
 from ..episodes.export import export_memories
 from ..trajectories.store import TrajectoryStore
-from .output import console, emit_json, json_option, nothing, short, table, when
+from .output import COUNT, console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
     from . import Settings
@@ -58,7 +58,7 @@ def facts(settings: Settings, domain: str, fact_type: str | None, min_confidence
 
 @click.command("selectors")
 @click.argument("domain")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many.")
+@click.option("--limit", type=COUNT, default=20, show_default=True, help="At most this many.")
 @json_option
 @click.pass_obj
 def selectors(settings: Settings, domain: str, limit: int, json_: bool) -> None:
@@ -76,7 +76,7 @@ def selectors(settings: Settings, domain: str, limit: int, json_: bool) -> None:
 
 @click.group("trajectories", invoke_without_command=True)
 @click.option("--domain", help="Only trajectories of this domain.")
-@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True, help="At most this many.")
+@click.option("--limit", type=COUNT, default=50, show_default=True, help="At most this many.")
 @json_option
 @click.pass_context
 def trajectories(ctx: click.Context, domain: str | None, limit: int, json_: bool) -> None:
@@ -116,7 +116,7 @@ def trajectories_show(settings: Settings, trajectory_id: str, json_: bool) -> No
 @click.option("--url", required=True, help="The page the run would start on.")
 @click.option("--trace-scoring", is_flag=True, help="Rank by similarity, recency, speed and verification.")
 @click.option("--semantic", is_flag=True, help="Also compare the goals' meaning (needs webmem[semantic]).")
-@click.option("--limit", type=click.IntRange(min=1), help="Show only the closest N candidates.")
+@click.option("--limit", type=COUNT, help="Show only the closest N candidates.")
 @json_option
 @click.pass_obj
 def trajectories_match(
@@ -144,7 +144,7 @@ def trajectories_match(
 @trajectories.command("explain")
 @click.argument("goal")
 @click.option("--origin", "--url", "origin", required=True, help="The site (or a page of it) the run would start on.")
-@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True,
+@click.option("--limit", type=COUNT, default=5, show_default=True,
               help="Explain the closest N stored goals besides those that fit.")
 @json_option
 @click.pass_obj
@@ -246,7 +246,7 @@ def episodes(settings: Settings, session_id: str, output: str, raw_csv: bool, js
 @click.command("context")
 @click.option("--goal", required=True, help="The goal of the run.")
 @click.option("--url", required=True, help="The page it would be on.")
-@click.option("--budget", type=click.IntRange(min=1), default=2000, show_default=True, help="Token budget.")
+@click.option("--budget", type=COUNT, default=2000, show_default=True, help="Token budget.")
 @json_option
 @click.pass_obj
 def context(settings: Settings, goal: str, url: str, budget: int, json_: bool) -> None:

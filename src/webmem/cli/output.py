@@ -14,6 +14,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from ..core.models import MAX_COUNT
+
+#: A count option (--limit, --episodes...): at least 1, at most what a database column holds.
+COUNT = click.IntRange(min=1, max=MAX_COUNT)
+
 PIPED_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
 PROGRESS_THRESHOLD = 300  # bars are shown for work on more records than this
 

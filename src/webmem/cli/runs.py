@@ -11,7 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..core.models import ReplayReport, RunManifest, Step
-from .output import console, emit_json, json_option, nothing, short, table, when
+from .output import COUNT, console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
     from . import Settings
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 @click.option("--domain", help="Only runs on this domain (host[:port]).")
 @click.option("--session-id", help="Only runs of this session.")
 @click.option("--status", type=click.Choice(["running", "completed", "failed"]), help="Only runs in this state.")
-@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True, help="At most this many runs.")
+@click.option("--limit", type=COUNT, default=20, show_default=True, help="At most this many runs.")
 @json_option
 @click.pass_context
 def runs_group(

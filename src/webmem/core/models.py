@@ -34,8 +34,11 @@ LongText = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1000)]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Count = Annotated[int, Field(ge=0)]
-Millis = Annotated[int, Field(ge=0, strict=False)]
+#: The largest count and duration stored (a 32-bit column on PostgreSQL; 2**53 ms is 285,000 years).
+MAX_COUNT = 2**31 - 1
+MAX_MILLIS = 2**53 - 1
+Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+Millis = Annotated[int, Field(ge=0, le=MAX_MILLIS, strict=False)]
 
 RunStatus = Literal["running", "completed", "failed"]
 LessonCategory = Literal["tool_fallback", "best_practice", "error_recovery", "site_specific"]
