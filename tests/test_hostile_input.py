@@ -42,3 +42,55 @@ def test_the_cli_refuses_a_huge_number_and_an_argument_that_is_not_utf_8(tmp_pat
     broken = runner.invoke(cli, ["--memory-dir", str(directory), "runs", "tree", "\udcff"])
     assert broken.exit_code == 2 and "is not valid UTF-8" in broken.stderr
     assert isinstance(broken.exception, SystemExit)
+
+
+DEEP = 200_000
+
+
+def runs_count(mem: webmem.Memory) -> int:
+    return len(mem.runs.list(limit=1000))
+
+
+@pytest.mark.parametrize("body", [
+    '{"webmem_export": 1, "namespace": "default", "runs": ' + "[" * DEEP + "]" * DEEP + "}",
+    '{"kind": "runs", "record": ' + "[" * DEEP + "]" * DEEP + "}\n",
+    '{"version": 1, "lessons": ' + "[" * DEEP + "]" * DEEP + "}",
+])
+def test_an_import_nested_too_deep_is_one_clear_error(tmp_path: Path, body: str) -> None:
+    from webmem.interop.transfer import import_path
+
+    source = tmp_path / "deep.json"
+    source.write_text(body, encoding="utf-8")
+    with webmem.Memory.open(tmp_path / "memory") as mem:
+        lessons = len(mem.lessons.list())
+        with pytest.raises(InvalidInput, match=r"deep\.json.*(nested too deeply|not valid JSON)"):
+            import_path(mem, source)
+        assert runs_count(mem) == 0 and len(mem.lessons.list()) == lessons
+    result = CliRunner().invoke(cli, ["--memory-dir", str(tmp_path / "memory"), "import", str(source)])
+    assert result.exit_code == 1 and "deep.json" in result.stderr and "Traceback" not in result.output
+
+
+def test_an_import_that_is_not_utf_8_is_one_clear_error(tmp_path: Path) -> None:
+    from webmem.interop.transfer import import_path
+
+    source = tmp_path / "latin.json"
+    source.write_bytes(b'{"webmem_export": 1, "namespace": "default", "runs": [{"goal": "caf\xe9"}]}')
+    with webmem.Memory.open(tmp_path / "memory") as mem:
+        with pytest.raises(InvalidInput, match=r"latin\.json: not UTF-8 text \(byte 0xe9"):
+            import_path(mem, source)
+        assert runs_count(mem) == 0
+
+
+def test_an_agent_memory_file_nested_too_deep_or_not_utf_8_is_a_problem_line(tmp_path: Path) -> None:
+    from webmem.interop.transfer import import_path
+
+    layout = tmp_path / ".agent-memory"
+    (layout / "agent-runs").mkdir(parents=True)
+    (layout / "traj_deep.json").write_text("[" * DEEP + "]" * DEEP, encoding="utf-8")
+    (layout / "traj_latin.json").write_bytes(b'{"goal": "caf\xe9"}')
+    with webmem.Memory.open(tmp_path / "memory") as mem:
+        report = import_path(mem, layout)
+        assert runs_count(mem) == 0 and len(mem.trajectories.list()) == 0
+    problems = " | ".join(report.problems)
+    assert "traj_deep.json: JSON nested too deeply to be read" in problems
+    assert "traj_latin.json: not UTF-8 text" in problems

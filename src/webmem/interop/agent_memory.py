@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from ..core.clock import utcnow
 from ..core.errors import InvalidInput, WebmemError
+from ..core.jsonfile import read_json
 from ..core.models import (
     FACT_TYPES,
     Fact,
@@ -129,12 +130,7 @@ def _import_file(
 
 
 def _read_json(path: Path) -> Any:
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise InvalidInput(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"not valid JSON ({exc})") from None
+    return read_json(path, limit=MAX_FILE_BYTES)
 
 
 def _folder_domain(folder: Path, data: Any) -> str:

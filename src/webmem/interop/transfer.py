@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
+from ..core import jsonfile
 from ..core.errors import InvalidInput
 from ..core.models import (
     EpisodeEntry,
@@ -116,6 +117,10 @@ def _flat(data: dict[str, Any]) -> dict[str, Any]:
             for key, value in data.items()}
 
 
+#: The largest export file imported (an export of 100k runs is about 200 MB).
+MAX_EXPORT_BYTES = 1024 * 1024 * 1024
+
+
 def detect(path: Path) -> str:
     """What a path holds: ``agent-memory``, ``lessons`` or ``webmem`` (JSON or JSONL export)."""
     if path.is_dir():
@@ -152,20 +157,23 @@ def import_path(mem: Memory, path: str | Path, *, dry_run: bool = False, progres
 
 
 def _read_export(path: Path) -> dict[str, list[Any]]:
-    text = path.read_text(encoding="utf-8")
     try:
+        text = jsonfile.read_text(path, limit=MAX_EXPORT_BYTES)
         if text.lstrip().startswith('{"kind"'):
             grouped: dict[str, list[Any]] = {}
             for number, line in enumerate(text.splitlines(), start=1):
                 if line.strip():
-                    item = json.loads(line)
+                    try:
+                        item = jsonfile.parse(line)
+                    except InvalidInput as exc:
+                        raise InvalidInput(f"line {number}: {exc}") from None
                     if not isinstance(item, dict) or item.get("kind") not in KINDS:
-                        raise InvalidInput(f"{path}: line {number} is not a webmem record")
+                        raise InvalidInput(f"line {number} is not a webmem record")
                     grouped.setdefault(item["kind"], []).append(item.get("record"))
             return grouped
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path}: not valid JSON ({exc})") from None
+        data = jsonfile.parse(text)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{path}: {exc}") from None
     if not isinstance(data, dict) or data.get(EXPORT_MARKER) != 1:
         raise InvalidInput(f"{path}: not a webmem export of version 1")
     return {kind: data[kind] for kind in KINDS if isinstance(data.get(kind), list)}

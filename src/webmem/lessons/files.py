@@ -5,7 +5,6 @@ The whole file is checked before anything is stored, so a bad entry changes noth
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, date, datetime, time
 from pathlib import Path
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from ..core.clock import new_id, utcnow
 from ..core.errors import InvalidInput
+from ..core.jsonfile import read_json
 from ..core.models import Lesson as StoredLesson
 from ..core.models import LessonCategory, LessonSource, describe_validation_error
 from ..core.urls import check_domain
@@ -52,12 +52,10 @@ def read_lesson_file(path: str | os.PathLike[str]) -> list[StoredLesson]:
     source = Path(path)
     if not source.is_file():
         raise InvalidInput(f"path: {source} is not a file")
-    if source.stat().st_size > MAX_FILE_BYTES:
-        raise InvalidInput(f"path: {source} is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(f"{source}: not a JSON lesson file ({exc})") from None
+        data = read_json(source, limit=MAX_FILE_BYTES)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{source}: not a JSON lesson file: {exc}") from None
     try:
         parsed = _LessonFile.model_validate(data)
     except ValidationError as exc:
