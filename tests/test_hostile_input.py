@@ -94,3 +94,14 @@ def test_an_agent_memory_file_nested_too_deep_or_not_utf_8_is_a_problem_line(tmp
     problems = " | ".join(report.problems)
     assert "traj_deep.json: JSON nested too deeply to be read" in problems
     assert "traj_latin.json: not UTF-8 text" in problems
+
+
+def test_a_nul_character_is_refused_never_dropped(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal="Buy", start_url=SHOP)
+    for field, value in (("target", 'button "Bu\x00y"'), ("value", "a\x00b"), ("error", "boom\x00")):
+        with pytest.raises(InvalidInput, match=rf"{field}: .*NUL character"):
+            run.record_step(action="type", **{"target": 'textbox "Name"', field: value})
+    assert mem.runs.steps(run.id) == []
+    with pytest.raises(InvalidInput, match="NUL character"):
+        mem.start_run(goal="Buy\x00 now", start_url=SHOP)
+

@@ -53,13 +53,16 @@ class Record(BaseModel):
 
     @field_validator("*", mode="after")
     @classmethod
-    def _without_nul(cls, value: Any) -> Any:
-        """NUL characters are dropped: PostgreSQL cannot store them, and no agent text needs them.
+    def _no_nul(cls, value: Any) -> Any:
+        """A text with a NUL character is refused: PostgreSQL cannot store one, and a value is never
+        changed without saying so.
 
         An after-validator: a before-validator would hand strict mode a Python str instead of the
         JSON value, and JSON records (webmem's own export) could no longer carry ISO timestamps.
         """
-        return value.replace("\x00", "") if isinstance(value, str) else value
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("holds a NUL character (\\x00), which cannot be stored")
+        return value
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
