@@ -457,3 +457,33 @@ def test_exported_folders_use_the_layouts_names(tmp_path: Path, name: str) -> No
     assert sorted(p.name for p in exported.iterdir()) == ["knowledge.json", "selectors.json", "trajectories"]
     original = read(AGENT_MEMORY / "domains" / name / "selectors.json")["entries"]
     assert read(exported / "selectors.json")["entries"] == original
+
+
+def test_export_never_writes_through_a_planted_temporary_file(tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    with webmem.Memory.open(memory) as mem:
+        mem.knowledge.record_fact("shop.example", "quirk", "cookie banner", "close it first")
+    target = tmp_path / "exported"
+    outside = tmp_path / "outside.txt"
+    outside.write_text("untouched", encoding="utf-8")
+    folder = target / "domains" / "shop.example"
+    folder.mkdir(parents=True)
+    for name in ("knowledge.json.tmp", "knowledge.json.json.tmp", ".knowledge.json.tmp"):
+        (folder / name).symlink_to(outside)  # names an older export used for its temporary files
+    result = on(memory, "export", "--format", "agent-memory", "-o", target)
+    assert result.exit_code == 0, result.stderr
+    assert outside.read_text(encoding="utf-8") == "untouched"
+    assert json.loads((folder / "knowledge.json").read_text(encoding="utf-8"))
+    assert not [path for path in folder.iterdir() if path.name.endswith(".tmp") and not path.is_symlink()]
+
+
+def test_import_skips_links_that_leave_the_folder(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(AGENT_MEMORY / "domains" / sorted(os.listdir(AGENT_MEMORY / "domains"))[0], elsewhere)
+    layout = tmp_path / ".agent-memory"
+    (layout / "domains").mkdir(parents=True)
+    (layout / "domains" / "evil.example").symlink_to(elsewhere, target_is_directory=True)
+    result = on(tmp_path / "memory", "import", layout, "--json")
+    report = json.loads(result.stdout)
+    assert report["added"] == {} or not any(report["added"].values())
+    assert report["problems"] and all("outside the imported folder" in problem for problem in report["problems"])

@@ -1079,3 +1079,17 @@ def test_csv_cells_that_would_start_a_formula_are_neutralised_unless_raw(tmp_pat
     raw_facts = list(csv.DictReader(io.StringIO(
         on(directory, "export", "--kind", "facts", "--format", "csv", "--raw-csv").stdout)))
     assert ("@sum", formula) in {(row["key"], row["value"]) for row in raw_facts}
+
+
+def test_export_does_not_overwrite_a_file_unless_forced(filled: Path, tmp_path: Path) -> None:
+    target = tmp_path / "memory.json"
+    target.write_text("mine", encoding="utf-8")
+    refused = on(filled, "export", "-o", target)
+    assert refused.exit_code == 2 and "exists: give --force" in refused.stderr
+    assert target.read_text(encoding="utf-8") == "mine"
+    forced = on(filled, "export", "-o", target, "--force")
+    assert forced.exit_code == 0 and json.loads(target.read_text(encoding="utf-8"))["webmem_export"] == 1
+    report = tmp_path / "report.html"
+    report.write_text("mine", encoding="utf-8")
+    bench = invoke("bench", "miniwob", "--tasks", "click-test", "--episodes", "1", "-o", report)
+    assert bench.exit_code == 2 and "exists: give --force" in bench.stderr and report.read_text() == "mine"

@@ -43,11 +43,13 @@ def bench() -> None:
 @click.option("--json", "json_", is_flag=True, help="Print the report as JSON (only data on stdout).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               help="Write a self-contained HTML report to this file.")
+@click.option("--force", is_flag=True, help="Overwrite the -o file when it exists.")
 def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, memory_from: str | None,
-            bench_dir: Path | None,
-            shared_memory: bool, seed: int, max_turns: int, port: int, headed: bool, json_: bool,
-            output: Path | None) -> None:
+            bench_dir: Path | None, shared_memory: bool, seed: int, max_turns: int, port: int, headed: bool,
+            json_: bool, output: Path | None, force: bool) -> None:
     """Run the agent on MiniWoB++ tasks in headless Chromium and compare cold with warm."""
+    if output is not None and output.exists() and not force:
+        raise click.UsageError(f"{output} exists: give --force to overwrite it")
     from ..bench import (
         DEFAULT_TASKS,
         check_tasks,

@@ -23,12 +23,16 @@ AGENT_MEMORY = "agent-memory"
 @click.option("--format", "output", type=click.Choice([*FORMATS, AGENT_MEMORY]), default="json", show_default=True,
               help=f"json, jsonl, csv (one kind), prompt (lessons or episodes), or {AGENT_MEMORY} (a directory).")
 @click.option("-o", "--output", "target", type=click.Path(path_type=Path), help="Write here instead of stdout.")
+@click.option("--force", is_flag=True, help="Overwrite the -o file when it exists.")
 @click.option("--raw-csv", is_flag=True,
               help="CSV: write cells as they are (by default a cell that would start a spreadsheet formula, "
                    "=, +, -, @, tab or carriage return first, gets a leading ').")
 @click.pass_obj
-def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path | None, raw_csv: bool) -> None:
+def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path | None, force: bool,
+           raw_csv: bool) -> None:
     """Export the namespace's memory."""
+    if target is not None and output != AGENT_MEMORY and target.exists() and not force:
+        raise click.UsageError(f"{target} exists: give --force to overwrite it")
     chosen = list(KINDS) if "all" in kinds else list(dict.fromkeys(kinds))
     with settings.memory() as mem:
         if output == AGENT_MEMORY:

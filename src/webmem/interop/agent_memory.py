@@ -11,8 +11,11 @@ whatever names the data holds.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -115,6 +118,9 @@ def _import_file(
     mem: Memory, kind: str, path: Path, root: Path, refs: dict[str, dict[str, str]], report: TransferReport
 ) -> None:
     where = str(path.relative_to(root))
+    if not path.resolve().is_relative_to(root.resolve()):
+        report.problems.append(f"{where}: a link to a file outside the imported folder; skipped")
+        return
     try:
         data = _read_json(path)
         if kind == "selectors":
@@ -436,9 +442,17 @@ def _inside(root: Path, *parts: str) -> Path:
 
 
 def _write(path: Path, data: Any) -> None:
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    temporary.replace(path)
+    """Write ``path`` whole or not at all, through a temporary file of its own (created exclusively:
+    never one planted under a predictable name, nor a link to elsewhere)."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(json.dumps(data, indent=2, ensure_ascii=False))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def _mapping(data: Any, key: str) -> dict[str, Any]:
