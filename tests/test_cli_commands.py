@@ -1093,3 +1093,14 @@ def test_export_does_not_overwrite_a_file_unless_forced(filled: Path, tmp_path: 
     report.write_text("mine", encoding="utf-8")
     bench = invoke("bench", "miniwob", "--tasks", "click-test", "--episodes", "1", "-o", report)
     assert bench.exit_code == 2 and "exists: give --force" in bench.stderr and report.read_text() == "mine"
+
+
+def test_reading_a_namespace_that_does_not_exist_creates_nothing(filled: Path) -> None:
+    before = data(on(filled, "stats", "--json"))
+    for command in (["runs"], ["lessons"], ["stats"], ["doctor"], ["export"],
+                    ["context", "--goal", "find shoes", "--url", "https://shop.example/"]):
+        result = invoke("--memory-dir", filled, "--namespace", "ghost", *command)
+        assert "Traceback" not in result.output, command
+    assert data(on(filled, "stats", "--json")) == before
+    assert "ghost" not in on(filled, "doctor").stdout
+    assert data(invoke("--memory-dir", filled, "--namespace", "ghost", "lessons", "--json")) == []
