@@ -105,3 +105,37 @@ def test_a_nul_character_is_refused_never_dropped(mem: webmem.Memory) -> None:
     with pytest.raises(InvalidInput, match="NUL character"):
         mem.start_run(goal="Buy\x00 now", start_url=SHOP)
 
+
+
+def test_a_damaged_database_opens_or_says_it_is_damaged_never_another_exception(tmp_path: Path) -> None:
+    import random
+    import shutil
+
+    source = tmp_path / "source"
+    with webmem.Memory.open(source) as mem:
+        for number in range(10):
+            with mem.start_run(goal=f"Buy item {number}", start_url=SHOP) as run:
+                run.record_step(action="click", target='button "Buy"')
+    pristine = (source / "memory.db").read_bytes()
+    rng = random.Random(27)
+    outcomes: dict[str, int] = {}
+    for trial in range(40):
+        damaged = tmp_path / f"damaged{trial}"
+        shutil.copytree(source, damaged)
+        data = bytearray(pristine)
+        for _ in range(2):  # the schema area: the first pages, where the tables' definitions and the migrations are
+            data[rng.randrange(100, 8192)] ^= 1 << rng.randrange(8)
+        (damaged / "memory.db").write_bytes(bytes(data))
+        try:
+            with webmem.Memory.open(damaged) as mem:
+                mem.runs.list(limit=5)
+                mem.lessons.list()
+            outcome = "opened"
+        except webmem.WebmemError as exc:
+            outcome = type(exc).__name__
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        for command in (["doctor"], ["runs"]):
+            result = CliRunner().invoke(cli, ["--memory-dir", str(damaged), *command])
+            assert result.exception is None or isinstance(result.exception, SystemExit), (trial, command)
+            assert result.exit_code in (0, 1) and "Traceback" not in result.output
+    assert outcomes.get("StoreCorrupt", 0) > 0 and outcomes.get("opened", 0) > 0

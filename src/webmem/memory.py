@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from .core.embeddings import Embedder, check_embedder
-from .core.errors import InvalidInput, MemoryDisabled
+from .core.errors import InvalidInput, MemoryDisabled, StoreCorrupt, WebmemError
 from .core.events import EVENTS_FILE, EventCallback, EventLog
 from .core.models import Namespace, validated_value
 from .core.pack import ContextPack
@@ -239,6 +239,11 @@ class Memory(metaclass=_OpenedOnly):
             store = Store.open_postgres(url, namespace=validated_namespace) if url else Store.open_sqlite(directory)
             try:
                 apply_migrations(store)
+            except _UNREADABLE as exc:
+                store.close()
+                if isinstance(exc, WebmemError):
+                    raise
+                raise _damaged(store.location, exc) from exc
             except BaseException:
                 store.close()  # a database we refuse to open is not left open
                 raise
@@ -253,6 +258,12 @@ class Memory(metaclass=_OpenedOnly):
             try:
                 memory._trajectories.index_legacy()
                 memory._lessons.open(prune=prune_lessons)
+            except _UNREADABLE as exc:
+                location = memory.store.location
+                memory.close()
+                if isinstance(exc, WebmemError):
+                    raise
+                raise _damaged(location, exc) from exc
             except BaseException:
                 memory.close()
                 raise
@@ -444,3 +455,12 @@ def _check_number(
         bounds = f"{'>=' if low_inclusive else '>'} {low}" + (f" and <= {high}" if high is not None else "")
         raise InvalidInput(f"{name}: must be {bounds}, got {value!r}")
     return float(value)
+
+
+#: What reading a damaged file's records raises, besides webmem's own errors (a date that is no date,
+#: text that is not UTF-8): such a file is reported as damaged.
+_UNREADABLE = (ValueError, TypeError, UnicodeDecodeError, LookupError)
+
+
+def _damaged(location: str, exc: BaseException) -> StoreCorrupt:
+    return StoreCorrupt(f"{location}: its records cannot be read ({type(exc).__name__}: {exc}); the file is damaged")
