@@ -276,3 +276,40 @@ def test_a_selector_that_singles_out_the_element_outranks_its_recorded_place(ope
         swapped = run(page, mem, f"{base}swap.html?word=two&swap=1", 'Write "two" as the answer', untouched)
     assert swapped.success and swapped.replay_outcome == "replayed" and untouched.stats.decisions == 0
     assert page.input_value("#source") == ""  # the box at the recorded place was left alone
+
+
+SIGN_IN_SECRET = "Tr0ub4dor&3 x"
+
+
+def sign_in(turn: Turn) -> Action:
+    user, password = turn.observation.find("textbox", "Username")[0], turn.observation.find("textbox", "Password")[0]
+    if not user.value:
+        return Action("fill", Target(ref=user.ref), value=quoted(turn.goal))
+    if not password.value:
+        return Action("fill", Target(ref=password.ref), value=SIGN_IN_SECRET)
+    return Action("click", Target(role="button", name="Sign in"))
+
+
+def test_a_flow_that_types_a_registered_secret_is_replayed_with_it_never_stored(
+    open_memory: Any, page: Any, memory_dir: Path,
+) -> None:
+    mem = open_memory(secrets={"password": SIGN_IN_SECRET})
+    with serve_site(PAGES) as base:
+        first = run(page, mem, f"{base}signin.html", 'Sign in as "ann"', ScriptedPolicy(sign_in))
+        assert first.success and [s.value for s in mem.runs.steps(first.run_id)][:2] == ["ann", "{password}"]
+        untouched = ScriptedPolicy(sign_in)
+        second = run(page, mem, f"{base}signin.html", 'Sign in as "bob"', untouched)
+        assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0
+        assert page.evaluate("() => document.getElementById('hello').textContent") == "Welcome, bob"
+        assert [s.value for s in mem.runs.steps(second.run_id)][:2] == ["bob", "{password}"]
+        plan = mem.trajectories.find_replay('Sign in as "cyd"', base)
+        assert plan is not None and plan.steps[1].value == "{password}"  # the plan never holds the value
+
+        stranger = open_memory()  # the same store, the secret not registered: nothing to type, no replay
+        lookup = stranger.trajectories.search_replay('Sign in as "cyd"', base)
+        assert lookup.plan is None and "types a secret ({password})" in lookup.reason
+    on_disk = b"".join(path.read_bytes() for path in memory_dir.iterdir() if path.is_file())  # db, WAL, events
+    assert SIGN_IN_SECRET.encode() not in on_disk and b"{password}" in on_disk
+    if mem.store.dialect == "sqlite":
+        export = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "export"])
+        assert SIGN_IN_SECRET not in export.stdout and "{password}" in export.stdout

@@ -212,7 +212,7 @@ class _Session:
                 self.replay = ReplayPolicy(plan, agent.policy,
                                            locate=lambda selector, role, name: element_ref(page, selector, role, name),
                                            reaches=lambda selector, ref: reaches(page, selector, ref),
-                                           shown=lambda text: shown_count(page, text))
+                                           shown=lambda text: shown_count(page, text), secrets=memory.secrets)
                 self.policy = self.replay
                 self.memory_hits += 1
         for number in range(1, agent.max_turns + 1):

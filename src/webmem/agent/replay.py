@@ -5,13 +5,14 @@ saying for each step what became of it (hit, healed, stale, missed)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core.models import ReplayedStep, ReplayStepStatus, Step
+from ..core.redaction import SecretRegistry
 from ..core.text import clean_for_prompt
 from ..core.urls import MAX_URL_LENGTH
 from ..trajectories.evidence import key, parse_identity
-from ..trajectories.plans import ReplayPlan, TargetHistory
+from ..trajectories.plans import PLACEHOLDER, ReplayPlan, TargetHistory
 from .actions import MAX_WAIT_MS, REPLAYED, TEXT_ROLE, Action, Target, text_selector
 from .observation import Element, Observation
 from .policy import Policy, PolicyStats, StepOutcome, Turn
@@ -76,8 +77,10 @@ class ReplayPolicy:
     name = "replay"
 
     def __init__(self, plan: ReplayPlan, fallback: Policy, *, locate: Locate | None = None,
-                 reaches: Reaches | None = None, shown: Shown | None = None) -> None:
+                 reaches: Reaches | None = None, shown: Shown | None = None,
+                 secrets: SecretRegistry | None = None) -> None:
         self.plan = plan
+        self.secrets = secrets
         self.fallback = fallback
         self.locate = locate
         self.reaches = reaches
@@ -179,6 +182,11 @@ class ReplayPolicy:
         action = step_action(step)
         if action is None:
             return self._miss(turn, step, number, f"{step.action} cannot be replayed safely")
+        if action.value is not None and PLACEHOLDER.fullmatch(action.value):
+            secret = self.secrets.value_for(action.value) if self.secrets is not None else None
+            if secret is None:
+                return self._miss(turn, step, number, f"no registered secret stands for {action.value}")
+            action = replace(action, value=secret, secret=True)  # typed, never shown, stored as the placeholder
         status: ReplayStepStatus = "hit"
         reason = None
         if action.target is not None and action.target.role:

@@ -91,6 +91,13 @@ class SecretRegistry:
     def __contains__(self, value: object) -> bool:
         return value in self._by_value
 
+    def value_for(self, placeholder: str) -> str | None:
+        """The one registered value that ``placeholder`` (``{password}``) stands for; None when it stands
+        for none, or for several (which one a step typed cannot be told)."""
+        with self._lock:
+            values = [value for value, known in self._by_value.items() if known == placeholder]
+        return values[0] if len(values) == 1 else None
+
     def redact(self, text: str | None) -> str | None:
         """Replace every registered secret that occurs in ``text``, in any form it is written in, by its
         placeholder. A stretch percent-encoded in part, or a base64 token, that holds one once decoded

@@ -20,12 +20,13 @@ from sqlalchemy import Connection, case, or_
 
 from ..core.clock import utcnow
 from ..core.models import ReplayOutcome, Step, Trajectory
+from ..core.redaction import SecretRegistry
 from ..core.urls import domain_of, page_path
 from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
 from .evidence import key
 from .lists import resize_lists
-from .slots import SLOT_REFERENCE, bind, fill_checked, misfit, unbound
+from .slots import SECRET_PLACEHOLDER, SLOT_REFERENCE, bind, fill_checked, misfit, unbound
 
 #: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
 MAX_REPLAY_FAILURES = 2
@@ -35,7 +36,7 @@ _SETTING = frozenset({"fill", "select"})  # a later one of these on the same fie
 #: Steps that cannot have used a field's value before it was set again (no click, press or navigation).
 _USES_NOTHING = frozenset({"fill", "type", "select", "hover", "scroll", "wait"})
 #: A secret's placeholder as stored in place of its value (``{password}``).
-PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]{0,40}\}")
+PLACEHOLDER = SECRET_PLACEHOLDER
 _SLOTTED_IDENTITY = re.compile(r'^(?P<role>[a-z]+|\{\d{1,3}\}) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _GATE = plain_select(
     [replay_gates.c.successes, replay_gates.c.failures, replay_gates.c.stop_step],
@@ -109,16 +110,17 @@ def shape_of(trajectory: Trajectory) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:40]
 
 
-def plan_for(trajectory: Trajectory, goal: str) -> ReplayPlan | None:
+def plan_for(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = None) -> ReplayPlan | None:
     """The trajectory's plan for ``goal``, or None when the goal does not fit it (see :func:`fit`)."""
-    found = fit(trajectory, goal)
+    found = fit(trajectory, goal, secrets=secrets)
     return found if isinstance(found, ReplayPlan) else None
 
 
-def fit(trajectory: Trajectory, goal: str) -> ReplayPlan | str:
+def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = None) -> ReplayPlan | str:
     """The trajectory's plan for ``goal``, or why the goal does not fit it. It fits when its template
     binds the goal with values of the kinds its slots held (or, without a template, the goal is the
-    trajectory's own) and every value the plan types comes from the goal."""
+    trajectory's own) and every value the plan types comes from the goal, or is the placeholder of a
+    secret registered in ``secrets`` (the plan keeps the placeholder; replay types the value)."""
     if trajectory.goal_template and trajectory.replay_steps is not None:
         template = trajectory.goal_template
         slotted = replayable(trajectory.replay_steps)
@@ -145,7 +147,10 @@ def fit(trajectory: Trajectory, goal: str) -> ReplayPlan | str:
     for index, (source, step) in enumerate(zip(slotted, steps)):
         if step.action in _TYPING and index not in plan.unresolved and not _from_goal(source.value, step.value, goal):
             if step.value and PLACEHOLDER.fullmatch(step.value):
-                return f"step {index + 1} types a secret ({step.value}) that the goal does not give"
+                if secrets is not None and secrets.value_for(step.value) is not None:
+                    continue
+                return (f"step {index + 1} types a secret ({step.value}) that the goal does not give and no "
+                        "registered secret stands for")
             return f'step {index + 1} types "{_clip(step.value or "")}", which the goal does not give'
     return plan
 

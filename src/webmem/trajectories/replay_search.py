@@ -160,7 +160,8 @@ class ReplaySearch:
         changed: datetime | None = None
         for position, stored in enumerate(fitting):
             trajectory = self._load(conn, stored.id)
-            found = fit(trajectory, wanted) if trajectory is not None else "deleted meanwhile"
+            found = fit(trajectory, wanted, secrets=self._scope.secrets) if trajectory is not None else \
+                "deleted meanwhile"
             weighed.append(_candidate(stored, found))
             if not isinstance(found, ReplayPlan):
                 continue
@@ -200,7 +201,7 @@ class ReplaySearch:
         for item in ranked[:limit]:
             trajectory = self._load(conn, item.goal.id)
             if trajectory is not None:
-                found.append(_candidate(item.goal, fit(trajectory, wanted)))
+                found.append(_candidate(item.goal, fit(trajectory, wanted, secrets=self._scope.secrets)))
         return found
 
     def _peers(self, conn: Connection, plan: ReplayPlan, older: Sequence[StoredGoal],

@@ -36,6 +36,8 @@ _SLOT = re.compile(r"\{(\d{1,3})\}")
 #: A slot in a slotted step: ``{1}`` for the goal value itself, ``{1|time24}`` or ``{1|us_date|us_date_short}``
 #: for a value derived from it by the conversions named (all of which reproduced the recorded value).
 SLOT_REFERENCE = re.compile(r"\{(\d{1,3})((?:\|[a-z][a-z0-9_]*)*)\}")
+#: A secret typed in place of a value: the placeholder of a registered secret, such as ``{password}``.
+SECRET_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]{0,40}\}")
 #: A value typed into a secret field that came from the goal is stored as a reference to that value.
 GOAL_VALUE = re.compile(r"^\{goal:(\d{1,3})\}$")
 _BRACES = re.compile(r"[{}]")
@@ -106,6 +108,7 @@ def parameterise(
     values = goal_values(goal)
     if any(_BRACES.search(step.target or "") or (
         step.value and _BRACES.search(step.value) and not GOAL_VALUE.match(step.value)
+        and not SECRET_PLACEHOLDER.fullmatch(step.value)
     ) for step in steps):
         return None
     referenced = {int(match.group(1)) for step in steps if step.value and (match := GOAL_VALUE.match(step.value))}
@@ -413,7 +416,9 @@ def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -
 
     value = step.value
     reference = GOAL_VALUE.match(value) if value else None
-    if reference is not None:
+    if value and SECRET_PLACEHOLDER.fullmatch(value):
+        pass  # a registered secret's placeholder: replay types the secret, whatever the goal says
+    elif reference is not None:
         original = numbered.get(int(reference.group(1)))
         value = "{%d}" % slots[original] if original in slots else None
     else:
