@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import webmem
 from webmem import InvalidInput
@@ -139,3 +142,84 @@ def test_a_damaged_database_opens_or_says_it_is_damaged_never_another_exception(
             assert result.exception is None or isinstance(result.exception, SystemExit), (trial, command)
             assert result.exit_code in (0, 1) and "Traceback" not in result.output
     assert outcomes.get("StoreCorrupt", 0) > 0 and outcomes.get("opened", 0) > 0
+
+
+# --- generated hostile values through every public write path -----------------------------------------------
+
+HOSTILE = settings(derandomize=True, deadline=None, max_examples=40, database=None,
+                   suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+texts = st.one_of(st.text(max_size=60), st.text(min_size=5_000, max_size=20_000), st.just(""), st.just("\x00"),
+                  st.just("\ud800"), st.just("{password}"), st.just("=cmd|' /C calc'!A0"))
+anything = st.one_of(texts, st.none(), st.booleans(), st.integers(min_value=-(2**80), max_value=2**80),
+                     st.floats(allow_nan=True, allow_infinity=True), st.lists(st.text(max_size=5), max_size=3),
+                     st.dictionaries(st.text(max_size=5), st.integers(), max_size=3))
+
+
+def attempt(call: Any) -> Any:
+    """The call's result, or None when it raised a webmem error (any other exception fails the test)."""
+    try:
+        return call()
+    except webmem.WebmemError:
+        return None
+
+
+def integrity(mem: webmem.Memory) -> None:
+    with mem.store.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+
+
+@given(action=st.one_of(st.sampled_from(["click", "type", "fill"]), anything),
+       target=st.one_of(st.just('button "Buy"'), anything), value=anything, error=anything, duration=anything,
+       url=st.one_of(st.just(SHOP + "cart?x=1"), anything))
+@HOSTILE
+def test_record_step_stores_exactly_or_refuses(sqlite_mem: webmem.Memory, action: Any, target: Any, value: Any,
+                                               error: Any, duration: Any, url: Any) -> None:
+    run = sqlite_mem.start_run(goal="Hostile steps", start_url=SHOP)
+    step = attempt(lambda: run.record_step(action=action, target=target, value=value, error=error,
+                                           duration_ms=duration, url=url))
+    stored = sqlite_mem.runs.steps(run.id)
+    if step is None:
+        assert stored == []  # a refused call stored nothing
+    else:
+        assert stored == [step]
+    integrity(sqlite_mem)
+
+
+@given(lesson=anything, category=st.one_of(st.just("best_practice"), anything), command=anything, pattern=anything,
+       domain=st.one_of(st.just("shop.example"), anything))
+@HOSTILE
+def test_lessons_record_stores_or_refuses(sqlite_mem: webmem.Memory, lesson: Any, category: Any, command: Any,
+                                          pattern: Any, domain: Any) -> None:
+    before = len(sqlite_mem.lessons.list())
+    recorded = attempt(lambda: sqlite_mem.lessons.record(lesson, category, command, pattern, domain))
+    after = sqlite_mem.lessons.list()
+    if recorded is None:
+        assert len(after) == before
+    else:
+        assert any(item.id == recorded.id for item in after)
+    integrity(sqlite_mem)
+
+
+@given(domain=anything, kind=anything, key=anything, value=anything, element=anything, selector=anything)
+@HOSTILE
+def test_knowledge_and_selectors_store_or_refuse(sqlite_mem: webmem.Memory, domain: Any, kind: Any, key: Any,
+                                                 value: Any, element: Any, selector: Any) -> None:
+    attempt(lambda: sqlite_mem.knowledge.record_fact(domain, kind, key, value))
+    attempt(lambda: sqlite_mem.selectors.record(domain, element, selector))
+    attempt(lambda: sqlite_mem.knowledge.record_session(domain, goal=key, outcome=value, success=True))
+    integrity(sqlite_mem)
+
+
+@given(goal=anything, url=anything, session=anything, steps=st.lists(anything, max_size=3))
+@HOSTILE
+def test_runs_and_trajectories_store_or_refuse(sqlite_mem: webmem.Memory, goal: Any, url: Any, session: Any,
+                                               steps: list[Any]) -> None:
+    runs_before = len(sqlite_mem.runs.list(limit=10_000))
+    run = attempt(lambda: sqlite_mem.start_run(goal=goal, start_url=url, session_id=session))
+    assert len(sqlite_mem.runs.list(limit=10_000)) == runs_before + (run is not None)
+    if run is not None:
+        attempt(lambda: run.finish(success=True, outcome=goal, final_url=url))
+    attempt(lambda: sqlite_mem.trajectories.save(goal=goal, start_url=url, steps=steps))
+    attempt(lambda: sqlite_mem.trajectories.match(goal, origin=url))
+    attempt(lambda: sqlite_mem.trajectories.search_replay(goal, url))
+    integrity(sqlite_mem)
