@@ -361,3 +361,50 @@ def test_a_password_typed_from_the_goal_stays_a_slot_of_the_goal(mem: webmem.Mem
     run = mem.start_run(goal='Log in as ann with password "Gx7-goal-pw"', start_url=SHOP)
     run.record_step(action="type", target='textbox "Password"', value="Gx7-goal-pw")
     assert mem.runs.steps(run.id)[0].value == "{goal:1}" and "Gx7-goal-pw" not in mem.secrets
+
+
+def test_no_form_of_either_secret_in_any_file_export_or_cli_output(tmp_path: Path) -> None:
+    """One registered value and one value marked secret, raw and encoded, through the write paths; then
+    every file, every export format and every listing of the CLI is searched for any form of them."""
+    import base64
+    from urllib.parse import quote, quote_plus
+
+    from click.testing import CliRunner
+
+    from webmem.cli import cli
+
+    registered, marked = "Reg1stered pw&x", "Mark3d-value!z"
+    forms = [form for value in (registered, marked) for form in (
+        value, quote_plus(value), quote(value, safe=""), quote(value, safe="").lower(),
+        base64.b64encode(value.encode()).decode().rstrip("="), json.dumps(value)[1:-1],
+        base64.b64encode(f"ann:{value}".encode()).decode())]
+    directory = tmp_path / "memory"
+    with webmem.Memory.open(directory, secrets={"password": registered}) as mem:
+        run = mem.start_run(goal="Sign up and pay", start_url=SHOP, episode="signup")
+        run.record_step(action="type", target='textbox "Code"', value=marked, secret=True, url=SHOP)
+        for value in (registered, marked):
+            run.record_step(action="click", target='button "Pay"', ok=False, url=f"{SHOP}pay?pw={quote_plus(value)}",
+                            error=f"rejected {value} ({quote(value, safe='')}); Basic "
+                                  f"{base64.b64encode(f'ann:{value}'.encode()).decode()}")
+            run.working.add_extraction("form", {"secret": value})
+            mem.lessons.record(f"Never retype {value}", "best_practice", domain="www.example-shop.com")
+            mem.knowledge.record_fact("www.example-shop.com", "quirk", "checkout", f"needs {quote_plus(value)}")
+        run.finish(success=True, outcome=f"paid with {marked}", final_url=f"{SHOP}done?c={quote(marked, safe='')}")
+    assert_nowhere_on_disk(directory, *forms)
+    runner = CliRunner()
+    outputs = []
+    for kind in ("runs", "trajectories", "facts", "sessions", "selectors", "lessons", "episodes"):
+        for output in ("json", "jsonl", "csv"):
+            outputs.append(runner.invoke(cli, ["--memory-dir", str(directory), "export", "--kind", kind,
+                                               "--format", output]).stdout)
+    for command in (["runs", "--json"], ["runs", "show", run.id], ["lessons", "--json"], ["stats", "--json"],
+                    ["export", "--kind", "lessons", "--format", "prompt"], ["episodes", "signup", "--format", "csv"],
+                    ["context", "--goal", "Sign up and pay", "--url", SHOP]):
+        outputs.append(runner.invoke(cli, ["--memory-dir", str(directory), *command]).stdout)
+    agent_memory = tmp_path / "exported"
+    runner.invoke(cli, ["--memory-dir", str(directory), "export", "--format", "agent-memory", "-o", str(agent_memory)])
+    outputs += [path.read_text(encoding="utf-8") for path in agent_memory.rglob("*.json")]
+    text = "\n".join(outputs)
+    assert "{password}" in text
+    for form in forms:
+        assert form not in text, form
