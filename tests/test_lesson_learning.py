@@ -219,11 +219,11 @@ def test_known_commands_cover_the_agents_tools() -> None:
 def test_markup_and_control_characters_never_reach_the_lesson_text() -> None:
     error = (
         'Error: `<div class="x">` **blocks** the <b>button</b> [click me](https://evil.example/x) '
-        "\x00\x07\x1b\u202e| # ok\nsecond line <script>alert(1)</script>"
+        "\x01\x07\x1b\u202e| # ok\nsecond line <script>alert(1)</script>"  # NUL itself: steps refuse it
     )
     found = extract_lessons([step("click", ok=False, error=error), step("hover")])
     text = found[0].lesson
-    for forbidden in ("<", ">", "`", "**", "|", "#", "\x00", "\x07", "\x1b", "\u202e", "https://", "script"):
+    for forbidden in ("<", ">", "`", "**", "|", "#", "\x01", "\x07", "\x1b", "\u202e", "https://", "script"):
         assert forbidden not in text, forbidden
     assert text.startswith("When click fails with 'Error: ")
     assert "blocks the button" in text
@@ -253,10 +253,10 @@ def test_page_text_in_the_steps_never_becomes_a_lesson() -> None:
 
 
 def test_stored_lesson_text_is_clean_when_learned_through_the_store(mem: webmem.Memory) -> None:
-    error = 'Error: `<div class="x">` blocks\x00 the button\x1b[0m'
+    error = 'Error: `<div class="x">` blocks\x01 the button\x1b[0m'
     stored = mem.lessons.extract_from_steps([step("click", ok=False, error=error), step("hover")])
     assert len(stored) == 1
-    for forbidden in ("<", ">", "`", "\x00", "\x1b"):
+    for forbidden in ("<", ">", "`", "\x01", "\x1b"):
         assert forbidden not in stored[0].lesson
         assert forbidden not in mem.lessons.get(stored[0].id).lesson
 

@@ -166,7 +166,7 @@ def _read_export(path: Path) -> dict[str, list[Any]]:
                     try:
                         item = jsonfile.parse(line)
                     except InvalidInput as exc:
-                        raise InvalidInput(f"line {number}: {exc}") from None
+                        raise InvalidInput(f"{exc} at line {number}") from None
                     if not isinstance(item, dict) or item.get("kind") not in KINDS:
                         raise InvalidInput(f"line {number} is not a webmem record")
                     grouped.setdefault(item["kind"], []).append(item.get("record"))

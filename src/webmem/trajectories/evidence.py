@@ -8,9 +8,9 @@ value or path segment, compared without regard to letter case and spacing. The n
 (clicked or typed into) is its label, not a value.
 
 Two kinds of span are never values on this evidence alone: one made of connectors only ("the", "and")
-and one word that says what to do ("delete", "search", "open", or the goal's first word): a step that
-clicked "Delete" for "delete the book ..." did what the goal said, it did not use a value of it. Both
-are values when a step typed them.
+and words that say what to do ("delete", "search", "open", or the goal's first words, such as "Sign
+in" for a goal that begins "Sign in and ..."): a step that clicked "Delete" for "delete the book ..."
+did what the goal said, it did not use a value of it. Both are values when a step typed them.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def used_spans(goal: str, steps: Sequence[Step], taken: Sequence[GoalValue]) -> 
             if any(span.start < end and start < span.end for span in taken):
                 break
             text = key(goal[start:end])
-            opening = first == last and not goal[:start].strip()  # the goal's first word says what to do
+            opening = not goal[:start].strip()  # the goal's first words say what to do ("Sign in and ...")
             if text in typed or (
                 text in named and not opening and _may_be_named([w.group() for w in words[first:last + 1]])
             ):

@@ -17,7 +17,7 @@ from ..core.models import Step, Trajectory
 from ..core.pack import LineCut
 from ..core.text import clean_for_prompt
 from .plans import instructive_failures, path_taken
-from .slots import GOAL_VALUE, bind, filled_or, goal_spans, goal_values, parameterise
+from .slots import GOAL_VALUE, bind, filled_or, goal_values, parameterise
 
 FROM_INSTRUCTION = "<value from your instruction>"
 GOAL_LIMIT = 300
@@ -106,9 +106,9 @@ def _mapped(stored: str, steps: list[Step], goal: str) -> tuple[str, list[Step]]
     template, slotted_steps = slotted
     earlier = bind(template, stored) or {}
     values = bind(template, goal, like=stored)
-    if values is None:
-        named = {value.text for value in (*goal_values(goal), *goal_spans(goal))}
-        values = {number: text for number, text in earlier.items() if text in named}
+    if values is None:  # the earlier values the current goal names too, as words of it in any case
+        values = {number: text for number, text in earlier.items()
+                  if re.search(rf"(?<![\w]){re.escape(text)}(?![\w])", goal, re.IGNORECASE)}
     swaps = {text: values.get(number, FROM_INSTRUCTION) for number, text in earlier.items()}
     shown = [step.model_copy(update={
         "value": filled_or(step.value, values, FROM_INSTRUCTION),
