@@ -408,3 +408,51 @@ def test_no_form_of_either_secret_in_any_file_export_or_cli_output(tmp_path: Pat
     assert "{password}" in text
     for form in forms:
         assert form not in text, form
+
+
+def test_a_write_that_forgets_to_redact_still_stores_no_secret(open_memory: Any) -> None:
+    """The store redacts every text it is given (the one point every component's writes pass), so a
+    component that does not redact, or one written later, cannot store a secret; ids are left alone."""
+    from urllib.parse import quote_plus
+
+    from sqlalchemy import update
+
+    from webmem.store.schema import runs, trajectories
+
+    mem = open_memory(secrets={"password": "Zx9-hidden"})
+    run = mem.start_run(goal="Buy", start_url=SHOP)
+    run.record_step(action="click", target='button "Buy"')
+    run.finish(success=True)
+    (saved,) = mem.trajectories.list()
+    with mem.store.write() as conn:  # as a careless component would: no redaction of its own
+        conn.execute(update(runs).where(runs.c.run_id == run.id).values(
+            goal="Buy with Zx9-hidden", summary=f"paid {quote_plus('Zx9-hidden')}"))
+        conn.execute(update(trajectories).where(trajectories.c.trajectory_id == saved.id).values(
+            steps=[{"action": "type", "value": "Zx9-hidden", "error": "no Zx9-hidden"}]))
+    assert mem.runs.get(run.id).goal == "Buy with {password}"
+    assert mem.runs.get(run.id).summary == "paid {password}"
+    with mem.store.read() as conn:
+        steps = conn.execute(select(trajectories.c.steps).where(trajectories.c.trajectory_id == saved.id)).scalar_one()
+    assert steps == [{"action": "type", "value": "{password}", "error": "no {password}"}]
+    assert "Zx9-hidden" not in every_stored_value(mem)
+    assert_nowhere_stored(mem, "Zx9-hidden")
+
+
+
+def test_a_secret_of_digits_changes_texts_never_numbers_or_ids(open_memory: Any) -> None:
+    mem = open_memory(secrets={"pin": "4821"})
+    run = mem.start_run(goal="Pay with pin 4821", start_url=SHOP, session_id="s-4821")
+    run.record_step(action="type", target='textbox "PIN"', value="4821", duration_ms=48210)
+    run.working.add_extraction("numbers", {"total": 14821.5, "count": 4821, "note": "pin 4821"})
+    run.finish(success=True, outcome="paid 4821")
+    (step,) = mem.runs.steps(run.id)
+    assert (step.value, step.duration_ms) == ("{pin}", 48210)
+    assert mem.runs.get(run.id).session_id == "s-4821"  # an identifier, not a text: left alone
+    (trajectory,) = mem.trajectories.list()
+    assert trajectory.steps[0].duration_ms == 48210 and trajectory.goal == "Pay with pin {pin}"
+    from webmem.store.schema import working_state
+
+    with mem.store.read() as conn:
+        state = conn.execute(select(working_state.c.state).where(working_state.c.run_id == run.id)).scalar_one()
+    assert '"total": 14821.5' in json.dumps(state) and '"count": 4821' in json.dumps(state)  # numbers intact
+    assert '"note": "pin {pin}"' in json.dumps(state)

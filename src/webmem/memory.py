@@ -27,6 +27,7 @@ from .selectors import SelectorCache
 from .site_changes import SiteChanges
 from .store import MigrationState, Store, apply_migrations, migration_states
 from .store import inspect as inspect_store
+from .store.redacting import redact_parameters
 from .store.scope import Scope
 from .trajectories.store import TrajectoryStore
 from .working.patterns import PatternStore
@@ -237,6 +238,7 @@ class Memory(metaclass=_OpenedOnly):
                 directory.mkdir(parents=True, exist_ok=True)
                 log_path = directory / EVENTS_FILE
             store = Store.open_postgres(url, namespace=validated_namespace) if url else Store.open_sqlite(directory)
+            redact_parameters(store.engine, registry)  # the one point every stored text passes
             try:
                 apply_migrations(store)
             except _UNREADABLE as exc:

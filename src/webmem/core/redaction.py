@@ -13,7 +13,8 @@ import html
 import json
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus
 
 from .errors import InvalidInput
@@ -30,6 +31,18 @@ def _base64_tokens(shortest: int) -> re.Pattern[str]:
 
 
 _PASSWORD_FIELD = re.compile(r"pass(word|wd|code|phrase)?\b|\bpwd\b|\bpin\b|secret|type=['\"]?password", re.IGNORECASE)
+
+
+def redact_tree(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` with ``redact`` applied to every string in it, the keys of mappings included (mappings
+    and lists walked through)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(key) if isinstance(key, str) else key: redact_tree(item, redact) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_tree(item, redact) for item in value]
+    return value
 
 
 def written_forms(value: str) -> set[str]:

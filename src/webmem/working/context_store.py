@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.redaction import redact_tree
 from ..core.text import word_tokens
 
 EXTRACTION_TTL_SECONDS = 300.0
@@ -120,5 +121,6 @@ class ContextStore:
             raise InvalidInput(f"{key}: the value must be JSON-serialisable, got {type(value).__name__}") from None
         if len(text) > limit:
             raise InvalidInput(f"{key}: the value is {len(text)} characters as JSON (at most {limit})")
-        redacted = self._redact(text) or text
-        return json.loads(redacted) if redacted != text else value
+        # the strings of the document, keys included, not its JSON text: a secret of digits must not
+        # turn the number 14821.5 into text that is no JSON
+        return redact_tree(json.loads(text), lambda string: self._redact(string) or string)

@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 from ..core.clock import utcnow
 from ..core.errors import InvalidInput
 from ..core.pack import ContextPack, ContextPart, check_budget
-from ..core.redaction import names_password_field
+from ..core.redaction import names_password_field, redact_tree
 from ..core.tokens import TokenCounter
 from ..store.schema import working_entries, working_state
 from ..store.scope import Scope
@@ -31,7 +31,6 @@ from .short_term import (
     MemoryPriority,
     ShortTermMemory,
     WorkingEntry,
-    redact_tree,
 )
 from .sitemap import SitemapGraph, SitemapLimits, normalize_url
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.errors import InvalidInput
 from ..core.models import positive_int
+from ..core.redaction import redact_tree
 from ..core.text import clean_for_prompt
 
 DEFAULT_MAX_ENTRIES = 50
@@ -76,17 +77,6 @@ def action_signature(action: Action | Mapping[str, Any] | str, url: str | None) 
     call = Action.of(action)
     canonical = json.dumps([call.tool, sorted(call.parameters.items()), url or ""], ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
-
-
-def redact_tree(value: Any, redact: Callable[[str], str]) -> Any:
-    """``value`` with ``redact`` applied to every string in it (mappings and lists walked through)."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {key: redact_tree(item, redact) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [redact_tree(item, redact) for item in value]
-    return value
 
 
 @dataclass
