@@ -223,3 +223,31 @@ def test_runs_and_trajectories_store_or_refuse(sqlite_mem: webmem.Memory, goal: 
     attempt(lambda: sqlite_mem.trajectories.match(goal, origin=url))
     attempt(lambda: sqlite_mem.trajectories.search_replay(goal, url))
     integrity(sqlite_mem)
+
+
+@pytest.fixture
+def read_only_memory(tmp_path: Path) -> Any:
+    """A memory on a file system mounted read-only (a tmpfs: mounting needs root, which the CI machine is)."""
+    import os
+    import subprocess
+
+    if os.geteuid() != 0:
+        pytest.skip("mounting a read-only file system needs root")
+    mount = tmp_path / "mount"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(mount)], check=True)
+    try:
+        with webmem.Memory.open(mount / "memory") as mem, mem.start_run(goal="Buy", start_url=SHOP):
+            pass
+        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+        yield mount / "memory"
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_doctor_says_the_file_system_is_read_only(read_only_memory: Path) -> None:
+    result = CliRunner().invoke(cli, ["--memory-dir", str(read_only_memory), "doctor"])
+    assert result.exit_code == 1 and "its file system is read-only" in result.stderr
+    assert isinstance(result.exception, SystemExit)
+    with pytest.raises(webmem.WebmemError, match="file system is read-only"):
+        webmem.Memory.open(read_only_memory)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -242,6 +243,18 @@ def _translate(exc: DBAPIError, location: str) -> StoreError:
         )
     if "not a database" in lowered or "malformed" in lowered or "file is encrypted" in lowered:
         return StoreCorrupt(f"{location} is not a webmem database or is damaged ({message})")
+    if ("unable to open" in lowered or "readonly database" in lowered) and _read_only(location):
+        return StoreError(f"cannot open the database {location}: its file system is read-only, and webmem "
+                          "writes there even to read (the WAL and its index); copy the memory directory "
+                          "to a writable place to look inside it")
     if "unable to open" in lowered or "connection" in lowered and "failed" in lowered:
         return StoreError(f"cannot open the database {location} ({message.strip().splitlines()[0]})")
     return StoreError(f"database error on {location}: {message}")
+
+
+def _read_only(location: str) -> bool:
+    """Whether the file system holding the SQLite file at ``location`` is mounted read-only."""
+    try:
+        return bool(os.statvfs(Path(location).parent).f_flag & os.ST_RDONLY)
+    except (OSError, ValueError):  # not a path (a PostgreSQL URL), or gone
+        return False
