@@ -251,3 +251,38 @@ def test_doctor_says_the_file_system_is_read_only(read_only_memory: Path) -> Non
     assert isinstance(result.exception, SystemExit)
     with pytest.raises(webmem.WebmemError, match="file system is read-only"):
         webmem.Memory.open(read_only_memory)
+
+
+CLI_VALUES = st.one_of(st.text(max_size=40), st.just("\udcff"), st.just("-1"), st.just(str(2**80)), st.just("nan"),
+                       st.just("%00"), st.just("../../etc/passwd"), st.just("http://[::1"), st.just("=1+1"))
+CLI_SHAPES = [
+    lambda x, y: ["runs", "--limit", x], lambda x, y: ["runs", "show", x], lambda x, y: ["runs", "tree", x],
+    lambda x, y: ["runs", "--domain", x, "--status", y], lambda x, y: ["trajectories", "match", x, "--url", y],
+    lambda x, y: ["trajectories", "explain", x, "--origin", y], lambda x, y: ["context", "--goal", x, "--url", y],
+    lambda x, y: ["lessons", "--domain", x], lambda x, y: ["facts", x], lambda x, y: ["selectors", x],
+    lambda x, y: ["sessions", x, "--limit", y], lambda x, y: ["episodes", x, "--format", y],
+    lambda x, y: ["forget", "lesson", x, "--dry-run"], lambda x, y: ["forget", "run", x, "--dry-run"],
+    lambda x, y: ["stats", "--domain", x], lambda x, y: ["export", "--kind", x, "--format", y],
+    lambda x, y: ["--namespace", x, "runs"],
+]
+
+
+@pytest.fixture(scope="module")
+def cli_memory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("cli") / "memory"
+    with webmem.Memory.open(directory) as mem, mem.start_run(goal="Buy shoes", start_url=SHOP) as run:
+        run.record_step(action="click", target='button "Buy"', url=SHOP)
+    return directory
+
+
+@given(shape=st.sampled_from(range(len(CLI_SHAPES))), first=CLI_VALUES, second=CLI_VALUES)
+@HOSTILE
+def test_no_cli_argument_ends_in_a_traceback(cli_memory: Path, shape: int, first: str, second: str) -> None:
+    before = (cli_memory / "memory.db").read_bytes()
+    result = CliRunner().invoke(cli, ["--memory-dir", str(cli_memory), *CLI_SHAPES[shape](first, second)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        CLI_SHAPES[shape](first, second), result.output[-500:])
+    assert result.exit_code in (0, 1, 2)
+    if result.exit_code != 0:
+        assert "Traceback" not in result.output
+    assert (cli_memory / "memory.db").read_bytes() == before  # reading commands and dry runs change nothing
