@@ -286,3 +286,19 @@ def test_no_cli_argument_ends_in_a_traceback(cli_memory: Path, shape: int, first
     if result.exit_code != 0:
         assert "Traceback" not in result.output
     assert (cli_memory / "memory.db").read_bytes() == before  # reading commands and dry runs change nothing
+
+
+def test_a_damaged_migration_record_is_corruption_not_a_newer_webmem(tmp_path: Path) -> None:
+    import sqlite3
+
+    directory = tmp_path / "memory"
+    webmem.Memory.open(directory).close()
+    with sqlite3.connect(directory / "memory.db") as conn:
+        conn.execute("UPDATE webmem_migrations SET name = '0003_lescons' WHERE name = '0003_lessons'")
+    with pytest.raises(webmem.StoreCorrupt, match="0003_lescons"):
+        webmem.Memory.open(directory)
+    with sqlite3.connect(directory / "memory.db") as conn:
+        conn.execute("UPDATE webmem_migrations SET name = '0003_lessons' WHERE name = '0003_lescons'")
+        conn.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('9999_future', '2030-01-01 00:00:00')")
+    with pytest.raises(webmem.SchemaTooNew, match="9999_future"):
+        webmem.Memory.open(directory)

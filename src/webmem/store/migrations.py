@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 
 from ..core.clock import utcnow
-from ..core.errors import InvalidInput, SchemaTooNew
+from ..core.errors import InvalidInput, SchemaTooNew, StoreCorrupt
 from .schema import migrations_table
 from .types import UTCDateTime
 
@@ -456,6 +456,8 @@ def _applied(conn: Connection) -> dict[str, datetime]:
 
 def check_not_newer(applied: dict[str, datetime]) -> None:
     unknown = sorted(set(applied) - set(_known_names()))
+    if any(name[:4] <= _known_names()[-1][:4] for name in unknown):  # a number of ours, another name: damage
+        raise StoreCorrupt(f"the database records migrations webmem never wrote ({', '.join(map(repr, unknown))})")
     if unknown:
         raise SchemaTooNew(
             f"the database has migrations this webmem does not know ({', '.join(unknown)}); "
