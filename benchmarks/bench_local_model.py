@@ -6,9 +6,10 @@ Starts llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (a free port) wi
 ignores tools), and stops it when done (also on Ctrl-C or an error). Then, for each test seed:
 
 1. weak cold       the model, no memory, on the test seed's instances;
-2. capable record  the heuristic policy records a memory of the same tasks, on another seed;
-3. capable warm    the heuristic on the test seed's instances, on a copy of that memory (the reference);
-4. weak on memory  the model on the test seed's instances, on the heuristic's memory.
+2. weak warm       the model on the same instances with a memory of its own (what it learns from itself);
+3. capable record  the heuristic policy records a memory of the same tasks, on another seed;
+4. capable warm    the heuristic on the test seed's instances, on a copy of that memory (the reference);
+5. weak on memory  the model on the test seed's instances, on the heuristic's memory.
 
 Prints per phase and seed: success, episodes replayed, LLM calls per episode, prompt tokens per
 decision, episodes lost to a protocol error (the reason names "LLM endpoint answered HTTP", "could not
@@ -53,6 +54,7 @@ TIMEOUT_MARK = "did not answer in time"
 SERVER_READY_S = 180.0
 PHASES = (  # key, label, policy, memory
     ("weak_cold", "weak cold", "llm", "off"),
+    ("weak_own", "weak warm (its own memory)", "llm", "on"),
     ("capable_record", "capable recording", "heuristic", "on"),
     ("capable_warm", "capable warm (test seed)", "heuristic", "on"),
     ("weak_warm", "weak on capable's memory", "llm", "on"),
@@ -237,12 +239,14 @@ def run_seed(seed: int, args: argparse.Namespace, workdir: Path, port: int) -> d
     tasks = args.tasks.split(",")
     memory = workdir / f"memory-seed{seed}"
     reference = workdir / f"memory-seed{seed}-capable-copy"
-    for stale in (memory, reference):  # a kept --keep DIR from an earlier run must not leak into this one
+    own = workdir / f"memory-seed{seed}-weak-own"
+    for stale in (memory, reference, own):  # a kept --keep DIR from an earlier run must not leak into this one
         shutil.rmtree(stale, ignore_errors=True)
     done: dict[str, tuple[BenchReport, float]] = {}
     for key, label, policy, mode in PHASES:
         phase_seed = seed + RECORD_SEED_OFFSET if key == "capable_record" else seed
-        directory = {"capable_record": memory, "capable_warm": reference, "weak_warm": memory}.get(key)
+        directory = {"capable_record": memory, "capable_warm": reference, "weak_warm": memory,
+                     "weak_own": own}.get(key)
         if key == "capable_warm":
             shutil.copytree(memory, reference, dirs_exist_ok=True)  # the weak model's run must not see it
         print(f"== seed {seed}: {label} (policy {policy}, seed {phase_seed})", file=sys.stderr, flush=True)
