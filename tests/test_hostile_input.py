@@ -142,6 +142,7 @@ def test_a_damaged_database_opens_or_says_it_is_damaged_never_another_exception(
             assert result.exception is None or isinstance(result.exception, SystemExit), (trial, command)
             assert result.exit_code in (0, 1) and "Traceback" not in result.output
     assert outcomes.get("StoreCorrupt", 0) > 0 and outcomes.get("opened", 0) > 0
+    assert set(outcomes) <= {"opened", "StoreCorrupt"}, outcomes  # damage is named as damage
 
 
 # --- generated hostile values through every public write path -----------------------------------------------

@@ -241,7 +241,8 @@ def _translate(exc: DBAPIError, location: str) -> StoreError:
         return StoreLocked(
             f"the database {location} stayed locked by another process for more than {LOCK_WAIT_SECONDS:.0f}s"
         )
-    if "not a database" in lowered or "malformed" in lowered or "file is encrypted" in lowered:
+    if "not a database" in lowered or "malformed" in lowered or "file is encrypted" in lowered or \
+            "could not decode to utf-8" in lowered:
         return StoreCorrupt(f"{location} is not a webmem database or is damaged ({message})")
     if ("unable to open" in lowered or "readonly database" in lowered) and _read_only(location):
         return StoreError(f"cannot open the database {location}: its file system is read-only, and webmem "
