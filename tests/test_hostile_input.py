@@ -303,3 +303,37 @@ def test_a_damaged_migration_record_is_corruption_not_a_newer_webmem(tmp_path: P
         conn.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('9999_future', '2030-01-01 00:00:00')")
     with pytest.raises(webmem.SchemaTooNew, match="9999_future"):
         webmem.Memory.open(directory)
+
+
+@given(session=anything, goal=anything, action=anything, text=anything, page=st.one_of(
+    st.just({"url": SHOP, "title": "Shop", "elements": []}), anything), grades=anything)
+@HOSTILE
+def test_episodes_store_or_refuse(sqlite_mem: webmem.Memory, session: Any, goal: Any, action: Any, text: Any,
+                                  page: Any, grades: Any) -> None:
+    episodes = sqlite_mem.episodes
+    if attempt(lambda: episodes.init_episode(session)) is not None:
+        step = attempt(lambda: episodes.record_step_start(page, goal, action, text))
+        if step is not None:
+            attempt(lambda: episodes.record_step_end(step, page))
+        attempt(episodes.persist_memories)
+        attempt(lambda: episodes.add_grades_to_memories(grades))
+    attempt(lambda: episodes.retrieve_memories(goal, page))
+    integrity(sqlite_mem)
+
+
+@given(thought=anything, action=anything, key=anything, value=anything, url=anything, domain=anything)
+@HOSTILE
+def test_working_memory_and_patterns_store_or_refuse(sqlite_mem: webmem.Memory, thought: Any, action: Any,
+                                                     key: Any, value: Any, url: Any, domain: Any) -> None:
+    run = sqlite_mem.start_run(goal="Hostile working memory", start_url=SHOP)
+    working = run.working
+    attempt(lambda: working.record_cycle(thought, action, url=url))
+    attempt(lambda: working.set_scratch(key, value))
+    attempt(lambda: working.add_extraction(key, value))
+    attempt(lambda: working.store_page_map(url, value))
+    attempt(lambda: working.learn_pattern(domain, thought, key, [action]))
+    attempt(lambda: run.context(url=url))
+    attempt(lambda: sqlite_mem.forget.lesson(key, dry_run=True))
+    attempt(lambda: sqlite_mem.forget.fact(domain, key, dry_run=True))
+    attempt(lambda: sqlite_mem.forget.selector(domain, value, dry_run=True))
+    integrity(sqlite_mem)

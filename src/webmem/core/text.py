@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .errors import InvalidInput
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 
@@ -28,3 +30,17 @@ def clean_for_prompt(text: str, limit: int) -> str:
     if len(flat) <= limit:
         return flat
     return flat[: max(0, limit - 1)].rstrip() + "…"
+
+
+def storable(text: str) -> str:
+    """``text`` when a database can hold it; InvalidInput when it holds a NUL character or a lone
+    surrogate (text decoded from bytes that were not UTF-8), which neither SQLite's UTF-8 nor
+    PostgreSQL can store."""
+    if isinstance(text, str):
+        if "\x00" in text:
+            raise InvalidInput("a text holds a NUL character (\\x00), which cannot be stored")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InvalidInput(f"a text is not valid Unicode ({exc.reason} at position {exc.start})") from None
+    return text

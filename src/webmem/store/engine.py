@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 
-from ..core.errors import StoreCorrupt, StoreError, StoreLocked
+from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked
 
 DB_FILE = "memory.db"
 RETRY_ATTEMPTS = 5
@@ -232,6 +232,9 @@ def _translated_errors(location: str) -> Iterator[None]:
         yield
     except DBAPIError as exc:
         raise _translate(exc, location) from exc
+    except UnicodeEncodeError as exc:  # a text the database cannot hold: a lone surrogate, from any caller
+        raise InvalidInput(f"a text is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r} "
+                           f"at position {exc.start})") from None
 
 
 def _translate(exc: DBAPIError, location: str) -> StoreError:

@@ -17,6 +17,7 @@ from ..core.clock import utcnow
 from ..core.errors import InvalidInput
 from ..core.pack import ContextPack, ContextPart, check_budget
 from ..core.redaction import names_password_field, redact_tree
+from ..core.text import storable
 from ..core.tokens import TokenCounter
 from ..store.schema import working_entries, working_state
 from ..store.scope import Scope
@@ -120,7 +121,7 @@ class AgentMemory:
         self._clock = clock
         self.short_term = ShortTermMemory(max_entries, redact=self._redact)
         self.working = WorkingMemory(page_key=self._page_key)
-        self.context_store = ContextStore(redact=scope.secrets.redact, clock=clock)
+        self.context_store = ContextStore(redact=self._redact, clock=clock)
         self.sitemap: SitemapGraph | None = None
         self.operation_mode = "auto"
         self._visited: set[str] = set()
@@ -230,7 +231,7 @@ class AgentMemory:
                              tags=tags)
         page = url if url is not None else self.current_url() or ""
         entry = WorkingEntry(
-            entry_id=self._next_entry, tool=call.tool, parameters=self._redact_tree(dict(call.parameters)),
+            entry_id=self._next_entry, tool=storable(call.tool), parameters=self._redact_tree(dict(call.parameters)),
             thought=self._redact(thought[:5000]), observation=self._redact(observation[:20_000]),
             outcome=outcome_value, priority=priority_value, url=self._redact(page), title=self._redact(title or ""),
             duration_ms=float(duration_ms), retry_count=int(retry_count),
@@ -285,7 +286,7 @@ class AgentMemory:
         evicted = self.short_term.entries
         self.short_term.clear()
         self.working = WorkingMemory(page_key=self._page_key)
-        self.context_store = ContextStore(redact=self._scope.secrets.redact, clock=self._clock)
+        self.context_store = ContextStore(redact=self._redact, clock=self._clock)
         self._visited.clear()
         self.sitemap = None
         self._save(evicted=evicted)
@@ -400,7 +401,8 @@ class AgentMemory:
         return self.sitemap
 
     def _redact(self, text: str) -> str:
-        return self._scope.secrets.redact(text) or ""
+        """``text`` as it may be kept: refused when the store could not hold it, with secrets replaced."""
+        return self._scope.secrets.redact(storable(text)) or ""
 
     def _redact_url(self, url: object) -> Any:
         return self._redact(url) if isinstance(url, str) else url
