@@ -192,26 +192,26 @@ def test_record_step_stores_exactly_or_refuses(mem: webmem.Memory, action: Any, 
 @given(lesson=anything, category=st.one_of(st.just("best_practice"), anything), command=anything, pattern=anything,
        domain=st.one_of(st.just("shop.example"), anything))
 @HOSTILE
-def test_lessons_record_stores_or_refuses(sqlite_mem: webmem.Memory, lesson: Any, category: Any, command: Any,
+def test_lessons_record_stores_or_refuses(mem: webmem.Memory, lesson: Any, category: Any, command: Any,
                                           pattern: Any, domain: Any) -> None:
-    before = len(sqlite_mem.lessons.list())
-    recorded = attempt(lambda: sqlite_mem.lessons.record(lesson, category, command, pattern, domain))
-    after = sqlite_mem.lessons.list()
+    before = len(mem.lessons.list())
+    recorded = attempt(lambda: mem.lessons.record(lesson, category, command, pattern, domain))
+    after = mem.lessons.list()
     if recorded is None:
         assert len(after) == before
     else:
         assert any(item.id == recorded.id for item in after)
-    integrity(sqlite_mem)
+    integrity(mem)
 
 
 @given(domain=anything, kind=anything, key=anything, value=anything, element=anything, selector=anything)
 @HOSTILE
-def test_knowledge_and_selectors_store_or_refuse(sqlite_mem: webmem.Memory, domain: Any, kind: Any, key: Any,
+def test_knowledge_and_selectors_store_or_refuse(mem: webmem.Memory, domain: Any, kind: Any, key: Any,
                                                  value: Any, element: Any, selector: Any) -> None:
-    attempt(lambda: sqlite_mem.knowledge.record_fact(domain, kind, key, value))
-    attempt(lambda: sqlite_mem.selectors.record(domain, element, selector))
-    attempt(lambda: sqlite_mem.knowledge.record_session(domain, goal=key, outcome=value, success=True))
-    integrity(sqlite_mem)
+    attempt(lambda: mem.knowledge.record_fact(domain, kind, key, value))
+    attempt(lambda: mem.selectors.record(domain, element, selector))
+    attempt(lambda: mem.knowledge.record_session(domain, goal=key, outcome=value, success=True))
+    integrity(mem)
 
 
 @given(goal=anything, url=anything, session=anything, steps=st.lists(anything, max_size=3))
@@ -314,9 +314,9 @@ def test_a_damaged_migration_record_is_corruption_not_a_newer_webmem(tmp_path: P
 @given(session=anything, goal=anything, action=anything, text=anything, page=st.one_of(
     st.just({"url": SHOP, "title": "Shop", "elements": []}), anything), grades=anything)
 @HOSTILE
-def test_episodes_store_or_refuse(sqlite_mem: webmem.Memory, session: Any, goal: Any, action: Any, text: Any,
+def test_episodes_store_or_refuse(mem: webmem.Memory, session: Any, goal: Any, action: Any, text: Any,
                                   page: Any, grades: Any) -> None:
-    episodes = sqlite_mem.episodes
+    episodes = mem.episodes
     if attempt(lambda: episodes.init_episode(session)) is not None:
         step = attempt(lambda: episodes.record_step_start(page, goal, action, text))
         if step is not None:
@@ -324,22 +324,49 @@ def test_episodes_store_or_refuse(sqlite_mem: webmem.Memory, session: Any, goal:
         attempt(episodes.persist_memories)
         attempt(lambda: episodes.add_grades_to_memories(grades))
     attempt(lambda: episodes.retrieve_memories(goal, page))
-    integrity(sqlite_mem)
+    integrity(mem)
 
 
 @given(thought=anything, action=anything, key=anything, value=anything, url=anything, domain=anything)
 @HOSTILE
-def test_working_memory_and_patterns_store_or_refuse(sqlite_mem: webmem.Memory, thought: Any, action: Any,
+def test_working_memory_and_patterns_store_or_refuse(mem: webmem.Memory, thought: Any, action: Any,
                                                      key: Any, value: Any, url: Any, domain: Any) -> None:
-    run = sqlite_mem.start_run(goal="Hostile working memory", start_url=SHOP)
+    run = mem.start_run(goal="Hostile working memory", start_url=SHOP)
     working = run.working
     attempt(lambda: working.record_cycle(thought, action, url=url))
     attempt(lambda: working.set_scratch(key, value))
     attempt(lambda: working.add_extraction(key, value))
     attempt(lambda: working.store_page_map(url, value))
     attempt(lambda: working.learn_pattern(domain, thought, key, [action]))
+    if attempt(lambda: working.init_sitemap_graph(url)) is not None:
+        attempt(lambda: working.add_sitemap_links(url, [{"url": value, "text": key}], thought))
+        attempt(lambda: working.update_sitemap_visited(url, title=thought, summary=key))
     attempt(lambda: run.context(url=url))
-    attempt(lambda: sqlite_mem.forget.lesson(key, dry_run=True))
-    attempt(lambda: sqlite_mem.forget.fact(domain, key, dry_run=True))
-    attempt(lambda: sqlite_mem.forget.selector(domain, value, dry_run=True))
-    integrity(sqlite_mem)
+    attempt(lambda: mem.forget.lesson(key, dry_run=True))
+    attempt(lambda: mem.forget.fact(domain, key, dry_run=True))
+    attempt(lambda: mem.forget.selector(domain, value, dry_run=True))
+    integrity(mem)
+
+
+documents = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), texts),
+                         lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                 st.dictionaries(st.sampled_from(["goal", "steps", "start_url", "id",
+                                                                                  "lesson", "domain", "value"]),
+                                                                 inner, max_size=4)), max_leaves=12)
+
+
+@given(records=st.lists(documents, max_size=3), kind=st.sampled_from(["runs", "trajectories", "facts", "lessons",
+                                                                       "selectors", "sessions", "episodes"]))
+@HOSTILE
+def test_an_export_of_any_shape_imports_or_is_refused(tmp_path: Path, records: list[Any], kind: str) -> None:
+    import json as json_module
+
+    from webmem.interop.transfer import import_path
+
+    source = tmp_path / "generated.json"
+    source.write_text(json_module.dumps({"webmem_export": 1, "namespace": "default", kind: records}),
+                      encoding="utf-8")
+    with webmem.Memory.open(tmp_path / "memory") as mem:
+        report = attempt(lambda: import_path(mem, source))
+        assert report is None or isinstance(report.problems, list)
+        integrity(mem)
