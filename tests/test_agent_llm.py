@@ -449,7 +449,9 @@ def test_a_timed_out_auto_request_is_asked_again_in_text_and_kept(endpoint: Endp
     policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=2)
     endpoint.reply((500, {"error": {"message": "assert tool_choice == 'auto'"}}), tool_reply("click", {"ref": "e3"}),
                    text_reply('{"action": "click", "ref": "e3"}'))
-    endpoint.delays = [0.0, 1.5, 0.0]  # the auto answer runs away (llama-cpp-python ignores max_tokens there)
+    # the auto answer runs away (llama-cpp-python ignores max_tokens there), and the server answers the
+    # text request only when the runaway ends: it waits longer than one timeout, once
+    endpoint.delays = [0.0, 1.5, 1.0]
     assert policy.decide(make_turn()) == Action(kind="click", target=Target(ref="e3"))
     assert [request["body"].get("tool_choice") for request in endpoint.requests] == ["required", "auto", None]
     assert "tools" not in endpoint.requests[2]["body"] and policy.mode == "text"

@@ -36,6 +36,9 @@ _NEXT_MODE = {"required": "auto", "auto": "text"}
 #: The mode each endpoint (base URL and model) was found to accept, for every policy of this process.
 _ENDPOINT_MODES: dict[str, str] = {}
 DEFAULT_MAX_RETRIES = 2
+#: After an auto request timed out (a runaway answer that the server goes on writing), the text request
+#: that follows waits this many timeouts, once: the server answers it only when the runaway ends.
+RUNAWAY_WAIT_FACTOR = 4
 MAX_GOAL_CHARS = 2_000
 MAX_ERROR_CHARS = 1_000
 MAX_ELEMENTS = 150
@@ -232,16 +235,20 @@ class LLMPolicy:
         openai = self._openai
         mode = mode or self.mode
         tries = 0
+        patient = False
         while True:
             try:
-                return self._ask(messages, mode), mode
+                return self._ask(messages, mode, patient=patient), mode
             except _TimedOut as exc:
                 tries += exc.tries
                 if mode == "auto" and self.forced_mode is None:
-                    mode = "text"  # see _ask: the auto answer may still be running; a text answer is bounded
-                elif tries > 1:
+                    # See _ask: the auto answer may still be running, and the server answers nothing else
+                    # until it ends; the text request waits for it, and its own answer is bounded.
+                    mode, patient = "text", True
+                elif tries > 1 or patient:
                     timeout = _seconds(getattr(self.client, "timeout", None))
-                    raise PolicyError(f"LLM endpoint did not answer in time ({tries} tries of {timeout} each; "
+                    waited = f", the last {RUNAWAY_WAIT_FACTOR} times as long" if patient else ""
+                    raise PolicyError(f"LLM endpoint did not answer in time ({tries} tries of {timeout} each{waited}; "
                                       "WEBMEM_LLM_TIMEOUT_S sets the limit)") from exc
             except openai.APIStatusError as exc:
                 following = _NEXT_MODE.get(mode) if self.forced_mode is None else None
@@ -250,7 +257,7 @@ class LLMPolicy:
                                       f"{_server_said(exc)}") from exc
                 mode = following
 
-    def _ask(self, messages: list[dict[str, Any]], mode: str) -> Any:
+    def _ask(self, messages: list[dict[str, Any]], mode: str, *, patient: bool = False) -> Any:
         openai = self._openai
         if mode == "text":
             sent = [{**messages[0], "content": f"{messages[0]['content']}\n\n{TEXT_PROTOCOL}"}, *messages[1:]]
@@ -266,6 +273,9 @@ class LLMPolicy:
             # protocol at once: llama-cpp-python's function calling ignores max_tokens there, and a runaway
             # answer keeps its server busy for minutes; retried, the same request would run away again.
             client = client.with_options(max_retries=0)
+        timeout = getattr(self.client, "timeout", None)
+        if patient and isinstance(timeout, int | float):
+            client = client.with_options(max_retries=0, timeout=timeout * RUNAWAY_WAIT_FACTOR)
         try:
             raw = client.chat.completions.with_raw_response.create(
                 model=self.model, temperature=self.temperature, **options)
