@@ -161,19 +161,19 @@ class _Plan:
         self.total = len(report.tasks) * len(report.modes) * report.episodes_per_task
 
     def run(self) -> BenchReport:
-        from playwright.sync_api import sync_playwright
-
-        from ..agent.browser import launch_chromium
-
         started = time.perf_counter()
         port = self.port or recorded_port(self.memory_dir)
         with ExitStack() as stack:
             if self.memory_dir is None and RECORDING in self.report.modes:  # the recording must outlive its phase
                 self.memory_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="webmem-bench-"))
-            self._modes(port, sync_playwright, launch_chromium)
+            self._run_modes(port)
         return replace(self.report, records=tuple(self.records), duration_ms=(time.perf_counter() - started) * 1000)
 
-    def _modes(self, port: int, sync_playwright: Callable[[], Any], launch_chromium: Callable[..., Any]) -> None:
+    def _run_modes(self, port: int) -> None:
+        from playwright.sync_api import sync_playwright
+
+        from ..agent.browser import launch_chromium
+
         with serve_miniwob(port=port) as base_url, sync_playwright() as playwright:
             keep_port(self.memory_dir, base_url)
             browser = launch_chromium(playwright, headless=self.headless)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..core.errors import InvalidInput
-from .output import COUNT, console, emit_json, table
+from .output import COUNT, console, emit_json, refuse_to_overwrite, table
 
 
 @click.group("bench", context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,8 +48,7 @@ def miniwob(task_list: str | None, episodes: int, policy: str, memory: str, memo
             bench_dir: Path | None, shared_memory: bool, seed: int, max_turns: int, port: int, headed: bool,
             json_: bool, output: Path | None, force: bool) -> None:
     """Run the agent on MiniWoB++ tasks in headless Chromium and compare cold with warm."""
-    if output is not None and output.exists() and not force:
-        raise click.UsageError(f"{output} exists: give --force to overwrite it")
+    refuse_to_overwrite(output, force)
     from ..bench import (
         DEFAULT_TASKS,
         check_tasks,

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import click
@@ -21,6 +22,13 @@ COUNT = click.IntRange(min=1, max=MAX_COUNT)
 
 PIPED_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
 PROGRESS_THRESHOLD = 300  # bars are shown for work on more records than this
+
+
+def refuse_to_overwrite(path: Path | None, force: bool) -> None:
+    """A usage error when ``path`` (a command's ``-o``) exists and ``--force`` was not given."""
+    if path is not None and path.exists() and not force:
+        raise click.UsageError(f"{path} exists: give --force to overwrite it")
+
 
 json_option = click.option("--json", "json_", is_flag=True, help="Print JSON (only data on stdout).")
 

@@ -9,7 +9,7 @@ import click
 
 from ..interop.agent_memory import TransferReport, export_agent_memory
 from ..interop.transfer import FORMATS, KINDS, collect, detect, import_path, render
-from .output import emit_json, progress_bar, table
+from .output import emit_json, progress_bar, refuse_to_overwrite, table
 
 if TYPE_CHECKING:
     from . import Settings
@@ -31,8 +31,8 @@ AGENT_MEMORY = "agent-memory"
 def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path | None, force: bool,
            raw_csv: bool) -> None:
     """Export the namespace's memory."""
-    if target is not None and output != AGENT_MEMORY and target.exists() and not force:
-        raise click.UsageError(f"{target} exists: give --force to overwrite it")
+    if output != AGENT_MEMORY:  # a directory to write into, not a file to replace
+        refuse_to_overwrite(target, force)
     chosen = list(KINDS) if "all" in kinds else list(dict.fromkeys(kinds))
     with settings.memory() as mem:
         if output == AGENT_MEMORY:

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from .errors import InvalidInput
+from .text import storable
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@-]+$")]
 Namespace = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -60,9 +61,7 @@ class Record(BaseModel):
         An after-validator: a before-validator would hand strict mode a Python str instead of the
         JSON value, and JSON records (webmem's own export) could no longer carry ISO timestamps.
         """
-        if isinstance(value, str) and "\x00" in value:
-            raise ValueError("holds a NUL character (\\x00), which cannot be stored")
-        return value
+        return storable(value)
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)

@@ -20,7 +20,10 @@ from urllib.parse import quote, quote_plus, unquote_plus
 from .errors import InvalidInput
 
 MIN_SECRET_LENGTH = 3
-_PLACEHOLDER_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,40}$")
+_NAME = r"[A-Za-z_][A-Za-z0-9_]{0,40}"
+_PLACEHOLDER_NAME = re.compile(rf"^{_NAME}$")
+#: A secret's placeholder as stored in place of its value (``{password}``).
+PLACEHOLDER = re.compile(rf"\{{{_NAME}\}}")
 #: A stretch of a URL or of text that may hold a value percent-encoded in part ("p%40ss+w0rd").
 _ENCODED_SEGMENT = re.compile(r"[^\s&=?#/;,\"'<>()\[\]{}|]*(?:%[0-9A-Fa-f]{2}|\+)[^\s&=?#/;,\"'<>()\[\]{}|]*")
 

@@ -122,7 +122,7 @@ def _import_file(
         report.problems.append(f"{where}: a link to a file outside the imported folder; skipped")
         return
     try:
-        data = _read_json(path)
+        data = read_json(path, limit=MAX_FILE_BYTES)
         if kind == "selectors":
             _import_selectors(mem, data, _folder_domain(path.parent, data), refs, report, where)
         elif kind == "knowledge":
@@ -133,10 +133,6 @@ def _import_file(
             _import_manifest(mem, data, report, where)
     except (InvalidInput, ValidationError, KeyError, TypeError, ValueError) as exc:
         report.problems.append(f"{where}: {_reason(exc)}")
-
-
-def _read_json(path: Path) -> Any:
-    return read_json(path, limit=MAX_FILE_BYTES)
 
 
 def _folder_domain(folder: Path, data: Any) -> str:

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.models import Step
-from .slots import SLOT_REFERENCE, bind, misfit, value_kind
+from .slots import SLOT, SLOT_REFERENCE, bind, misfit, value_kind
 
-_SLOT = re.compile(r"\{(\d{1,3})\}")
 #: What may stand between two values of one list in a goal: a comma or a semicolon.
 _SEPARATOR = re.compile(r"\s*[,;]\s*")
 _ITEM_CLOSING = ".!?"
@@ -50,11 +49,11 @@ def _runs(parts: list[str]) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     index = 0
     while index < len(parts):
-        if not _SLOT.fullmatch(parts[index]) or _quoted(parts, index):
+        if not SLOT.fullmatch(parts[index]) or _quoted(parts, index):
             index += 1
             continue
         end = index
-        while end + 2 < len(parts) and _SEPARATOR.fullmatch(parts[end + 1]) and _SLOT.fullmatch(parts[end + 2]):
+        while end + 2 < len(parts) and _SEPARATOR.fullmatch(parts[end + 1]) and SLOT.fullmatch(parts[end + 2]):
             end += 2
         runs.append((index, end))
         index = end + 1
@@ -68,7 +67,7 @@ def _quoted(parts: list[str], index: int) -> bool:
 
 def _resize(parts: list[str], start: int, end: int, steps: Sequence[Step], goal: str,
             recorded_goal: str) -> Resized | None:
-    numbers = [int(_SLOT.fullmatch(parts[index]).group(1)) for index in range(start, end + 1, 2)]  # type: ignore[union-attr]
+    numbers = [int(SLOT.fullmatch(parts[index]).group(1)) for index in range(start, end + 1, 2)]  # type: ignore[union-attr]
     blocks = _blocks(steps, numbers)
     if blocks is None:
         return None
@@ -84,7 +83,7 @@ def _resize(parts: list[str], start: int, end: int, steps: Sequence[Step], goal:
     recorded = bind("".join(parts), recorded_goal) or {}
     if misfit(collapsed, others, recorded_goal) is not None or not _like(items, recorded.get(numbers[0], "")):
         return None
-    fresh = max((int(number) for number in _SLOT.findall("".join(parts))), default=0) + 1
+    fresh = max((int(number) for number in SLOT.findall("".join(parts))), default=0) + 1
     item_numbers = numbers[:len(items)] + list(range(fresh, fresh + len(items) - len(numbers)))
     values = dict(others)
     values.update(zip(item_numbers, items))

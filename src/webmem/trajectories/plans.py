@@ -20,13 +20,13 @@ from sqlalchemy import Connection, case, or_
 
 from ..core.clock import utcnow
 from ..core.models import ReplayOutcome, Step, Trajectory
-from ..core.redaction import SecretRegistry
+from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.urls import domain_of, page_path
 from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
 from .evidence import key
 from .lists import resize_lists
-from .slots import SECRET_PLACEHOLDER, SLOT_REFERENCE, bind, fill_checked, misfit, unbound
+from .slots import SLOT_REFERENCE, bind, fill_checked, misfit, unbound
 
 #: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
 MAX_REPLAY_FAILURES = 2
@@ -35,8 +35,6 @@ _TYPING = frozenset({"fill", "type", "select"})
 _SETTING = frozenset({"fill", "select"})  # a later one of these on the same field replaces the value
 #: Steps that cannot have used a field's value before it was set again (no click, press or navigation).
 _USES_NOTHING = frozenset({"fill", "type", "select", "hover", "scroll", "wait"})
-#: A secret's placeholder as stored in place of its value (``{password}``).
-PLACEHOLDER = SECRET_PLACEHOLDER
 _SLOTTED_IDENTITY = re.compile(r'^(?P<role>[a-z]+|\{\d{1,3}\}) "(?P<name>(?:[^"\\]|\\.)*)"$', re.S)
 _GATE = plain_select(
     [replay_gates.c.successes, replay_gates.c.failures, replay_gates.c.stop_step],

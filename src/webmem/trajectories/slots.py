@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from ..core.models import Step
+from ..core.redaction import PLACEHOLDER
 from .conversions import (
     GROUPED_NUMBER,
     SLASHED_DATE,
@@ -32,12 +33,11 @@ from .evidence import WORD, GoalValue, key, parse_identity, used_spans
 
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])')
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
-_SLOT = re.compile(r"\{(\d{1,3})\}")
+#: A slot of a goal template: ``{1}``.
+SLOT = re.compile(r"\{(\d{1,3})\}")
 #: A slot in a slotted step: ``{1}`` for the goal value itself, ``{1|time24}`` or ``{1|us_date|us_date_short}``
 #: for a value derived from it by the conversions named (all of which reproduced the recorded value).
 SLOT_REFERENCE = re.compile(r"\{(\d{1,3})((?:\|[a-z][a-z0-9_]*)*)\}")
-#: A secret typed in place of a value: the placeholder of a registered secret, such as ``{password}``.
-SECRET_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]{0,40}\}")
 #: A value typed into a secret field that came from the goal is stored as a reference to that value.
 GOAL_VALUE = re.compile(r"^\{goal:(\d{1,3})\}$")
 _BRACES = re.compile(r"[{}]")
@@ -108,7 +108,7 @@ def parameterise(
     values = goal_values(goal)
     if any(_BRACES.search(step.target or "") or (
         step.value and _BRACES.search(step.value) and not GOAL_VALUE.match(step.value)
-        and not SECRET_PLACEHOLDER.fullmatch(step.value)
+        and not PLACEHOLDER.fullmatch(step.value)
     ) for step in steps):
         return None
     referenced = {int(match.group(1)) for step in steps if step.value and (match := GOAL_VALUE.match(step.value))}
@@ -179,7 +179,7 @@ def unbound(template: str, goal: str) -> str:
             expected = parts[count - 1]
             if not expected.strip() and count < len(parts):
                 expected = parts[count]
-            if _SLOT.fullmatch(expected):
+            if SLOT.fullmatch(expected):
                 return f'the goal has no value where the template "{template}" has {expected}'
             return f'the goal does not read "{" ".join(expected.split())}" where the template "{template}" does'
     return f'the goal goes on where the template "{template}" ends'
@@ -245,7 +245,7 @@ def _pattern(template: str) -> re.Pattern[str]:
     pattern = ["^"]
     position = 0
     seen: set[str] = set()
-    slots = list(_SLOT.finditer(template))
+    slots = list(SLOT.finditer(template))
     for index, match in enumerate(slots):
         pattern.append(_literal(template[position:match.start()]))
         number = match.group(1)
@@ -416,7 +416,7 @@ def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -
 
     value = step.value
     reference = GOAL_VALUE.match(value) if value else None
-    if value and SECRET_PLACEHOLDER.fullmatch(value):
+    if value and PLACEHOLDER.fullmatch(value):
         pass  # a registered secret's placeholder: replay types the secret, whatever the goal says
     elif reference is not None:
         original = numbered.get(int(reference.group(1)))
