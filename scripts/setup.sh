@@ -45,3 +45,13 @@ if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null && ! command -
         exit 1
     }
 fi
+
+# Playwright MCP from npm, for the tests of the MCP proxy (it drives the Chromium above).
+PLAYWRIGHT_MCP_VERSION=${PLAYWRIGHT_MCP_VERSION:-0.0.83}
+NODE_DIR=${WEBMEM_NODE_DIR:-.cache/node}
+if [ ! -f "$NODE_DIR/node_modules/@playwright/mcp/package.json" ] \
+        || ! grep -q "\"version\": \"$PLAYWRIGHT_MCP_VERSION\"" "$NODE_DIR/node_modules/@playwright/mcp/package.json"; then
+    command -v npm >/dev/null || apt_install nodejs npm || { echo "No npm: install Node.js 18 or newer" >&2; exit 1; }
+    mkdir -p "$NODE_DIR"
+    npm install --silent --no-audit --no-fund --prefix "$NODE_DIR" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION" >/dev/null
+fi

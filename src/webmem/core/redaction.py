@@ -156,6 +156,8 @@ class SecretRegistry:
             return None
         if value in self._by_value:
             return self._by_value[value]
+        if PLACEHOLDER.fullmatch(value) and self.value_for(value) is not None:
+            return value  # already the placeholder of a registered secret: it keeps its name
         if secret or names_password_field(target, selector):
             return "{password}"
         return self.redact(value)

@@ -1,0 +1,260 @@
+"""The recording proxy: webmem in front of a browser MCP server (Playwright MCP).
+
+The proxy starts the browser server as a child process and offers its tools unchanged, beside webmem's
+own. Every call that acts on the page is recorded as a step of the current run (the run that
+``webmem_start_run`` began, or one the proxy starts on the first action), and its answer gains a short
+``### Memory`` section when memory has something to say: the tips an error recalled, what memory knows
+about a site the run just entered. ``webmem_replay`` performs a remembered run's steps through the
+child's tools with no LLM turn. Registered secrets never appear in what the proxy answers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, Tool
+
+from ..core.errors import InvalidInput, WebmemError
+from ..core.redaction import redact_tree
+from ..core.urls import domain_of
+from ..core.version import __version__
+from ..service import FinishedRun, MemoryService, StartedRun
+from .recording import Answer, drafts, snapshot_refs
+from .replay import ReplayResult, replay_plan
+from .server import WRITES, build_server, register
+
+CONTEXT_BUDGET_TOKENS = 600
+AUTO_GOAL = "Browse {host} (the agent did not call webmem_start_run)"
+UNFINISHED = "The MCP session ended before webmem_finish_run was called"
+PROXY_INSTRUCTIONS = """\
+webmem records this browser session as it goes: every browser tool call is a step of the current run.
+1. Call webmem_start_run(goal, start_url) before browsing: you get lessons, what memory knows about the
+   site, and, when a remembered run fits the goal, a replay offer. webmem_replay(run_id) then performs it
+   with no model turn and reports where it stopped if the page no longer fits; take over from there.
+2. Browse with the browser tools; read the ### Memory section that some answers end with.
+3. Call webmem_finish_run(run_id, success) at the end."""
+
+
+class BrowserProxy(MCPServer):
+    """An MCP server with webmem's tools and, passed through, the tools of a browser MCP server."""
+
+    def __init__(self, service: MemoryService, browser: StdioServerParameters, **options: Any) -> None:
+        super().__init__("webmem", version=__version__, instructions=PROXY_INSTRUCTIONS, **options)
+        self.service = service
+        self.browser = browser
+        self.replay_reports: dict[str, Any] = {}
+        self._child: Client | None = None
+        self._child_tools: list[Tool] = []
+        self._run_id: str | None = None
+        self._auto_started = False
+        self._page_url: str | None = None
+        self._seen_domain: str | None = None
+        self._refs: dict[str, str] = {}
+        self._browser_lock = anyio.Lock()
+        register(self, service)
+        self._register()
+
+    @asynccontextmanager
+    async def connected(self) -> AsyncIterator[BrowserProxy]:
+        """Start the browser server and keep it for as long as the block runs; an unfinished run is then
+        finished as failed (its steps are kept)."""
+        async with Client(self.browser) as child:
+            self._child = child
+            self._child_tools = list((await child.list_tools()).tools)
+            try:
+                yield self
+            finally:
+                self._child = None
+                await self._finish_open_run(UNFINISHED)
+
+    async def list_tools(self) -> list[Tool]:
+        own = [tool for tool in await super().list_tools() if tool.name != "webmem_record_step"]
+        return [*own, *self._child_tools]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if any(tool.name == name for tool in self._child_tools):
+            async with self._browser_lock:
+                before = _web(self._page_url)
+                answer, result = await self._forward(name, arguments)
+                notes = await self._record(name, arguments, answer, before)
+            return self._answer(result, notes)
+        if name == "webmem_record_step":
+            raise ToolError("webmem_record_step: the proxy records browser tool calls itself")
+        return await super().call_tool(name, arguments, context)
+
+    # -- the child ----------------------------------------------------------------------------
+
+    async def _forward(self, name: str, arguments: dict[str, Any]) -> tuple[Answer, CallToolResult]:
+        if self._child is None:
+            raise ToolError("the browser server is not running")
+        result = await self._child.call_tool(name, arguments)
+        text = "\n".join(item.text for item in result.content if isinstance(item, TextContent))
+        answer = Answer(text=text, is_error=bool(result.is_error))
+        refs = snapshot_refs(text)
+        if refs:
+            self._refs = refs
+        return answer, result
+
+    def _answer(self, result: CallToolResult, notes: Sequence[str]) -> CallToolResult:
+        """The child's answer with the memory's notes added, and no registered secret left in it."""
+        redact = self.service.memory.secrets.redact
+        content: list[Any] = [
+            item.model_copy(update={"text": redact(item.text)}) if isinstance(item, TextContent) else item
+            for item in result.content
+        ]
+        if notes:
+            content.append(TextContent(type="text", text=redact("### Memory\n" + "\n\n".join(notes))))
+        structured = result.structured_content
+        return result.model_copy(update={
+            "content": content,
+            "structured_content": redact_tree(structured, lambda text: redact(text) or "") if structured else None,
+        })
+
+    # -- recording ----------------------------------------------------------------------------
+
+    async def _record(self, name: str, arguments: dict[str, Any], answer: Answer, page_before: str | None) -> list[str]:
+        """Record the call's steps in the current run; the notes for the ### Memory section."""
+        if answer.page_url:
+            self._page_url = answer.page_url
+        steps = drafts(name, arguments, answer, self._refs)
+        notes: list[str] = []
+        if not steps:
+            return notes
+        if self._run_id is None:
+            notes.append(await self._auto_start(answer.page_url or self._pending_url(arguments)))
+        run_id = self._run_id
+        if run_id is None:
+            return notes
+        for draft in steps:
+            recorded = await anyio.to_thread.run_sync(lambda draft=draft: self.service.record_step(
+                run_id, action=draft.action, target=draft.target, selector=draft.selector, value=draft.value,
+                url=page_before, ok=not answer.is_error, error=answer.error, duration_ms=draft.duration_ms,
+            ))
+            if recorded.tips:
+                notes.append("Tips from earlier runs for this error:\n" + "\n".join(f"- {tip}" for tip in recorded.tips))
+        entered = _web(answer.page_url)
+        if entered is not None and domain_of(entered) != self._seen_domain:
+            self._seen_domain = domain_of(entered)
+            context = await anyio.to_thread.run_sync(lambda: self.service.get_context(
+                run_id, url=entered, budget_tokens=CONTEXT_BUDGET_TOKENS))
+            if context.text.strip():
+                notes.append(f"What memory knows about {self._seen_domain}:\n{context.text}")
+        return notes
+
+    def _pending_url(self, arguments: dict[str, Any]) -> str | None:
+        url = arguments.get("url")
+        return url if isinstance(url, str) else self._page_url
+
+    async def _auto_start(self, url: str | None) -> str:
+        page = _web(url)
+        if page is None:
+            return "webmem records steps once the browser is on an http(s) page."
+        goal = AUTO_GOAL.format(host=domain_of(page))
+        started = await anyio.to_thread.run_sync(lambda: self.service.start_run(goal, page))
+        self._begin(started, auto=True)
+        return (f"webmem is recording this session as run {started.run_id}. Call webmem_start_run(goal, start_url) "
+                "before browsing to get lessons and replays of remembered runs.")
+
+    def _begin(self, started: StartedRun, *, auto: bool) -> None:
+        self._run_id = started.run_id
+        self._auto_started = auto
+        self._seen_domain = started.domain
+
+    async def _finish_open_run(self, outcome: str) -> None:
+        run_id, self._run_id = self._run_id, None
+        if run_id is not None:
+            try:
+                await anyio.to_thread.run_sync(lambda: self.service.finish_run(run_id, success=False, outcome=outcome))
+            except WebmemError:
+                pass  # the run was finished or forgotten meanwhile: nothing is left to close
+
+    # -- webmem's tools in the proxy ----------------------------------------------------------------
+
+    def _register(self) -> None:
+        service = self.service
+        self.remove_tool("webmem_start_run")  # the proxy's own, which also make the run the one it records
+        self.remove_tool("webmem_finish_run")
+
+        @self.tool(annotations=WRITES)
+        async def webmem_start_run(goal: str, start_url: str, session_id: str | None = None,
+                                   resume_run_id: str | None = None) -> StartedRun:
+            """Start a run before browsing: the browser calls that follow are recorded as its steps. Returns
+            its run_id, lessons for your system prompt, what memory knows about the start page, and a replay
+            offer when a remembered run fits the goal (then call webmem_replay(run_id))."""
+            if self._run_id is not None:
+                await self._finish_open_run("Another run was started before this one was finished")
+            try:
+                started = await anyio.to_thread.run_sync(lambda: service.start_run(
+                    goal, start_url, session_id=session_id, resume_run_id=resume_run_id))
+            except WebmemError as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+            self._begin(started, auto=False)
+            return started
+
+        @self.tool(annotations=WRITES)
+        async def webmem_finish_run(run_id: str, success: bool, outcome: str | None = None,
+                                    final_url: str | None = None) -> FinishedRun:
+            """End the run: success true or false, a one-line outcome. Memory learns from it (a successful run
+            can be replayed for the same task later). Finishing twice changes nothing."""
+            report = self.replay_reports.pop(run_id, None)
+            try:
+                finished = await anyio.to_thread.run_sync(lambda: service.finish_run(
+                    run_id, success=success, outcome=outcome, final_url=final_url or _web(self._page_url),
+                    replay=report))
+            except WebmemError as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+            if self._run_id == run_id:
+                self._run_id = None
+            return finished
+
+        @self.tool(annotations=WRITES)
+        async def webmem_replay(run_id: str) -> ReplayResult:
+            """Perform the replay offered by webmem_start_run through the browser tools, with no model turn.
+            Stops at the first step the page does not fit and says where and why: take over from there."""
+            try:
+                plan = await anyio.to_thread.run_sync(lambda: service.plan(run_id))
+            except WebmemError as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+            if plan is None:
+                raise ToolError(f"NoReplay: run {run_id} was offered no replay when it started "
+                                "(webmem_start_run says why under replay_unavailable)")
+            if self._run_id != run_id:
+                raise ToolError(f"InvalidInput: run_id: {run_id} is not the run this browser session records")
+
+            async def call_and_record(tool: str, arguments: dict[str, Any]) -> Answer:
+                async with self._browser_lock:
+                    before = _web(self._page_url)
+                    answer, _ = await self._forward(tool, arguments)
+                    await self._record(tool, arguments, answer, before)
+                return answer
+
+            result = await replay_plan(run_id, plan, call_and_record, service.memory.secrets)
+            self.replay_reports[run_id] = result.report
+            return result
+
+
+def build_proxy(service: MemoryService, command: Sequence[str], *, cwd: str | None = None,
+                env: dict[str, str] | None = None, **options: Any) -> BrowserProxy:
+    """A proxy in front of the browser MCP server that ``command`` starts (``npx @playwright/mcp ...``)."""
+    if not command or not all(isinstance(part, str) and part for part in command):
+        raise InvalidInput("browser: expected the command that starts the browser MCP server")
+    parameters = StdioServerParameters(command=command[0], args=list(command[1:]), cwd=cwd,
+                                       env={**os.environ, **(env or {})})
+    proxy = BrowserProxy(service, parameters, **options)
+    return proxy
+
+
+def _web(url: str | None) -> str | None:
+    return url if isinstance(url, str) and url.startswith(("http://", "https://")) else None
+
+
+__all__ = ["BrowserProxy", "build_proxy", "build_server"]

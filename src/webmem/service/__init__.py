@@ -1,0 +1,37 @@
+"""The operations that webmem's protocol surfaces (the MCP server, the HTTP API) share."""
+
+from .models import (
+    FinishedRun,
+    Lessons,
+    LessonView,
+    PlannedCall,
+    RecordedStep,
+    ReplayOffer,
+    RunContext,
+    RunDetail,
+    RunList,
+    SiteFacts,
+    SiteSelectors,
+    StartedRun,
+    TrajectoryCandidate,
+    TrajectorySearch,
+)
+from .service import MemoryService
+
+__all__ = [
+    "FinishedRun",
+    "LessonView",
+    "Lessons",
+    "MemoryService",
+    "PlannedCall",
+    "RecordedStep",
+    "ReplayOffer",
+    "RunContext",
+    "RunDetail",
+    "RunList",
+    "SiteFacts",
+    "SiteSelectors",
+    "StartedRun",
+    "TrajectoryCandidate",
+    "TrajectorySearch",
+]
