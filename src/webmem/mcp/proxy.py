@@ -161,6 +161,7 @@ class BrowserProxy(MCPServer):
         goal = AUTO_GOAL.format(host=domain_of(page))
         started = await anyio.to_thread.run_sync(lambda: self.service.start_run(goal, page))
         self._begin(started, auto=True)
+        self._seen_domain = None  # nobody was told what memory knows about this site yet
         return (f"webmem is recording this session as run {started.run_id}. Call webmem_start_run(goal, start_url) "
                 "before browsing to get lessons and replays of remembered runs.")
 

@@ -1,0 +1,189 @@
+"""The recording proxy in front of the real Playwright MCP (npm's ``@playwright/mcp``) driving headless
+Chromium on a local page: record a run, replay it for a new value with no LLM turn, see a changed page
+stop the replay with a clear report; secrets never reach the store or an answer."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+import webmem
+from webmem.agent.browser import find_chromium
+from webmem.mcp.proxy import UNFINISHED, build_proxy
+from webmem.service import MemoryService
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAYWRIGHT_MCP = ROOT / ".cache" / "node" / "node_modules" / "@playwright" / "mcp" / "cli.js"
+SITE_DIR = Path(__file__).parent / "sites" / "newsletter"
+PASSWORD = "Tr0ub4dor&3-news"
+
+
+@pytest.fixture
+def newsletter(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The newsletter page served on 127.0.0.1 from a copy the test may change."""
+    root = tmp_path / "site"
+    shutil.copytree(SITE_DIR, root)
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/", root
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+def browser_command() -> list[str]:
+    assert PLAYWRIGHT_MCP.is_file(), f"{PLAYWRIGHT_MCP} is missing: run scripts/setup.sh (it installs @playwright/mcp)"
+    command = ["node", str(PLAYWRIGHT_MCP), "--headless", "--isolated", "--no-sandbox", "--timeout-action", "2000"]
+    chromium = find_chromium()
+    return [*command, "--executable-path", chromium] if chromium else command
+
+
+class Session:
+    """A client of the proxy that keeps every text it was answered."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.texts: list[str] = []
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None, *, ok: bool = True) -> Any:
+        result = await self.client.call_tool(tool, arguments or {})
+        self.texts.extend(item.text for item in result.content if hasattr(item, "text"))
+        if result.structured_content is not None:
+            self.texts.append(json.dumps(result.structured_content))
+        assert result.is_error is not ok, result.content
+        return result
+
+    def text(self, result: Any) -> str:
+        return "\n".join(item.text for item in result.content if hasattr(item, "text"))
+
+
+def run_proxy(memory: webmem.Memory, workdir: Path, scenario: Any) -> tuple[Any, list[str]]:
+    proxy = build_proxy(MemoryService(memory), browser_command(), cwd=str(workdir), log_level="WARNING")
+
+    async def main() -> tuple[Any, list[str]]:
+        async with proxy.connected():
+            async with Client(proxy) as client:
+                session = Session(client)
+                return await scenario(session), session.texts
+
+    return anyio.run(main)
+
+
+def test_record_then_replay_for_a_new_value_then_a_changed_page_stops_it(
+    newsletter: tuple[str, Path], memory_dir: Path, tmp_path: Path
+) -> None:
+    url, root = newsletter
+
+    async def record(session: Session) -> str:
+        tools = {tool.name for tool in (await session.client.list_tools()).tools}
+        assert {"browser_navigate", "browser_click", "webmem_start_run", "webmem_replay"} <= tools
+        assert "webmem_record_step" not in tools  # the proxy records the browser calls itself
+        started = (await session.call("webmem_start_run", {
+            "goal": "Subscribe a@b.com to the newsletter", "start_url": url})).structured_content
+        await session.call("browser_navigate", {"url": url})
+        snapshot = session.text(await session.call("browser_snapshot"))
+        refs = {name: line.split("[ref=")[1].split("]")[0] for line in snapshot.splitlines()
+                for name in ('textbox "Email"', 'textbox "Password"', 'button "Subscribe"') if name in line}
+        await session.call("browser_type", {"element": "Email", "target": refs['textbox "Email"'], "text": "a@b.com"})
+        await session.call("browser_type", {"element": "Password", "target": refs['textbox "Password"'],
+                                            "text": PASSWORD})
+        await session.call("browser_click", {"element": "Subscribe", "target": refs['button "Subscribe"']})
+        assert "Subscribed a@b.com" in session.text(await session.call("browser_snapshot"))
+        await session.call("webmem_finish_run", {"run_id": started["run_id"], "success": True})
+        return str(started["run_id"])
+
+    with webmem.Memory.open(memory_dir, secrets={"NEWS_PASSWORD": PASSWORD}) as mem:
+        recorded_run, texts = run_proxy(mem, tmp_path, record)
+        steps = mem.runs.steps(recorded_run)
+    assert [(step.action, step.target, step.value) for step in steps] == [
+        ("goto", None, url),
+        ("fill", 'textbox "Email"', "a@b.com"),
+        ("fill", 'textbox "Password"', "{NEWS_PASSWORD}"),
+        ("click", 'button "Subscribe"', None),
+    ]
+    assert steps[1].selector == 'role=textbox[name="Email"]' and steps[1].url == url
+
+    async def replay(session: Session) -> dict[str, Any]:
+        started = (await session.call("webmem_start_run", {
+            "goal": "Subscribe c@d.org to the newsletter", "start_url": url})).structured_content
+        assert started["replay"] is not None, started["replay_unavailable"]
+        result = (await session.call("webmem_replay", {"run_id": started["run_id"]})).structured_content
+        assert "Subscribed c@d.org" in session.text(await session.call("browser_snapshot"))
+        await session.call("webmem_finish_run", {"run_id": started["run_id"], "success": True})
+        return {"run_id": started["run_id"], **result}
+
+    with webmem.Memory.open(memory_dir, secrets={"NEWS_PASSWORD": PASSWORD}) as mem:
+        replayed, more = run_proxy(mem, tmp_path, replay)
+        texts += more
+        assert replayed["outcome"] == "replayed" and replayed["steps_done"] == replayed["steps_total"] == 4
+        manifest = mem.runs.get(replayed["run_id"])
+        assert manifest.replay is not None and manifest.replay.outcome == "replayed"
+        assert [step.value for step in mem.runs.steps(replayed["run_id"])] == [
+            url, "c@d.org", "{NEWS_PASSWORD}", None]
+
+    page = root / "index.html"
+    page.write_text(page.read_text().replace(">Subscribe</button>", ">Join</button>"))
+
+    async def replay_changed(session: Session) -> dict[str, Any]:
+        started = (await session.call("webmem_start_run", {
+            "goal": "Subscribe e@f.net to the newsletter", "start_url": url})).structured_content
+        result = (await session.call("webmem_replay", {"run_id": started["run_id"]})).structured_content
+        snapshot = session.text(await session.call("browser_snapshot"))
+        assert 'textbox "Email"' in snapshot and "e@f.net" in snapshot  # steps before the mismatch were done
+        return result
+
+    with webmem.Memory.open(memory_dir, secrets={"NEWS_PASSWORD": PASSWORD}) as mem:
+        stopped, more = run_proxy(mem, tmp_path, replay_changed)
+        texts += more
+    assert stopped["outcome"] == "handed_over" and stopped["stopped_at"] == 4 and stopped["steps_done"] == 3
+    assert 'button "Subscribe" is not on the page' in stopped["reason"]
+    assert "Replay stopped at step 4 of 4" in stopped["summary"] and "take over" in stopped["summary"]
+    assert stopped["report"]["steps"][-1]["status"] in ("missed", "stale")
+
+    for text in texts:
+        assert PASSWORD not in text
+    stored = (memory_dir / "memory.db").read_bytes() + (memory_dir / "events.jsonl").read_bytes()
+    assert PASSWORD.encode() not in stored
+
+
+def test_an_agent_that_never_calls_webmem_is_recorded_and_told_what_memory_knows(
+    newsletter: tuple[str, Path], memory_dir: Path, tmp_path: Path
+) -> None:
+    url, _ = newsletter
+    domain = url.split("//")[1].rstrip("/")
+    with webmem.Memory.open(memory_dir) as mem:
+        earlier = mem.start_run(goal="Read the newsletter page", start_url=url)
+        earlier.finish(success=True, outcome="Read it")
+        mem.lessons.record("A button that matches no element was renamed: take a snapshot and look for it.",
+                           "tool_fallback", failed_command="click", error_pattern="does not match any elements",
+                           domain=domain, recovery="snapshot")
+
+        async def browse(session: Session) -> list[str]:
+            first = session.text(await session.call("browser_navigate", {"url": url}))
+            failed = session.text(await session.call("browser_click", {
+                "element": "Unsubscribe", "target": 'getByRole("button", { name: "Unsubscribe" })'}, ok=False))
+            return [first, failed]
+
+        (first, failed), _ = run_proxy(mem, tmp_path, browse)
+        assert "### Memory" in first and "webmem is recording this session as run" in first
+        assert f"What memory knows about {domain}" in first and "Read the newsletter page" in first
+        assert "### Memory" in failed and "take a snapshot and look for it" in failed
+        auto = [run for run in mem.runs.list() if run.run_id != earlier.id]
+        assert len(auto) == 1 and auto[0].status == "failed" and auto[0].summary == UNFINISHED
+        assert [(step.action, step.ok) for step in mem.runs.steps(auto[0].run_id)] == [("goto", True), ("click", False)]
