@@ -335,3 +335,37 @@ def test_command_line_refusals(memory_dir: Path) -> None:
     result = runner.invoke(cli, ["--memory-dir", str(memory_dir), "mcp", "--secrets-file", str(bad)])
     assert result.exit_code == 1 and "line 1 is not NAME=value" in result.output
     assert not (memory_dir / "memory.db").exists()  # refused before anything was opened
+
+
+def test_hostile_arguments_are_refused_and_leave_the_store_as_it_was(mem: webmem.Memory) -> None:
+    server = build_server(MemoryService(mem))
+
+    async def scenario(client: Client) -> None:
+        run_id = structured(await client.call_tool("webmem_start_run", {"goal": "Find a pie", "start_url": SITE}))[
+            "run_id"]
+        structured(await client.call_tool("webmem_record_step", {"run_id": run_id, "action": "click",
+                                                                  "target": 'link "Pies"', "url": SITE}))
+        hostile: list[tuple[str, dict[str, Any]]] = [
+            ("webmem_start_run", {"goal": "x" * 2_000_000, "start_url": SITE}),
+            ("webmem_start_run", {"goal": "Find\x00 a pie", "start_url": SITE}),
+            ("webmem_start_run", {"goal": "Find a pie", "start_url": "http://" + "a" * 5000 + ".com/"}),
+            ("webmem_record_step", {"run_id": run_id, "action": "click", "value": "a\x00b"}),
+            ("webmem_record_step", {"run_id": run_id, "action": "", "target": "x"}),
+            ("webmem_record_step", {"run_id": run_id, "action": "click", "url": "file:///etc/passwd"}),
+            ("webmem_record_step", {"run_id": "../../etc/passwd", "action": "click"}),
+            ("webmem_record_step", {"run_id": run_id, "action": ["click"]}),
+            ("webmem_get_context", {"run_id": run_id, "budget_tokens": 10**12}),
+            ("webmem_search_trajectories", {"goal": "", "url": SITE}),
+            ("webmem_list_runs", {"status": "exploded"}),
+            ("webmem_recall_lessons", {"domain": "a/b"}),
+            ("nonexistent_tool", {}),
+        ]
+        for tool, arguments in hostile:
+            text = error_text(await client.call_tool(tool, arguments))
+            assert "Traceback" not in text and len(text) < 5000, (tool, text[:300])
+        detail = structured(await client.call_tool("webmem_get_run", {"run_id": run_id}))
+        assert [step["target"] for step in detail["steps"]] == ['link "Pies"']
+        assert detail["run"]["status"] == "running"
+
+    with_client(server, scenario)
+    assert len(mem.runs.list()) == 1
