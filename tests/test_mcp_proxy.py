@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
+import asyncrun
 import pytest
 from mcp import Client
 
@@ -82,7 +82,7 @@ def run_proxy(memory: webmem.Memory, workdir: Path, scenario: Any) -> tuple[Any,
                 session = Session(client)
                 return await scenario(session), session.texts
 
-    return anyio.run(main)
+    return asyncrun.run(main)
 
 
 def test_record_then_replay_for_a_new_value_then_a_changed_page_stops_it(

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
+import asyncrun
 import httpx2
 import pytest
 from mcp import Client
@@ -34,7 +34,7 @@ def with_client(server: Any, scenario: Callable[[Client], Awaitable[Any]]) -> An
         async with Client(server) as client:
             return await scenario(client)
 
-    return anyio.run(main)
+    return asyncrun.run(main)
 
 
 def structured(result: Any) -> dict[str, Any]:
@@ -293,7 +293,7 @@ def test_streamable_http_on_loopback_without_a_token(memory_dir: Path) -> None:
             async with http_client(url, None) as client:
                 return await one_run(client)
 
-        run_id = anyio.run(main)
+        run_id = asyncrun.run(main)
     finally:
         stop(process)
     with webmem.Memory.open(memory_dir) as mem:
@@ -313,7 +313,7 @@ def test_streamable_http_with_a_token_refuses_other_requests(memory_dir: Path) -
             async with http_client(url, "tok-123") as client:
                 return await one_run(client)
 
-        run_id = anyio.run(main)
+        run_id = asyncrun.run(main)
     finally:
         stop(process)
     with webmem.Memory.open(memory_dir) as mem:
