@@ -78,7 +78,7 @@ class Transcript:
         self.client = client
 
     async def call(self, tool: str, arguments: dict[str, Any] | None = None) -> Any:
-        print(f"> {tool} {shown(arguments or {})}")
+        print(f"> {tool} {shown(arguments or {}).replace(PASSWORD, '<the password>')}")
         result = await self.client.call_tool(tool, arguments or {})
         texts = [item.text for item in result.content if hasattr(item, "text")]
         memory = next((text for text in texts if text.startswith("### Memory")), None)
