@@ -74,7 +74,7 @@ def selectors(settings: Settings, domain: str, limit: int, json_: bool) -> None:
               ((e.element, e.stable_selector, e.last_ref, e.success_count, when(e.last_used)) for e in found))
 
 
-@click.group("trajectories", invoke_without_command=True)
+@click.group("trajectories", invoke_without_command=True, subcommand_metavar="[COMMAND] [ARGS]...")
 @click.option("--domain", help="Only trajectories of this domain.")
 @click.option("--limit", type=COUNT, default=50, show_default=True, help="At most this many.")
 @json_option
@@ -168,7 +168,7 @@ def trajectories_explain(settings: Settings, goal: str, origin: str, limit: int,
         click.echo(f"No replay: {lookup.reason}")
 
 
-@click.group("lessons", invoke_without_command=True)
+@click.group("lessons", invoke_without_command=True, subcommand_metavar="[COMMAND] [ARGS]...")
 @click.option("--tier", type=click.Choice(["1", "2"]), help="Only tier 1 (always shown) or tier 2 (on demand).")
 @click.option("--domain", help="Only lessons about this site.")
 @json_option

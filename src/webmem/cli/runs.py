@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from . import Settings
 
 
-@click.group("runs", invoke_without_command=True)
+@click.group("runs", invoke_without_command=True, subcommand_metavar="[COMMAND] [ARGS]...")
 @click.option("--domain", help="Only runs on this domain (host[:port]).")
 @click.option("--session-id", help="Only runs of this session.")
 @click.option("--status", type=click.Choice(["running", "completed", "failed"]), help="Only runs in this state.")

@@ -1,0 +1,1 @@
+"""webmem inside other agents: each integration maps its agent's events onto :class:`webmem.Run`."""
