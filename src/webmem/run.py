@@ -205,7 +205,7 @@ class Run:
             target_index=target_index, target_count=target_count, label=label,
         )
         secrets = self._memory.secrets
-        registered = raw.value is not None and raw.value in secrets
+        registered = raw.value is not None and (raw.value in secrets or secrets.stands_for_one(raw.value))
         if raw.value is not None and not registered and len(raw.value) >= MIN_SECRET_LENGTH \
                 and (secret or names_password_field(raw.target, raw.selector)) \
                 and goal_value_reference(self.goal, raw.value) is None:  # one the goal gives stays its slot

@@ -114,6 +114,10 @@ class SecretRegistry:
             values = [value for value, known in self._by_value.items() if known == placeholder]
         return values[0] if len(values) == 1 else None
 
+    def stands_for_one(self, text: str) -> bool:
+        """Whether ``text`` is the placeholder of exactly one registered value (``{shop_password}``)."""
+        return bool(PLACEHOLDER.fullmatch(text)) and self.value_for(text) is not None
+
     def redact(self, text: str | None) -> str | None:
         """Replace every registered secret that occurs in ``text``, in any form it is written in, by its
         placeholder. A stretch percent-encoded in part, or a base64 token, that holds one once decoded
@@ -156,7 +160,7 @@ class SecretRegistry:
             return None
         if value in self._by_value:
             return self._by_value[value]
-        if PLACEHOLDER.fullmatch(value) and self.value_for(value) is not None:
+        if self.stands_for_one(value):
             return value  # already the placeholder of a registered secret: it keeps its name
         if secret or names_password_field(target, selector):
             return "{password}"

@@ -1,0 +1,152 @@
+"""webmem with browser-use, offline: a real browser-use Agent in headless Chromium on a local page,
+driven by a scripted chat model (tests/scripted_chat.py); no network, no real LLM."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncrun
+import pytest
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "false")
+os.environ.setdefault("BROWSER_USE_CLOUD_SYNC", "false")
+
+from browser_use import BrowserProfile, BrowserSession  # noqa: E402
+from scripted_chat import ScriptedChat  # noqa: E402
+
+import webmem  # noqa: E402
+from webmem.agent.browser import find_chromium  # noqa: E402
+from webmem.integrations.browser_use import run_with_memory  # noqa: E402
+from webmem.integrations.browser_use.chat import MEMORY_OPEN  # noqa: E402
+from webmem.interop.transfer import KINDS, collect, render  # noqa: E402
+
+SITE_DIR = Path(__file__).parent / "sites" / "newsletter"
+PASSWORD = "Tr0ub4dor&3-news"
+SENSITIVE = {"news_password": PASSWORD}
+AGENT_OPTIONS = {"use_judge": False, "enable_planning": False, "use_vision": False, "max_failures": 1}
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture
+def newsletter(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    root = tmp_path / "site"
+    shutil.copytree(SITE_DIR, root)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/", root
+    server.shutdown()
+    server.server_close()
+
+
+def browser_session() -> BrowserSession:
+    profile = BrowserProfile(executable_path=find_chromium(), headless=True, args=["--no-sandbox", "--disable-gpu"],
+                             enable_default_extensions=False, keep_alive=True)
+    return BrowserSession(browser_profile=profile)
+
+
+def subscribe(memory: webmem.Memory, url: str, email: str, llm: ScriptedChat) -> tuple[Any, str]:
+    """Run the task; the page's status line afterwards."""
+
+    async def main() -> tuple[Any, str]:
+        session = browser_session()
+        try:
+            result = await run_with_memory(memory, f"Subscribe {email} to the newsletter", llm=llm, start_url=url,
+                                           browser_session=session, sensitive_data=SENSITIVE, max_steps=8,
+                                           **AGENT_OPTIONS)
+            page = await session.get_current_page()
+            status = await page.evaluate("() => document.getElementById('result').textContent")
+            return result, str(status)
+        finally:
+            await session.kill()
+
+    return asyncrun.run(main)
+
+
+def test_record_replay_hand_over_and_heal(newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, root = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        cold_llm = ScriptedChat()
+        cold, status = subscribe(mem, url, "a@b.com", cold_llm)
+        assert cold.success and status == "Subscribed a@b.com" and cold.replay is None
+        assert cold.llm_calls == cold_llm.calls == 4  # email, password, click, done
+        assert all(MEMORY_OPEN in str(messages[-1].content) for messages in cold_llm.messages)
+        steps = mem.runs.steps(cold.run_id)
+        assert [(step.action, step.target, step.value) for step in steps] == [
+            ("goto", None, url), ("fill", 'textbox "Email"', "a@b.com"),
+            ("fill", 'textbox "Password"', "{news_password}"), ("click", 'button "Subscribe"', None)]
+        assert steps[1].selector == "#email" and steps[3].selector and steps[3].selector.startswith("xpath=")
+
+        warm_llm = ScriptedChat()
+        warm, status = subscribe(mem, url, "c@d.org", warm_llm)
+        assert warm.success and status == "Subscribed c@d.org"
+        assert warm.llm_calls == warm_llm.calls == 0 and warm.replay is not None and warm.replay.outcome == "replayed"
+
+        page = root / "index.html"
+        page.write_text(page.read_text().replace(">Subscribe</button>", ">Join</button>"))
+        healing_llm = ScriptedChat()
+        healed, status = subscribe(mem, url, "e@f.net", healing_llm)
+        assert healed.success and status == "Subscribed e@f.net" and healed.final_result == "Subscribed e@f.net"
+        assert healed.replay is not None and healed.replay.outcome == "handed_over" and healed.replay.step == 4
+        assert 'button "Subscribe" is not on the page' in (healed.replay.reason or "")
+        assert healing_llm.calls == 2  # the agent only clicked and finished: the replay had typed both fields
+        handed = str(healing_llm.messages[0][-1].content)
+        assert "Steps already done" in handed and MEMORY_OPEN in handed
+        assert [step.target for step in mem.runs.steps(healed.run_id)][-1] == 'button "Join"'
+
+        next_llm = ScriptedChat()
+        again, status = subscribe(mem, url, "g@h.io", next_llm)
+        assert again.success and status == "Subscribed g@h.io" and next_llm.calls == 0  # the healed run is replayed
+        assert mem.runs.get(again.run_id).replay.outcome == "replayed"
+
+    stored = b"".join((memory_dir / name).read_bytes() for name in ("memory.db", "events.jsonl"))
+    assert PASSWORD.encode() not in stored
+    with webmem.Memory.open(memory_dir) as mem:
+        exported = render(mem, collect(mem, KINDS), "json")
+    assert PASSWORD not in exported and "{news_password}" in exported
+
+
+def test_a_failing_llm_is_a_failed_run(newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, _ = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        result, status = subscribe(mem, url, "a@b.com", ScriptedChat(fail_with="the model endpoint refused"))
+        assert not result.success and status == ""
+        manifest = mem.runs.get(result.run_id)
+        assert manifest.status == "failed" and "did not finish" in (manifest.summary or "")
+        assert mem.trajectories.list() == []
+
+
+def test_webmem_installs_beside_browser_use() -> None:
+    import importlib.metadata
+    import subprocess
+    import sys
+
+    checked = subprocess.run([sys.executable, "-m", "pip", "check"], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr  # webmem[test] with browser-use and mcp
+    major, minor = (int(part) for part in importlib.metadata.version("browser-use").split(".")[:2])
+    assert (major, minor) >= (0, 13)
+
+
+def test_browser_use_elements_become_role_name_targets_and_stable_selectors() -> None:
+    from webmem.integrations.browser_use.steps import element_role, element_selector, placeholders
+
+    assert element_role("input", {"type": "password"}) == "textbox"
+    assert element_role("input", {"type": "checkbox"}) == "checkbox"
+    assert element_role("input", {"type": "hidden"}) is None
+    assert element_role("a", {"href": "/x"}) == "link" and element_role("a", {}) is None
+    assert element_role("div", {"role": "tab selected"}) == "tab"
+    assert element_role("select", {"multiple": ""}) == "listbox"
+    assert element_selector("input", {"id": "email"}, "html/body/input") == "#email"
+    assert element_selector("input", {"id": "9 bad", "name": "q"}, "html/body/input") == 'input[name="q"]'
+    assert element_selector("button", {}, "html/body/form/button") == "xpath=/html/body/form/button"
+    assert placeholders("<secret>news_password</secret> and <secret>x</secret>") == "{news_password} and {x}"
