@@ -69,9 +69,19 @@ class MemoryService:
         if resume_run_id is not None:
             if session_id is not None:
                 raise InvalidInput("session_id: a resumed run keeps the session of the run it resumes")
-            run = mem.resume_run(_text(resume_run_id, "resume_run_id"), goal=goal)
-        else:
-            run = mem.start_run(goal=goal, start_url=start_url, session_id=session_id)
+            return self._started(mem.resume_run(_text(resume_run_id, "resume_run_id"), goal=goal))
+        return self._started(mem.start_run(goal=goal, start_url=start_url, session_id=session_id))
+
+    def resume_run(self, run_id: str, *, goal: str | None = None) -> StartedRun:
+        """A run that continues ``run_id``: same session, starting where it ended."""
+        return self._started(self.memory.resume_run(_text(run_id, "run_id"), goal=goal))
+
+    def fork_run(self, run_id: str, *, goal: str) -> StartedRun:
+        """A run in a new session that branches off where ``run_id`` ended."""
+        return self._started(self.memory.fork_run(_text(run_id, "run_id"), goal=goal))
+
+    def _started(self, run: Run) -> StartedRun:
+        mem = self.memory
         self._keep(run)
         with self._lock(run.id):
             lessons = mem.lessons.tier1(run_id=run.id)
@@ -197,6 +207,14 @@ class MemoryService:
 
     def tier1_lessons(self) -> Lessons:
         return Lessons(lessons=[lesson_view(lesson) for lesson in self.memory.lessons.tier1()])
+
+    def list_lessons(self, *, category: str | None = None, domain: str | None = None) -> Lessons:
+        """Every lesson, tier 1 first, filtered by category and site."""
+        return Lessons(lessons=[lesson_view(lesson) for lesson in self.memory.lessons.list(category, domain)])
+
+    def stats(self) -> dict[str, Any]:
+        """Record counts per kind, and the database's size."""
+        return self.memory.stats()
 
     def close(self) -> None:
         self.memory.close()

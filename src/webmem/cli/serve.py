@@ -1,0 +1,57 @@
+"""``webmem serve``: the memory as an HTTP API (and, with --mcp, an MCP server) for agents in any language."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+
+import click
+
+from ..memory import ENV_DIR, database_url, resolve_directory
+
+LOOPBACK = "127.0.0.1"
+
+
+@click.command("serve")
+@click.option("--host", default=LOOPBACK, show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True, help="Port to listen on.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes.")
+@click.option("--token", envvar="WEBMEM_API_TOKEN",
+              help="Require 'Authorization: Bearer TOKEN' (or $WEBMEM_API_TOKEN); required off loopback.")
+@click.option("--mcp", "with_mcp", is_flag=True, help="Also serve the MCP server at /mcp (streamable HTTP).")
+@click.pass_context
+def serve_command(ctx: click.Context, host: str, port: int, workers: int, token: str | None, with_mcp: bool) -> None:
+    """Serve the memory over HTTP (/v1, OpenAPI at /docs)."""
+    if token is not None and not token.strip():
+        raise click.UsageError("--token is empty")
+    if not _loopback(host) and not token:
+        raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or $WEBMEM_API_TOKEN)")
+    try:
+        import uvicorn
+
+        from ..server import app as server_app
+    except ImportError:
+        raise click.ClickException("the HTTP server needs FastAPI and uvicorn: pip install 'webmem[server]'") from None
+    url = database_url(None)
+    location = url if url is not None else str(resolve_directory(ctx.obj.memory_dir))
+    os.environ[server_app.ENV_LOCATION] = location
+    os.environ[server_app.ENV_MCP] = "1" if with_mcp else ""
+    if token:
+        os.environ[server_app.ENV_TOKEN] = token
+    if url is None and ctx.obj.memory_dir is not None:
+        os.environ[ENV_DIR] = ctx.obj.memory_dir
+    click.echo(f"webmem serving {location} on http://{host}:{port}/v1 (docs at /docs)", err=True)
+    uvicorn.run("webmem.server.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
+                log_level="warning")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+COMMANDS = [serve_command]

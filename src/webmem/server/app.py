@@ -1,0 +1,179 @@
+"""The HTTP API: the service layer's operations under ``/v1``, with a bearer token and namespaces.
+
+Each request names its namespace in ``X-Webmem-Namespace`` (default ``default``); on PostgreSQL row-level
+security holds it. With a token, every request but ``/v1/health`` needs ``Authorization: Bearer <token>``.
+"""
+
+
+import hmac
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
+
+from ..core.errors import WebmemError
+from ..core.version import __version__
+from ..service import (
+    FinishedRun,
+    Lessons,
+    MemoryService,
+    RecordedStep,
+    RunContext,
+    RunDetail,
+    RunList,
+    SiteFacts,
+    SiteSelectors,
+    StartedRun,
+    TrajectorySearch,
+)
+from . import problems
+from .bodies import FinishBody, ForkBody, ResumeBody, StartBody, StepBody
+from .namespaces import NAMESPACE_HEADER, Namespaces
+
+API = "/v1"
+# No ``from __future__ import annotations`` here: FastAPI reads the handlers' annotations, which name
+# types local to create_app.
+
+
+def create_app(location: str | None = None, *, token: str | None = None, mcp: bool = False,
+               **memory_options: Any) -> FastAPI:
+    """The API over the memory at ``location`` (a directory or a PostgreSQL URL; default as ``Memory.open``).
+
+    ``memory_options`` go to :meth:`webmem.Memory.open` for each namespace (``secrets=``, ...). With ``mcp``,
+    the MCP server of the default namespace is served at ``/mcp`` by the same process.
+    """
+    namespaces = Namespaces(location, **memory_options)
+    mcp_app = _mcp_app(namespaces) if mcp else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        if mcp_app is not None:
+            async with mcp_app.router.lifespan_context(mcp_app):
+                yield
+        else:
+            yield
+        namespaces.close()
+
+    app = FastAPI(title="webmem", version=__version__, lifespan=lifespan,
+                  description="A persistent, learning memory for browser agents.")
+    app.add_exception_handler(WebmemError, problems.on_webmem_error)
+    app.add_exception_handler(RequestValidationError, problems.on_validation_error)
+    app.add_exception_handler(HTTPException, problems.on_http_error)
+    app.add_exception_handler(Exception, problems.on_unexpected)
+    expected = f"Bearer {token}".encode() if token else None
+
+    def authorized(authorization: Annotated[str | None, Header()] = None) -> None:
+        if expected is not None and not hmac.compare_digest((authorization or "").encode(), expected):
+            raise HTTPException(401, "send Authorization: Bearer <token> (the token the server was started with)")
+
+    def service(namespace: Annotated[str | None, Header(alias=NAMESPACE_HEADER)] = None) -> MemoryService:
+        return namespaces.service(namespace)
+
+    Service = Annotated[MemoryService, Depends(service)]
+    guarded = [Depends(authorized)]
+
+    @app.get(f"{API}/health")
+    def health() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.post(f"{API}/runs", status_code=201, dependencies=guarded)
+    def start_run(body: StartBody, svc: Service) -> StartedRun:
+        return svc.start_run(body.goal, body.start_url, session_id=body.session_id)
+
+    @app.get(f"{API}/runs", dependencies=guarded)
+    def list_runs(svc: Service, domain: str | None = None, session_id: str | None = None, status: str | None = None,
+                  limit: int = 20) -> RunList:
+        return svc.list_runs(domain=domain, session_id=session_id, status=status, limit=limit)
+
+    @app.get(f"{API}/runs/{{run_id}}", dependencies=guarded)
+    def get_run(run_id: str, svc: Service) -> RunDetail:
+        return svc.get_run(run_id)
+
+    @app.get(f"{API}/runs/{{run_id}}/steps", dependencies=guarded)
+    def get_steps(run_id: str, svc: Service) -> dict[str, Any]:
+        return {"run_id": run_id, "steps": svc.get_run(run_id).steps}
+
+    @app.post(f"{API}/runs/{{run_id}}/steps", status_code=201, dependencies=guarded)
+    def record_step(run_id: str, body: StepBody, svc: Service) -> RecordedStep:
+        return svc.record_step(run_id, **body.model_dump(exclude_none=True))
+
+    @app.get(f"{API}/runs/{{run_id}}/context", dependencies=guarded)
+    def get_context(run_id: str, svc: Service, url: str | None = None, budget_tokens: int | None = None) -> RunContext:
+        return svc.get_context(run_id, url=url, budget_tokens=budget_tokens)
+
+    @app.post(f"{API}/runs/{{run_id}}/finish", dependencies=guarded)
+    def finish_run(run_id: str, body: FinishBody, svc: Service) -> FinishedRun:
+        return svc.finish_run(run_id, success=body.success, outcome=body.outcome, final_url=body.final_url)
+
+    @app.post(f"{API}/runs/{{run_id}}/resume", status_code=201, dependencies=guarded)
+    def resume_run(run_id: str, body: ResumeBody, svc: Service) -> StartedRun:
+        return svc.resume_run(run_id, goal=body.goal)
+
+    @app.post(f"{API}/runs/{{run_id}}/fork", status_code=201, dependencies=guarded)
+    def fork_run(run_id: str, body: ForkBody, svc: Service) -> StartedRun:
+        return svc.fork_run(run_id, goal=body.goal)
+
+    @app.get(f"{API}/trajectories/match", dependencies=guarded)
+    def match_trajectories(goal: str, url: str, svc: Service, limit: int = 5) -> TrajectorySearch:
+        return svc.search_trajectories(goal, url, limit=limit)
+
+    @app.get(f"{API}/replay-plan", dependencies=guarded)
+    def replay_plan(goal: str, url: str, svc: Service) -> dict[str, Any]:
+        found = svc.search_trajectories(goal, url, limit=1)
+        return {"goal": goal, "replay": found.replay, "reason": found.replay_unavailable}
+
+    @app.get(f"{API}/lessons", dependencies=guarded)
+    def list_lessons(svc: Service, category: str | None = None, domain: str | None = None) -> Lessons:
+        return svc.list_lessons(category=category, domain=domain)
+
+    @app.get(f"{API}/lessons/recall", dependencies=guarded)
+    def recall_lessons(svc: Service, error: str | None = None, command: str | None = None,
+                       domain: str | None = None) -> Lessons:
+        return svc.recall_lessons(error=error, command=command, domain=domain)
+
+    @app.get(f"{API}/sites/{{domain}}/facts", dependencies=guarded)
+    def site_facts(domain: str, svc: Service) -> SiteFacts:
+        return svc.site_facts(domain)
+
+    @app.get(f"{API}/sites/{{domain}}/selectors", dependencies=guarded)
+    def site_selectors(domain: str, svc: Service) -> SiteSelectors:
+        return svc.site_selectors(domain)
+
+    @app.get(f"{API}/stats", dependencies=guarded)
+    def stats(svc: Service) -> dict[str, Any]:
+        return svc.stats()
+
+    if mcp_app is not None:
+        app.mount("/mcp", _guarded_asgi(mcp_app, expected))
+    return app
+
+
+def _mcp_app(namespaces: Namespaces) -> Any:
+    from ..mcp.server import build_server
+
+    server = build_server(namespaces.service(None), log_level="WARNING")
+    return server.streamable_http_app(streamable_http_path="/", host="127.0.0.1")
+
+
+def _guarded_asgi(app: Any, expected: bytes | None) -> Any:
+    if expected is None:
+        return app
+    from ..mcp.transports import BearerToken
+
+    return BearerToken(app, expected.decode().removeprefix("Bearer "))
+
+
+#: What ``webmem serve`` hands to each worker process.
+ENV_LOCATION = "WEBMEM_SERVE_LOCATION"
+ENV_TOKEN = "WEBMEM_API_TOKEN"
+ENV_MCP = "WEBMEM_SERVE_MCP"
+
+
+def app_from_environment() -> FastAPI:
+    """The app ``webmem serve`` runs in each worker, configured through the environment."""
+    import os
+
+    location = os.environ.get(ENV_LOCATION) or None
+    return create_app(location, token=os.environ.get(ENV_TOKEN) or None, mcp=os.environ.get(ENV_MCP) == "1")

@@ -1,0 +1,115 @@
+"""The HTTP API with the framework's test client, on SQLite and a real PostgreSQL: every endpoint, the
+token, namespaces that hold, and a problem+json answer for each error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+import webmem
+from webmem.server import create_app
+
+SITE = "https://news.example.org/"
+PROBLEM = "application/problem+json"
+
+
+@pytest.fixture
+def client(memory_location: str, memory_dir: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(memory_location, local_dir=memory_dir)) as test_client:
+        yield test_client
+
+
+def started(client: TestClient, goal: str = "Subscribe a@b.com to the newsletter", **headers: str) -> dict[str, Any]:
+    answer = client.post("/v1/runs", json={"goal": goal, "start_url": SITE}, headers=headers)
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def assert_problem(answer: Any, status: int, title: str) -> dict[str, Any]:
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith(PROBLEM)
+    body = answer.json()
+    assert body["title"] == title and body["status"] == status and body["type"] == f"urn:webmem:problem:{title}"
+    assert "Traceback" not in answer.text
+    return body
+
+
+def test_every_endpoint(client: TestClient) -> None:
+    assert client.get("/v1/health").json()["status"] == "ok"
+    run = started(client)
+    run_id = run["run_id"]
+    assert run["lessons"] and run["replay"] is None
+    for step in ({"action": "goto", "value": SITE},
+                 {"action": "fill", "target": 'textbox "Email"', "selector": "#email", "value": "a@b.com", "url": SITE},
+                 {"action": "click", "target": 'button "Subscribe"', "url": SITE}):
+        assert client.post(f"/v1/runs/{run_id}/steps", json=step).status_code == 201
+    context = client.get(f"/v1/runs/{run_id}/context", params={"budget_tokens": 300}).json()
+    assert context["tokens"] <= 300 and context["url"] == SITE
+    finished = client.post(f"/v1/runs/{run_id}/finish", json={"success": True, "outcome": "Subscribed"}).json()
+    assert finished["run"]["status"] == "completed" and finished["steps"] == 3
+    assert [r["run_id"] for r in client.get("/v1/runs", params={"status": "completed"}).json()["runs"]] == [run_id]
+    assert len(client.get(f"/v1/runs/{run_id}").json()["steps"]) == 3
+    assert [s["action"] for s in client.get(f"/v1/runs/{run_id}/steps").json()["steps"]] == ["goto", "fill", "click"]
+    resumed = client.post(f"/v1/runs/{run_id}/resume", json={}).json()
+    forked = client.post(f"/v1/runs/{run_id}/fork", json={"goal": "Unsubscribe a@b.com"}).json()
+    assert resumed["session_id"] == finished["run"]["session_id"] and forked["session_id"] != resumed["session_id"]
+    match = client.get("/v1/trajectories/match", params={"goal": "Subscribe c@d.org to the newsletter",
+                                                        "url": SITE}).json()
+    assert match["best"] and match["candidates"][0]["goal"] == "Subscribe a@b.com to the newsletter"
+    plan = client.get("/v1/replay-plan", params={"goal": "Subscribe c@d.org to the newsletter", "url": SITE}).json()
+    assert plan["replay"]["steps"][1]["arguments"]["text"] == "c@d.org"
+    assert client.get("/v1/lessons").json()["lessons"]
+    assert client.get("/v1/lessons/recall", params={"domain": "news.example.org"}).status_code == 200
+    assert any(f["key"] == "typical-steps" for f in client.get("/v1/sites/news.example.org/facts").json()["facts"])
+    selectors = client.get("/v1/sites/news.example.org/selectors").json()["selectors"]
+    assert [s["stable_selector"] for s in selectors] == ["#email"]
+    assert client.get("/v1/stats").json()["counts"]["runs"]["total"] == 3
+    assert "/v1/runs/{run_id}/steps" in client.get("/openapi.json").json()["paths"]
+
+
+def test_each_error_is_a_problem(client: TestClient) -> None:
+    assert_problem(client.post("/v1/runs/run_nope/steps", json={"action": "click"}), 404, "RunNotFound")
+    assert_problem(client.post("/v1/runs", json={"goal": "x", "start_url": "ftp://x"}), 422, "InvalidInput")
+    body = assert_problem(client.post("/v1/runs", json={"goal": 5, "start_url": SITE}), 422, "InvalidInput")
+    assert "goal" in body["detail"]
+    assert_problem(client.post("/v1/runs", json={"goal": "x", "start_url": SITE, "colour": "red"}), 422,
+                   "InvalidInput")
+    assert_problem(client.post("/v1/runs", content=b"{not json", headers={"content-type": "application/json"}),
+                   422, "InvalidInput")
+    run_id = started(client)["run_id"]
+    assert_problem(client.get(f"/v1/runs/{run_id}/context", params={"budget_tokens": 0}), 422, "InvalidInput")
+    assert_problem(client.get("/v1/runs", params={"status": "exploded"}), 422, "InvalidInput")
+    client.post(f"/v1/runs/{run_id}/finish", json={"success": False})
+    assert_problem(client.post(f"/v1/runs/{run_id}/steps", json={"action": "click"}), 409, "RunClosed")
+    assert_problem(client.get("/v1/nowhere"), 404, "NotFound")
+    assert_problem(client.get("/v1/runs", headers={"X-Webmem-Namespace": "no spaces"}), 422, "InvalidInput")
+
+
+def test_a_token_guards_everything_but_health(memory_dir: Path) -> None:
+    with TestClient(create_app(str(memory_dir), token="tok-123")) as client:
+        assert client.get("/v1/health").status_code == 200
+        for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "tok-123"}):
+            assert_problem(client.get("/v1/runs", headers=headers), 401, "Unauthorized")
+            assert_problem(client.post("/v1/runs", json={"goal": "g", "start_url": SITE}, headers=headers), 401,
+                           "Unauthorized")
+        good = {"Authorization": "Bearer tok-123"}
+        assert client.post("/v1/runs", json={"goal": "g", "start_url": SITE}, headers=good).status_code == 201
+        assert len(client.get("/v1/runs", headers=good).json()["runs"]) == 1
+    with webmem.Memory.open(memory_dir) as mem:
+        assert len(mem.runs.list()) == 1  # the refused requests stored nothing
+
+
+def test_namespaces_never_read_each_other(client: TestClient) -> None:
+    mine = started(client, **{"X-Webmem-Namespace": "agent-a"})
+    theirs = started(client, goal="Find a pie", **{"X-Webmem-Namespace": "agent-b"})
+    listed = client.get("/v1/runs", headers={"X-Webmem-Namespace": "agent-a"}).json()["runs"]
+    assert [run["run_id"] for run in listed] == [mine["run_id"]]
+    assert_problem(client.get(f"/v1/runs/{theirs['run_id']}", headers={"X-Webmem-Namespace": "agent-a"}), 404,
+                   "RunNotFound")
+    assert_problem(client.post(f"/v1/runs/{theirs['run_id']}/steps", json={"action": "click"},
+                               headers={"X-Webmem-Namespace": "agent-a"}), 404, "RunNotFound")
+    assert client.get("/v1/runs").json()["runs"] == []  # the default namespace has none

@@ -1,0 +1,74 @@
+"""`webmem serve` as a process on 127.0.0.1, and a client in another language (Node, with fetch) against it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+import webmem
+from webmem.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def served(memory_dir: Path) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "webmem", "--memory-dir", str(memory_dir), "serve", "--port",
+                                str(port), "--token", "tok-9", "--workers", "2"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(process.stderr.read().decode() if process.stderr else "webmem serve stopped")
+        try:
+            if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError("webmem serve did not answer within 60 s")
+        time.sleep(0.2)
+    yield base
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def test_the_node_example_records_a_run_through_webmem_serve(served: str, memory_dir: Path) -> None:
+    assert httpx.get(f"{served}/v1/runs").status_code == 401
+    node = shutil.which("node")
+    assert node, "Node.js is needed for this test (scripts/setup.sh installs it)"
+    finished = subprocess.run([node, str(ROOT / "examples" / "node" / "record_run.mjs"), served, "tok-9"],
+                              capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    answer = json.loads(finished.stdout)
+    assert answer["status"] == "completed" and answer["steps"] == 4 and answer["context_tokens"] > 0
+    with webmem.Memory.open(memory_dir) as mem:
+        assert [step.action for step in mem.runs.steps(answer["run_id"])] == ["goto", "fill", "click", "click"]
+        assert mem.trajectories.list()[0].goal == "Subscribe node@example.org to the newsletter"
+
+
+def test_serve_refuses_to_listen_off_loopback_without_a_token(memory_dir: Path) -> None:
+    result = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "serve", "--host", "0.0.0.0"])
+    assert result.exit_code == 2 and "give --token" in result.output
