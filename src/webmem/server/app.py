@@ -28,9 +28,11 @@ from ..service import (
     StartedRun,
     TrajectorySearch,
 )
+from ..service.overview import SiteHistory, Sites, TrajectoryList
 from . import problems
 from .bodies import FinishBody, ForkBody, ResumeBody, StartBody, StepBody
 from .namespaces import NAMESPACE_HEADER, Namespaces
+from .viewer import mount_viewer
 
 API = "/v1"
 # No ``from __future__ import annotations`` here: FastAPI reads the handlers' annotations, which name
@@ -141,12 +143,29 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     def site_selectors(domain: str, svc: Service) -> SiteSelectors:
         return svc.site_selectors(domain)
 
+    @app.get(f"{API}/runs/{{run_id}}/lineage", dependencies=guarded)
+    def lineage(run_id: str, svc: Service) -> RunList:
+        return svc.lineage(run_id)
+
+    @app.get(f"{API}/trajectories", dependencies=guarded)
+    def list_trajectories(svc: Service, domain: str | None = None, limit: int = 50) -> TrajectoryList:
+        return svc.list_trajectories(domain=domain, limit=limit)
+
+    @app.get(f"{API}/sites", dependencies=guarded)
+    def list_sites(svc: Service) -> Sites:
+        return svc.sites()
+
+    @app.get(f"{API}/sites/{{domain}}/history", dependencies=guarded)
+    def site_history(domain: str, svc: Service) -> SiteHistory:
+        return svc.site_history(domain)
+
     @app.get(f"{API}/stats", dependencies=guarded)
     def stats(svc: Service) -> dict[str, Any]:
         return svc.stats()
 
     if mcp_app is not None:
         app.mount("/mcp", _guarded_asgi(mcp_app, expected))
+    mount_viewer(app)
     return app
 
 

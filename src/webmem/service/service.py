@@ -21,6 +21,7 @@ from ..core.urls import check_domain, check_url, origin_of
 from ..memory import Memory
 from ..run import DEFAULT_BUDGET_TOKENS, Run
 from ..trajectories.plans import ReplayPlan
+from . import overview
 from .models import (
     FinishedRun,
     Lessons,
@@ -36,6 +37,7 @@ from .models import (
     TrajectoryCandidate,
     TrajectorySearch,
 )
+from .overview import SiteHistory, Sites, TrajectoryList
 from .tool_calls import replay_offer
 
 #: Runs whose handles are kept between calls; an older one is found again in the store when needed.
@@ -215,6 +217,21 @@ class MemoryService:
     def stats(self) -> dict[str, Any]:
         """Record counts per kind, and the database's size."""
         return self.memory.stats()
+
+    def sites(self) -> Sites:
+        """Every site the memory has runs on, with its counts."""
+        return overview.sites(self.memory)
+
+    def site_history(self, domain: str) -> SiteHistory:
+        """A site's figures per day: runs, success rate, steps per run, replay rate."""
+        return overview.site_history(self.memory, check_domain(domain))
+
+    def list_trajectories(self, *, domain: str | None = None, limit: int = 50) -> TrajectoryList:
+        return overview.trajectory_list(self.memory, domain=domain, limit=_limit(limit))
+
+    def lineage(self, run_id: str) -> RunList:
+        """The run and its ancestors, oldest first."""
+        return RunList(runs=self.memory.runs.lineage(_text(run_id, "run_id")))
 
     def close(self) -> None:
         self.memory.close()

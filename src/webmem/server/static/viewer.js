@@ -1,0 +1,179 @@
+// The webmem viewer: reads /v1 with the namespace and token given above; never writes.
+"use strict";
+
+const main = document.getElementById("main");
+const settings = { namespace: sessionStorage.getItem("webmem.namespace") || "default",
+                   token: sessionStorage.getItem("webmem.token") || "" };
+document.getElementById("namespace").value = settings.namespace;
+
+document.getElementById("settings").addEventListener("submit", (event) => {
+  event.preventDefault();
+  settings.namespace = document.getElementById("namespace").value.trim() || "default";
+  settings.token = document.getElementById("token").value;
+  sessionStorage.setItem("webmem.namespace", settings.namespace);
+  sessionStorage.setItem("webmem.token", settings.token);
+  route();
+});
+
+async function api(path) {
+  const headers = { "X-Webmem-Namespace": settings.namespace };
+  if (settings.token) headers.Authorization = `Bearer ${settings.token}`;
+  const response = await fetch(`/v1${path}`, { headers });
+  const body = await response.json();
+  if (!response.ok) throw new Error(`${body.title || response.status}: ${body.detail || ""}`);
+  return body;
+}
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === "class") node.className = value; else node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) node.append(child instanceof Node ? child : document.createTextNode(child ?? ""));
+  return node;
+}
+
+function table(headings, rows) {
+  return el("table", {}, el("thead", {}, el("tr", {}, headings.map((h) => el("th", {}, h)))),
+            el("tbody", {}, rows.length ? rows : [el("tr", {}, el("td", { colspan: headings.length, class: "muted" }, "Nothing yet."))]));
+}
+
+function link(href, text) { return el("a", { href }, text); }
+function when(text) { return text ? text.replace("T", " ").slice(0, 19) : ""; }
+function status(run) { return el("span", { class: run.status }, run.status); }
+
+async function runsPage(params) {
+  const query = new URLSearchParams({ limit: "100" });
+  if (params.get("domain")) query.set("domain", params.get("domain"));
+  if (params.get("status")) query.set("status", params.get("status"));
+  const { runs } = await api(`/runs?${query}`);
+  const domain = el("input", { placeholder: "domain", value: params.get("domain") || "" });
+  const state = el("select", {}, ["", "running", "completed", "failed"].map((s) => {
+    const option = el("option", { value: s }, s || "any status");
+    if (s === (params.get("status") || "")) option.selected = true;
+    return option;
+  }));
+  const filter = el("form", { class: "filters" }, domain, state, el("button", { type: "submit" }, "Filter"));
+  filter.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const next = new URLSearchParams();
+    if (domain.value.trim()) next.set("domain", domain.value.trim());
+    if (state.value) next.set("status", state.value);
+    location.hash = `#/?${next}`;
+  });
+  return [el("h1", {}, "Runs"), filter, table(["Started", "Goal", "Site", "Status", "Steps", "Replay"], runs.map((run) =>
+    el("tr", {}, el("td", {}, when(run.started_at)), el("td", {}, link(`#/run/${run.run_id}`, run.goal)),
+       el("td", {}, link(`#/site/${encodeURIComponent(run.domain)}`, run.domain)), el("td", {}, status(run)),
+       el("td", {}, String(run.turn_count)), el("td", {}, run.replay ? run.replay.outcome : ""))))];
+}
+
+async function runPage(id) {
+  const [{ run, steps }, { runs: chain }] = await Promise.all([api(`/runs/${id}`), api(`/runs/${id}/lineage`)]);
+  return [
+    el("h1", {}, run.goal), el("p", {}, status(run), " on ", link(`#/site/${encodeURIComponent(run.domain)}`, run.domain),
+       `, started ${when(run.started_at)}. `, run.summary || ""),
+    el("h2", {}, "Steps"),
+    table(["#", "Action", "Target", "Value", "Page", "Result", "Error"], steps.map((step, index) =>
+      el("tr", {}, el("td", {}, String(index + 1)), el("td", {}, step.action), el("td", {}, el("code", {}, step.target || step.selector || "")),
+         el("td", {}, step.value ?? ""), el("td", { class: "muted" }, step.url || ""),
+         el("td", { class: step.ok ? "ok" : "failed" }, step.ok ? "ok" : "failed"), el("td", { class: "error" }, step.error || "")))),
+    el("h2", {}, "Lineage"),
+    table(["Run", "Goal", "Session", "Status"], chain.map((item) =>
+      el("tr", {}, el("td", {}, link(`#/run/${item.run_id}`, item.run_id)), el("td", {}, item.goal),
+         el("td", { class: "muted" }, item.session_id || ""), el("td", {}, status(item))))),
+  ];
+}
+
+function chart(days) {
+  const width = 640, height = 200, pad = 32;
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("class", "chart"); svg.setAttribute("width", width); svg.setAttribute("height", height);
+  svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "What memory saved over time");
+  const maxSteps = Math.max(1, ...days.map((d) => d.steps_per_run));
+  const x = (i) => pad + (days.length < 2 ? (width - 2 * pad) / 2 : i * (width - 2 * pad) / (days.length - 1));
+  const series = [["steps_per_run", "#2563eb", (v) => v / maxSteps], ["replay_rate", "#16a34a", (v) => v],
+                  ["success_rate", "#f59e0b", (v) => v]];
+  for (const [key, colour, scale] of series) {
+    const points = days.map((d, i) => `${x(i)},${height - pad - scale(d[key]) * (height - 2 * pad)}`).join(" ");
+    const line = document.createElementNS(svg.namespaceURI, "polyline");
+    line.setAttribute("points", points); line.setAttribute("fill", "none"); line.setAttribute("stroke", colour);
+    line.setAttribute("stroke-width", "2"); line.setAttribute("data-series", key);
+    svg.append(line);
+  }
+  days.forEach((d, i) => {
+    const label = document.createElementNS(svg.namespaceURI, "text");
+    label.setAttribute("x", x(i)); label.setAttribute("y", height - 10); label.setAttribute("text-anchor", "middle");
+    label.textContent = d.day.slice(5); svg.append(label);
+  });
+  const legend = el("p", { class: "legend" },
+    el("span", {}, el("i", { style: "background:#2563eb" }), `steps per run (max ${maxSteps.toFixed(1)})`),
+    el("span", {}, el("i", { style: "background:#16a34a" }), "replayed without the model"),
+    el("span", {}, el("i", { style: "background:#f59e0b" }), "succeeded"));
+  return [svg, legend];
+}
+
+async function sitePage(domain) {
+  const path = encodeURIComponent(domain);
+  const [history, { facts }, { selectors }, { trajectories }, { lessons }] = await Promise.all([
+    api(`/sites/${path}/history`), api(`/sites/${path}/facts`), api(`/sites/${path}/selectors`),
+    api(`/trajectories?domain=${path}`), api(`/lessons?domain=${path}`)]);
+  return [
+    el("h1", {}, domain), el("h2", {}, "What memory saved, per day"), chart(history.days),
+    el("h2", {}, "Facts"), table(["Type", "Key", "Value", "Confidence"], facts.map((f) =>
+      el("tr", {}, el("td", {}, f.type), el("td", {}, f.key), el("td", {}, f.value), el("td", {}, f.confidence.toFixed(2))))),
+    el("h2", {}, "Selectors"), table(["Element", "Selector", "Successes"], selectors.map((s) =>
+      el("tr", {}, el("td", {}, el("code", {}, s.element)), el("td", {}, el("code", {}, s.stable_selector || "")), el("td", {}, String(s.success_count))))),
+    el("h2", {}, "Trajectories"), trajectoryTable(trajectories),
+    el("h2", {}, "Lessons"), lessonTable(lessons),
+  ];
+}
+
+function trajectoryTable(trajectories) {
+  return table(["Recorded", "Goal", "Template", "Steps", "Run"], trajectories.map((t) =>
+    el("tr", {}, el("td", {}, when(t.created_at)), el("td", {}, t.goal), el("td", { class: "muted" }, t.goal_template || ""),
+       el("td", {}, String(t.step_count)), el("td", {}, t.run_id ? link(`#/run/${t.run_id}`, t.run_id) : ""))));
+}
+
+function lessonTable(lessons) {
+  return table(["Lesson", "Category", "Site", "Used", "Helpful", "Unhelpful"], lessons.map((l) =>
+    el("tr", {}, el("td", {}, l.lesson), el("td", {}, l.category), el("td", {}, l.domain || "any"),
+       el("td", {}, String(l.use_count)), el("td", {}, String(l.helpful_count)), el("td", {}, String(l.unhelpful_count)))));
+}
+
+async function sitesPage() {
+  const { sites } = await api("/sites");
+  return [el("h1", {}, "Sites"), table(["Site", "Runs", "Succeeded", "Replayed", "Trajectories", "Last run"], sites.map((s) =>
+    el("tr", {}, el("td", {}, link(`#/site/${encodeURIComponent(s.domain)}`, s.domain)), el("td", {}, String(s.runs)),
+       el("td", {}, String(s.succeeded)), el("td", {}, String(s.replayed)), el("td", {}, String(s.trajectories)),
+       el("td", {}, when(s.last_run)))))];
+}
+
+async function trajectoriesPage() {
+  const { trajectories } = await api("/trajectories?limit=100");
+  return [el("h1", {}, "Trajectories"), trajectoryTable(trajectories)];
+}
+
+async function lessonsPage() {
+  const { lessons } = await api("/lessons");
+  return [el("h1", {}, "Lessons"), lessonTable(lessons)];
+}
+
+async function route() {
+  const [path, query = ""] = (location.hash.slice(1) || "/").split("?");
+  const params = new URLSearchParams(query);
+  let page;
+  try {
+    if (path.startsWith("/run/")) page = await runPage(decodeURIComponent(path.slice(5)));
+    else if (path.startsWith("/site/")) page = await sitePage(decodeURIComponent(path.slice(6)));
+    else if (path === "/sites") page = await sitesPage();
+    else if (path === "/trajectories") page = await trajectoriesPage();
+    else if (path === "/lessons") page = await lessonsPage();
+    else page = await runsPage(params);
+  } catch (error) {
+    page = [el("h1", {}, "Cannot read the memory"), el("p", { class: "failed", role: "alert" }, String(error.message))];
+  }
+  main.replaceChildren(...page.flat());
+}
+
+window.addEventListener("hashchange", route);
+route();

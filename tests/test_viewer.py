@@ -1,0 +1,110 @@
+"""The viewer at / in real headless Chromium: pages load, a run's steps show with their errors, the chart
+renders, no console error, no secret on screen. A screenshot is kept in .cache/test-artifacts/."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+import webmem
+from webmem.core.clock import utcnow
+from webmem.server import create_app
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / ".cache" / "test-artifacts"
+SITE = "https://news.example.org/"
+PASSWORD = "Viewer-S3cret!"
+
+
+def populate(memory_dir: Path) -> str:
+    """Runs over three days on one site (the older ones slower, the latest replayed); the id of one with an error."""
+    with webmem.Memory.open(memory_dir, secrets={"news_password": PASSWORD}) as mem:
+        now = utcnow()
+        for days_ago, steps, replay in ((2, 9, None), (1, 6, None)):
+            started = now - timedelta(days=days_ago)
+            mem.runs.import_manifest(webmem.RunManifest(
+                run_id=f"run_{days_ago}00000000000_old{days_ago:03d}", status="completed", goal="Subscribe to the newsletter",
+                domain="news.example.org", start_url=SITE, started_at=started, updated_at=started,
+                completed_at=started, success=True, summary="Subscribed", turn_count=steps, replay=replay))
+        with mem.start_run(goal="Subscribe a@b.com to the newsletter", start_url=SITE) as run:
+            run.record_step(action="goto", value=SITE)
+            run.record_step(action="fill", target='textbox "Password"', value=PASSWORD, url=SITE)
+            run.record_step(action="click", target='button "Subscribe"', url=SITE, ok=False,
+                            error="Element is covered by an overlay")
+            run.record_step(action="click", target='button "Subscribe"', url=SITE)
+            run.finish(success=True, outcome="Subscribed a@b.com")
+        return run.id
+
+
+@pytest.fixture
+def viewer_url(memory_dir: Path) -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(str(memory_dir)), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the viewer's server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}/"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_the_viewer_shows_runs_steps_and_a_chart(page: Any, memory_dir: Path, viewer_url: str) -> None:
+    run_id = populate(memory_dir)
+    problems: list[str] = []
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(viewer_url)
+    page.get_by_role("link", name="Subscribe a@b.com to the newsletter").click()
+    page.get_by_role("heading", name="Steps").wait_for()
+    rows = page.locator("table").first.locator("tbody tr")
+    assert rows.count() == 4
+    assert "Element is covered by an overlay" in rows.nth(2).inner_text() and "failed" in rows.nth(2).inner_text()
+    assert "{news_password}" in rows.nth(1).inner_text()
+    assert run_id in page.locator("table").nth(1).inner_text()  # lineage
+    page.get_by_role("link", name="news.example.org").first.click()
+    page.get_by_role("heading", name="What memory saved, per day").wait_for()
+    chart = page.get_by_role("img", name="What memory saved over time")
+    assert chart.locator("polyline[data-series=steps_per_run]").get_attribute("points").count(",") == 3  # three days
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "viewer-site.png"), full_page=True)
+    for name in ("Sites", "Trajectories", "Lessons", "Runs"):
+        page.get_by_role("link", name=name, exact=True).click()
+        page.get_by_role("heading", name=name).wait_for()
+        assert PASSWORD not in page.content()
+    assert problems == []
+
+
+def test_the_viewer_asks_for_the_token(page: Any, memory_dir: Path) -> None:
+    populate(memory_dir)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(str(memory_dir), token="tok-v"), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.05)
+        page.goto(f"http://127.0.0.1:{port}/")
+        assert "Unauthorized" in page.get_by_role("alert").inner_text()
+        page.get_by_label("Token").fill("tok-v")
+        page.get_by_role("button", name="Use").click()
+        page.get_by_role("link", name="Subscribe a@b.com to the newsletter").wait_for()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
