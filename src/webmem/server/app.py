@@ -9,7 +9,7 @@ import hmac
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header
+from fastapi import Depends, FastAPI, Header, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
@@ -66,11 +66,11 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     app.add_exception_handler(Exception, problems.on_unexpected)
     expected = f"Bearer {token}".encode() if token else None
 
-    def authorized(authorization: Annotated[str | None, Header()] = None) -> None:
+    async def authorized(authorization: Annotated[str | None, Header()] = None) -> None:
         if expected is not None and not hmac.compare_digest((authorization or "").encode(), expected):
             raise HTTPException(401, "send Authorization: Bearer <token> (the token the server was started with)")
 
-    def service(namespace: Annotated[str | None, Header(alias=NAMESPACE_HEADER)] = None) -> MemoryService:
+    async def service(namespace: Annotated[str | None, Header(alias=NAMESPACE_HEADER)] = None) -> MemoryService:
         return namespaces.service(namespace)
 
     Service = Annotated[MemoryService, Depends(service)]
@@ -97,9 +97,12 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     def get_steps(run_id: str, svc: Service) -> dict[str, Any]:
         return {"run_id": run_id, "steps": svc.get_run(run_id).steps}
 
-    @app.post(f"{API}/runs/{{run_id}}/steps", status_code=201, dependencies=guarded)
-    def record_step(run_id: str, body: StepBody, svc: Service) -> RecordedStep:
-        return svc.record_step(run_id, **body.model_dump(exclude_none=True))
+    @app.post(f"{API}/runs/{{run_id}}/steps", status_code=201, dependencies=guarded, response_model=RecordedStep)
+    async def record_step(run_id: str, body: StepBody, svc: Service) -> Response:
+        # The hot path: run in the event loop (a step's write takes about a millisecond; a thread hop
+        # costs as much), and serialise the answer once.
+        recorded = svc.record_step(run_id, **body.model_dump(exclude_none=True))
+        return Response(recorded.model_dump_json(), status_code=201, media_type="application/json")
 
     @app.get(f"{API}/runs/{{run_id}}/context", dependencies=guarded)
     def get_context(run_id: str, svc: Service, url: str | None = None, budget_tokens: int | None = None) -> RunContext:
