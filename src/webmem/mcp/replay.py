@@ -13,9 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.models import ReplayedStep, ReplayReport
+from ..core.models import ReplayedStep, ReplayReport, ReplayStepStatus
 from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.text import clean_for_prompt
+from ..service.replay_reports import completed, step_hit, stopped
 from ..service.tool_calls import planned_call
 from ..trajectories.plans import ReplayPlan
 from .recording import Answer
@@ -57,8 +58,7 @@ async def replay_plan(run_id: str, plan: ReplayPlan, call: CallAndRecord, secret
             why = plan.unresolved[index]
         elif planned.tool is None:
             if step.action in ("scroll",):
-                steps.append(ReplayedStep(step=number, action=step.action, target=step.target, status="hit",
-                                          reason="not needed: Playwright scrolls to an element when acting"))
+                steps.append(step_hit(plan, number, "not needed: Playwright scrolls to an element when acting"))
                 continue
             why = planned.note or f"no tool performs {step.action!r}"
         arguments = planned.arguments
@@ -77,7 +77,7 @@ async def replay_plan(run_id: str, plan: ReplayPlan, call: CallAndRecord, secret
             lowered = error.lower()
             missing = any(marker in lowered for marker in _MISSING)
             history = plan.history.get(index)
-            status = "stale" if missing and history is not None and history.established else "missed"
+            status: ReplayStepStatus = "stale" if missing and history is not None and history.established else "missed"
             if missing:
                 why = f"{step.target or step.selector} is not on the page any more ({_first_line(error)})"
             elif any(marker in lowered for marker in _AMBIGUOUS):
@@ -85,9 +85,8 @@ async def replay_plan(run_id: str, plan: ReplayPlan, call: CallAndRecord, secret
             else:
                 why = f"{step.action} failed: {_first_line(error)}"
             return _stopped(run_id, plan, steps, number, why, page_url, status=status)
-        steps.append(ReplayedStep(step=number, action=step.action, target=step.target, status="hit",
-                                  url=step.url))
-    report = ReplayReport(outcome="replayed", trajectory_id=plan.trajectory_id, step=total, steps=steps)
+        steps.append(step_hit(plan, number))
+    report = completed(plan, steps)
     summary = (f"Replayed all {total} steps of {plan.trajectory_id} with no LLM turn. Check that the page shows "
                "the goal done, then call webmem_finish_run.")
     return ReplayResult(run_id=run_id, outcome="replayed", steps_done=total, steps_total=total, page_url=page_url,
@@ -95,13 +94,10 @@ async def replay_plan(run_id: str, plan: ReplayPlan, call: CallAndRecord, secret
 
 
 def _stopped(run_id: str, plan: ReplayPlan, steps: list[ReplayedStep], number: int, why: str,
-             page_url: str | None, *, status: str) -> ReplayResult:
+             page_url: str | None, *, status: ReplayStepStatus) -> ReplayResult:
     step = plan.steps[number - 1]
-    reason = clean_for_prompt(why, 1000)
-    steps = [*steps, ReplayedStep(step=number, action=step.action, target=step.target, status=status,  # type: ignore[arg-type]
-                                  reason=reason, url=step.url)]
-    report = ReplayReport(outcome="handed_over", trajectory_id=plan.trajectory_id, step=number, reason=reason,
-                          steps=steps)
+    report = stopped(plan, steps, number, why, status)
+    reason = report.reason or why
     done = number - 1
     summary = (f"Replay stopped at step {number} of {len(plan.steps)} ({step.action} "
                f"{step.target or step.selector or step.value or ''}): {reason}. Steps 1-{done} were done; "

@@ -14,10 +14,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...core.models import ReplayedStep, ReplayReport, Step
+from ...core.models import ReplayedStep, ReplayReport, ReplayStepStatus, Step
 from ...core.redaction import PLACEHOLDER, SecretRegistry
 from ...core.text import clean_for_prompt
 from ...run import Run
+from ...service.replay_reports import completed, step_hit, stopped
 from ...trajectories.evidence import parse_identity
 from ...trajectories.plans import ReplayPlan
 from .steps import element_role, element_selector
@@ -73,12 +74,13 @@ async def replay_on_session(plan: ReplayPlan, run: Run, session: Any, tools: Any
         if step.action in ("wait", "scroll"):
             if step.action == "wait":
                 await asyncio.sleep(min(MAX_WAIT_SECONDS, (step.duration_ms or 500) / 1000))
-            replayed.append(ReplayedStep(step=number, action=step.action, target=step.target, status="hit"))
+            replayed.append(step_hit(plan, number))
             continue
         found = await _element(session, step) if step.action in _ON_ELEMENT else None
         if step.action in _ON_ELEMENT and not isinstance(found, tuple):
             history = plan.history.get(index)
-            status = "stale" if found is None and history is not None and history.established else "missed"
+            status: ReplayStepStatus = "stale" if found is None and history is not None and history.established \
+                else "missed"
             why = (f"{step.target} is not on the page any more" if found is None
                    else f"{step.target} matches {found} elements on the page now")
             return _stopped(plan, replayed, done, number, why, status=status)
@@ -96,10 +98,9 @@ async def replay_on_session(plan: ReplayPlan, run: Run, session: Any, tools: Any
         if error:
             run.on_error(f"{step.action} {step.target or ''}".strip(), str(error))
             return _stopped(plan, replayed, done, number, f"{step.action} failed: {clean_for_prompt(str(error), 300)}")
-        replayed.append(ReplayedStep(step=number, action=step.action, target=step.target, status="hit", url=step.url))
+        replayed.append(step_hit(plan, number))
         done.append(step)
-    report = ReplayReport(outcome="replayed", trajectory_id=plan.trajectory_id, step=total, steps=replayed)
-    return ReplayResult(report, done, total)
+    return ReplayResult(completed(plan, replayed), done, total)
 
 
 def _unfit(plan: ReplayPlan, index: int, step: Step) -> str | None:
@@ -151,11 +152,5 @@ def _browser_use_action(step: Step, typed: str | None, index: int | None) -> tup
 
 
 def _stopped(plan: ReplayPlan, replayed: list[ReplayedStep], done: list[Step], number: int, why: str, *,
-             status: str = "missed") -> ReplayResult:
-    step = plan.steps[number - 1]
-    reason = clean_for_prompt(why, 1000)
-    steps = [*replayed, ReplayedStep(step=number, action=step.action, target=step.target, status=status,  # type: ignore[arg-type]
-                                     reason=reason, url=step.url)]
-    report = ReplayReport(outcome="handed_over", trajectory_id=plan.trajectory_id, step=number, reason=reason,
-                          steps=steps)
-    return ReplayResult(report, done, len(plan.steps))
+             status: ReplayStepStatus = "missed") -> ReplayResult:
+    return ReplayResult(stopped(plan, replayed, number, why, status), done, len(plan.steps))
