@@ -27,9 +27,8 @@ def serve_command(ctx: click.Context, host: str, port: int, workers: int, token:
     if not _loopback(host) and not token:
         raise click.UsageError(f"--host {host} is reachable from other machines: give --token (or $WEBMEM_API_TOKEN)")
     try:
-        import uvicorn
-
         from ..server import app as server_app
+        from ..server import workers as server_workers
     except ImportError:
         raise click.ClickException("the HTTP server needs FastAPI and uvicorn: pip install 'webmem[server]'") from None
     url = database_url(None)
@@ -41,8 +40,10 @@ def serve_command(ctx: click.Context, host: str, port: int, workers: int, token:
     if url is None and ctx.obj.memory_dir is not None:
         os.environ[ENV_DIR] = ctx.obj.memory_dir
     click.echo(f"webmem serving {location} on http://{host}:{port}/v1 (docs at /docs)", err=True)
-    uvicorn.run("webmem.server.app:app_from_environment", factory=True, host=host, port=port, workers=workers,
-                log_level="warning")
+    try:
+        server_workers.serve(host, port, workers)
+    except OSError as exc:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
 
 
 def _loopback(host: str) -> bool:
