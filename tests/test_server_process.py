@@ -72,3 +72,33 @@ def test_the_node_example_records_a_run_through_webmem_serve(served: str, memory
 def test_serve_refuses_to_listen_off_loopback_without_a_token(memory_dir: Path) -> None:
     result = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "serve", "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "give --token" in result.output
+
+
+def test_worker_sockets_get_connections_without_nagle() -> None:
+    """Each worker's socket names TCP, so asyncio turns Nagle off on what it accepts (else every answer
+    waits for the client's delayed ACK, ~40 ms); shown on a socket like uvicorn's own for contrast."""
+    import asyncio
+
+    from webmem.server.workers import bind
+
+    async def accepted_nodelay(listener: socket.socket) -> int:
+        found: list[int] = []
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            found.append(writer.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=listener)
+        reader, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+        await reader.read()
+        writer.close()
+        server.close()
+        return found[0]
+
+    ours = bind("127.0.0.1", free_port())
+    assert ours.proto == socket.IPPROTO_TCP and ours.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
+    assert asyncio.run(accepted_nodelay(ours)) != 0
+    plain = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # as uvicorn's --workers binds it
+    plain.bind(("127.0.0.1", 0))
+    plain.listen()
+    assert asyncio.run(accepted_nodelay(plain)) == 0
