@@ -102,3 +102,40 @@ def test_worker_sockets_get_connections_without_nagle() -> None:
     plain.bind(("127.0.0.1", 0))
     plain.listen()
     assert asyncio.run(accepted_nodelay(plain)) == 0
+
+
+def test_serve_with_mcp_answers_mcp_clients_behind_the_same_token(memory_dir: Path) -> None:
+    import asyncrun
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "webmem", "--memory-dir", str(memory_dir), "serve", "--port",
+                                str(port), "--token", "tok-m", "--mcp"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stderr.read().decode() if process.stderr else ""
+            try:
+                if httpx.get(f"{base}/v1/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "webmem serve --mcp did not answer"
+                time.sleep(0.2)
+        assert httpx.post(f"{base}/mcp/", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).status_code == 401
+
+        async def main() -> str:
+            http = httpx2.AsyncClient(headers={"Authorization": "Bearer tok-m"}, timeout=30)
+            async with Client(streamable_http_client(f"{base}/mcp/", http_client=http)) as client:
+                answer = await client.call_tool("webmem_start_run", {"goal": "Find a pie",
+                                                                     "start_url": "https://shop.example/"})
+                return str(answer.structured_content["run_id"])
+
+        run_id = asyncrun.run(main)
+        runs = httpx.get(f"{base}/v1/runs", headers={"Authorization": "Bearer tok-m"}).json()["runs"]
+        assert [run["run_id"] for run in runs] == [run_id]  # one memory behind both
+    finally:
+        process.terminate()
+        process.wait(timeout=15)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 import anyio
@@ -23,7 +23,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, Tool
 
-from ..core.errors import InvalidInput, WebmemError
+from ..core.errors import InvalidInput, RunNotFound, WebmemError
 from ..core.redaction import redact_tree
 from ..core.urls import domain_of
 from ..core.version import __version__
@@ -55,7 +55,6 @@ class BrowserProxy(MCPServer):
         self._child: Client | None = None
         self._child_tools: list[Tool] = []
         self._run_id: str | None = None
-        self._auto_started = False
         self._page_url: str | None = None
         self._seen_domain: str | None = None
         self._refs: dict[str, str] = {}
@@ -160,23 +159,20 @@ class BrowserProxy(MCPServer):
             return "webmem records steps once the browser is on an http(s) page."
         goal = AUTO_GOAL.format(host=domain_of(page))
         started = await anyio.to_thread.run_sync(lambda: self.service.start_run(goal, page))
-        self._begin(started, auto=True)
+        self._begin(started)
         self._seen_domain = None  # nobody was told what memory knows about this site yet
         return (f"webmem is recording this session as run {started.run_id}. Call webmem_start_run(goal, start_url) "
                 "before browsing to get lessons and replays of remembered runs.")
 
-    def _begin(self, started: StartedRun, *, auto: bool) -> None:
+    def _begin(self, started: StartedRun) -> None:
         self._run_id = started.run_id
-        self._auto_started = auto
         self._seen_domain = started.domain
 
     async def _finish_open_run(self, outcome: str) -> None:
         run_id, self._run_id = self._run_id, None
         if run_id is not None:
-            try:
+            with suppress(RunNotFound):  # forgotten meanwhile: nothing is left to close (a finished run is kept)
                 await anyio.to_thread.run_sync(lambda: self.service.finish_run(run_id, success=False, outcome=outcome))
-            except WebmemError:
-                pass  # the run was finished or forgotten meanwhile: nothing is left to close
 
     # -- webmem's tools in the proxy ----------------------------------------------------------------
 
@@ -198,7 +194,7 @@ class BrowserProxy(MCPServer):
                     goal, start_url, session_id=session_id, resume_run_id=resume_run_id))
             except WebmemError as exc:
                 raise ToolError(f"{type(exc).__name__}: {exc}") from exc
-            self._begin(started, auto=False)
+            self._begin(started)
             return started
 
         @self.tool(annotations=WRITES)
