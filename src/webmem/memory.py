@@ -397,20 +397,22 @@ class Memory(metaclass=_OpenedOnly):
                 "database_bytes": health["database_bytes"], "wal_bytes": health["wal_bytes"]}
 
     def doctor(self) -> dict[str, Any]:
-        """Integrity check, migrations, WAL state, orphaned records; ``ok`` says whether all is well."""
+        """Integrity check, migrations, WAL state, orphaned records; ``ok`` says whether all is well. Runs
+        abandoned in this namespace (running, not updated for long) are listed (up to 100), not counted as wrong."""
         with self.store.read() as conn:
             health = inspect_store.health(conn, self.store.location)
             orphaned = inspect_store.orphans(conn, self.namespace)
             states = migration_states(conn)
             names = inspect_store.namespaces(conn)
         pending = [state.name for state in states if not state.applied]
+        abandoned = [run.run_id for run in self.runs.abandoned(limit=100)]
         return {
             "ok": health["integrity"] == "ok" and not pending and health["journal_mode"] == "wal",
             "integrity": health["integrity"], "journal_mode": health["journal_mode"],
             "database_bytes": health["database_bytes"], "wal_bytes": health["wal_bytes"],
             "migrations": [{"name": s.name, "applied_at": s.applied_at.isoformat() if s.applied_at else None}
                            for s in states],
-            "pending_migrations": pending, "orphans": orphaned, "namespaces": names,
+            "pending_migrations": pending, "orphans": orphaned, "namespaces": names, "abandoned_runs": abandoned,
         }
 
     def migrations(self) -> list[MigrationState]:

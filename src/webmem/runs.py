@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, select, update
@@ -17,6 +19,12 @@ from .store.scope import Scope
 from .store.statements import lock_rows
 
 RUN_STATUSES = ("running", "completed", "failed")
+#: A running run not updated for this long is taken as abandoned: its process died or forgot to finish it.
+#: Every recorded step and ``update`` moves ``updated_at``; ``$WEBMEM_ABANDONED_AFTER_MINUTES`` changes it.
+ABANDONED_AFTER = timedelta(minutes=30)
+ENV_ABANDONED_AFTER = "WEBMEM_ABANDONED_AFTER_MINUTES"
+#: The state ``list`` filters on and the CLI shows for such a run (stored, it is still ``running``).
+ABANDONED = "abandoned"
 _MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
 _STEP_COLUMNS = [column for column in run_steps.c if column.name not in ("namespace", "run_id", "seq", "recorded_at")]
 
@@ -102,9 +110,11 @@ class RunRegistry:
             query = query.where(runs.c.domain == check_domain(domain))
         if session_id is not None:
             query = query.where(runs.c.session_id == _text_filter(session_id, "session_id"))
-        if status is not None:
+        if status == ABANDONED:
+            query = query.where(runs.c.status == "running", runs.c.updated_at < utcnow() - abandoned_after())
+        elif status is not None:
             if status not in RUN_STATUSES:
-                raise InvalidInput(f"status: {status!r} is not one of {', '.join(RUN_STATUSES)}")
+                raise InvalidInput(f"status: {status!r} is not one of {', '.join((*RUN_STATUSES, ABANDONED))}")
             query = query.where(runs.c.status == status)
         query = query.order_by(runs.c.started_at.desc(), runs.c.run_id.desc())
         if limit is not None:
@@ -185,6 +195,16 @@ class RunRegistry:
         return finished
 
     @retried
+    def abandoned(self, *, limit: int | None = None) -> list[RunManifest]:
+        """Running runs not updated for :func:`abandoned_after`, oldest update first."""
+        query = select(*_MANIFEST_COLUMNS).where(
+            runs.c.namespace == self._ns, runs.c.status == "running", runs.c.updated_at < utcnow() - abandoned_after(),
+        ).order_by(runs.c.updated_at, runs.c.run_id)
+        if limit is not None:
+            query = query.limit(positive_int(limit, field="limit"))
+        with self._scope.store.read() as conn:
+            return [_manifest(row) for row in conn.execute(query)]
+
     def add_step(self, run_id: str, step: Step) -> int:
         """Append a step to a running run; returns its 1-based position."""
         with self._scope.store.write() as conn:
@@ -336,3 +356,25 @@ def _check_paths(paths: Sequence[str]) -> list[str]:
     if isinstance(paths, str) or not all(isinstance(path, str) and path for path in paths):
         raise InvalidInput("artifact_paths: expected a list of non-empty strings")
     return list(paths)
+
+
+def abandoned_after() -> timedelta:
+    """How long a running run may go without an update before it counts as abandoned."""
+    text = os.environ.get(ENV_ABANDONED_AFTER, "").strip()
+    if not text:
+        return ABANDONED_AFTER
+    try:
+        minutes = float(text)
+    except ValueError:
+        raise InvalidInput(f"{ENV_ABANDONED_AFTER}: expected a number of minutes, got {text!r}") from None
+    if not 0 < minutes <= 60 * 24 * 365:
+        raise InvalidInput(f"{ENV_ABANDONED_AFTER}: expected minutes between 0 and a year, got {text!r}")
+    return timedelta(minutes=minutes)
+
+
+def shown_status(manifest: RunManifest, *, now: datetime | None = None) -> str:
+    """The run's status as people read it: ``abandoned`` for a running run not updated for too long."""
+    moment = now or utcnow()
+    if manifest.status == "running" and manifest.updated_at < moment - abandoned_after():
+        return ABANDONED
+    return manifest.status

@@ -61,6 +61,9 @@ def doctor(settings: Settings, json_: bool) -> None:
         for label, count in report["orphans"].items():
             click.echo(f"{label}: {count}")
         click.echo(f"namespaces: {', '.join(report['namespaces']) or '(none)'}")
+        if report["abandoned_runs"]:
+            click.echo(f"abandoned runs (running, not updated for a while): {len(report['abandoned_runs'])}; "
+                       "close them with `webmem runs close RUN_ID`")
         click.echo("ok" if report["ok"] else "problems found")
     if not report["ok"]:
         raise SystemExit(1)

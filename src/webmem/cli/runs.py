@@ -11,6 +11,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..core.models import ReplayReport, RunManifest, Step
+from ..runs import shown_status
 from .output import COUNT, console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
@@ -20,7 +21,8 @@ if TYPE_CHECKING:
 @click.group("runs", invoke_without_command=True, subcommand_metavar="[COMMAND] [ARGS]...")
 @click.option("--domain", help="Only runs on this domain (host[:port]).")
 @click.option("--session-id", help="Only runs of this session.")
-@click.option("--status", type=click.Choice(["running", "completed", "failed"]), help="Only runs in this state.")
+@click.option("--status", type=click.Choice(["running", "completed", "failed", "abandoned"]),
+              help="Only runs in this state (abandoned: running, but not updated for 30 minutes).")
 @click.option("--limit", type=COUNT, default=20, show_default=True, help="At most this many runs.")
 @json_option
 @click.pass_context
@@ -40,7 +42,7 @@ def runs_group(
     else:
         table(
             ("run id", "status", "domain", "goal", "turns", "started (UTC)", "session"),
-            ((m.run_id, m.status, m.domain, short(m.goal, 60), m.turn_count, when(m.started_at), m.session_id)
+            ((m.run_id, shown_status(m), m.domain, short(m.goal, 60), m.turn_count, when(m.started_at), m.session_id)
              for m in manifests),
             no_wrap=("run id", "status", "domain", "started (UTC)", "session"),
         )
@@ -61,7 +63,7 @@ def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
     details = Table.grid(padding=(0, 2))
     details.add_column(style="bold")
     details.add_column()
-    for key, value in manifest.model_dump(exclude={"replay"}).items():
+    for key, value in {**manifest.model_dump(exclude={"replay"}), "status": shown_status(manifest)}.items():
         if value not in (None, [], ""):
             details.add_row(key, Text(when(value) if isinstance(value, datetime) else str(value)))
     if manifest.replay is not None:
@@ -80,6 +82,25 @@ def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
               {True: "yes", False: "no", None: ""}[s.verified], s.url) for n, s in enumerate(steps, start=1)),
             title="Steps",
         )
+
+
+@runs_group.command("close")
+@click.argument("run_id")
+@click.option("--outcome", default="Closed: the run was abandoned", show_default=True, help="Why it ended.")
+@json_option
+@click.pass_obj
+def runs_close(settings: Settings, run_id: str, outcome: str, json_: bool) -> None:
+    """Finish a run that will not finish itself (its process died) as failed; its steps are kept."""
+    with settings.memory() as mem:
+        run = mem.get_run(run_id)
+        already = run.finished
+        manifest = run.manifest if already else run.finish(success=False, outcome=outcome)
+    if json_:
+        emit_json({"run": manifest.model_dump(mode="json"), "closed": not already})
+    elif already:
+        click.echo(f"{run_id} was already {manifest.status}; nothing changed")
+    else:
+        click.echo(f"{run_id} closed as failed: {manifest.summary}")
 
 
 @runs_group.command("resume")
@@ -146,7 +167,7 @@ def _grow(node: Tree, nodes: Lineage) -> None:
 
 def _label(manifest: RunManifest) -> Text:
     session = f" [session {manifest.session_id}]" if manifest.session_id else ""
-    return Text(f"{manifest.run_id} ({manifest.status}) {short(manifest.goal, 70)}{session}")  # not markup
+    return Text(f"{manifest.run_id} ({shown_status(manifest)}) {short(manifest.goal, 70)}{session}")  # not markup
 
 
 def _show_scenario(scenario: dict[str, Any], json_: bool) -> None:
