@@ -79,6 +79,8 @@ def test_worker_sockets_get_connections_without_nagle() -> None:
     waits for the client's delayed ACK, ~40 ms); shown on a socket like uvicorn's own for contrast."""
     import asyncio
 
+    import asyncrun
+
     from webmem.server.workers import bind
 
     async def accepted_nodelay(listener: socket.socket) -> int:
@@ -97,11 +99,11 @@ def test_worker_sockets_get_connections_without_nagle() -> None:
 
     ours = bind("127.0.0.1", free_port())
     assert ours.proto == socket.IPPROTO_TCP and ours.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
-    assert asyncio.run(accepted_nodelay(ours)) != 0
+    assert asyncrun.run(accepted_nodelay, ours) != 0
     plain = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # as uvicorn's --workers binds it
     plain.bind(("127.0.0.1", 0))
     plain.listen()
-    assert asyncio.run(accepted_nodelay(plain)) == 0
+    assert asyncrun.run(accepted_nodelay, plain) == 0
 
 
 def test_serve_with_mcp_answers_mcp_clients_behind_the_same_token(memory_dir: Path) -> None:
