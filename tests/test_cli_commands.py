@@ -816,7 +816,8 @@ def test_namespaces_partition_stats_and_listings(filled: Path) -> None:
 def test_doctor_ok(template: Path) -> None:
     report = data(on(template, "doctor", "--json"))
     assert set(report) == {"ok", "integrity", "journal_mode", "database_bytes", "wal_bytes", "migrations",
-                           "pending_migrations", "orphans", "namespaces"}
+                           "pending_migrations", "orphans", "namespaces", "abandoned_runs"}
+    assert all(run_id.startswith("run_") for run_id in report["abandoned_runs"])  # the fixture has old running runs
     assert report["ok"] is True and report["integrity"] == "ok" and report["journal_mode"] == "wal"
     assert [m["name"] for m in report["migrations"]] == [m.name for m in MIGRATIONS]
     assert report["pending_migrations"] == [] and report["namespaces"] == ["default"]

@@ -92,9 +92,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import agent, bench, demo, forget, inspect, maintenance, mcp, runs, serve, transfer
+    from . import agent, bench, demo, events, forget, inspect, maintenance, mcp, runs, serve, transfer
 
-    for module in (runs, inspect, transfer, maintenance, forget, agent, demo, bench, mcp, serve):
+    for module in (runs, inspect, transfer, maintenance, forget, agent, demo, bench, mcp, serve, events):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -10,10 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from .clock import utcnow
+from .errors import InvalidInput
 from .redaction import SecretRegistry
+
+try:
+    import fcntl
+except ImportError:  # Windows: rotation is not serialised across processes there
+    fcntl = None  # type: ignore[assignment]
 
 EventCallback = Callable[[dict[str, Any]], None]
 EVENTS_FILE = "events.jsonl"
+#: The log is rotated when it passes this size: ``events.jsonl`` becomes ``events.jsonl.1`` (and ``.1``
+#: ``.2``, ...), and the oldest beyond the kept count goes. ``$WEBMEM_EVENTS_MAX_BYTES`` (0: never rotate)
+#: and ``$WEBMEM_EVENTS_KEEP`` change them.
+MAX_BYTES = 10 * 1024 * 1024
+KEEP = 3
+ENV_MAX_BYTES = "WEBMEM_EVENTS_MAX_BYTES"
+ENV_KEEP = "WEBMEM_EVENTS_KEEP"
 
 
 class EventLog:
@@ -69,5 +82,68 @@ class EventLog:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, data)
+                size = os.fstat(fd).st_size
             finally:
                 os.close(fd)
+            limit = max_bytes()
+            if limit and size > limit and self.path is not None:
+                rotate(self.path, keep=kept_files())
+
+
+def max_bytes() -> int:
+    return _env_count(ENV_MAX_BYTES, MAX_BYTES)
+
+
+def kept_files() -> int:
+    return max(1, _env_count(ENV_KEEP, KEEP))
+
+
+def rotated(path: Path, number: int) -> Path:
+    return path.with_name(f"{path.name}.{number}")
+
+
+def rotate(path: Path, *, keep: int) -> None:
+    """Move the log aside (``.1``, the older ones one further, the oldest beyond ``keep`` dropped). Processes
+    that share the log rotate one at a time, and only a log still over the limit."""
+    with _rotation_lock(path):
+        try:
+            if path.stat().st_size <= max_bytes():
+                return  # another process rotated it meanwhile
+        except FileNotFoundError:
+            return
+        rotated(path, keep).unlink(missing_ok=True)
+        for number in range(keep - 1, 0, -1):
+            if rotated(path, number).exists():
+                os.replace(rotated(path, number), rotated(path, number + 1))
+        os.replace(path, rotated(path, 1))
+
+
+def _env_count(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise InvalidInput(f"{name}: expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise InvalidInput(f"{name}: expected 0 or more, got {value}")
+    return value
+
+
+class _rotation_lock:
+    """An exclusive lock on ``<log>.lock`` (shared by every process writing the log) while rotating."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path.with_name(path.name + ".lock")
+        self._fd = -1
+
+    def __enter__(self) -> None:
+        self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT, 0o600)
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)

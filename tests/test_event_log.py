@@ -1,0 +1,95 @@
+"""The event log: capped in size and rotated (also with several processes writing), and `webmem events`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import webmem
+from webmem.cli import cli
+from webmem.core.events import ENV_KEEP, ENV_MAX_BYTES, EVENTS_FILE
+
+SITE = "https://shop.example/"
+
+
+def all_events(directory: Path) -> list[dict[str, object]]:
+    """Every event kept, oldest first (the highest-numbered rotated file is the oldest)."""
+    rotated = sorted(directory.glob(EVENTS_FILE + ".[0-9]*"), key=lambda file: -int(file.suffix[1:]))
+    found = []
+    for file in [*rotated, directory / EVENTS_FILE]:
+        found += [json.loads(line) for line in file.read_text().splitlines()]  # every line whole
+    return found
+
+
+def record(directory: Path, steps: int) -> str:
+    with webmem.Memory.open(directory) as mem, mem.start_run(goal="Find a pie", start_url=SITE) as run:
+        for number in range(steps):
+            run.record_step(action="click", target=f'link "Pie {number}"', url=SITE)
+        run.finish(success=True)
+        return run.id
+
+
+def test_the_log_is_rotated_past_its_size_and_old_files_go(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_MAX_BYTES, "4000")
+    monkeypatch.setenv(ENV_KEEP, "2")
+    record(memory_dir, 120)
+    names = sorted(file.name for file in memory_dir.glob(EVENTS_FILE + "*") if not file.name.endswith(".lock"))
+    assert names == [EVENTS_FILE, EVENTS_FILE + ".1", EVENTS_FILE + ".2"]
+    for name in names[1:]:
+        size = (memory_dir / name).stat().st_size
+        assert 4000 < size < 4000 + 2000  # rotated just past the limit (a line is at most one more)
+    assert "run_finished" in [event["event"] for event in all_events(memory_dir)[-8:]]  # the newest are kept
+
+
+def test_processes_sharing_the_log_rotate_without_losing_a_line(memory_dir: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_MAX_BYTES, "3000")
+    monkeypatch.setenv(ENV_KEEP, "500")  # nothing dropped: every line must be somewhere
+    webmem.Memory.open(memory_dir).close()
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_event_log as t; "
+              f"from pathlib import Path; t.record(Path({str(memory_dir)!r}), 60)")
+    workers = [subprocess.Popen([sys.executable, "-c", script], env=dict(os.environ)) for _ in range(3)]
+    assert [worker.wait(timeout=300) for worker in workers] == [0, 0, 0]
+    steps = [event for event in all_events(memory_dir) if event["event"] == "step_recorded"]
+    assert len(steps) == 180 and len({(event["run_id"], event["seq"]) for event in steps}) == 180
+
+
+def test_webmem_events_shows_the_end_of_the_log_and_filters(memory_dir: Path) -> None:
+    run_id = record(memory_dir, 6)
+    runner = CliRunner()
+    shown = runner.invoke(cli, ["--memory-dir", str(memory_dir), "events", "--tail", "3"], catch_exceptions=False)
+    assert shown.exit_code == 0 and len(shown.output.splitlines()) == 3 and "fact_recorded" in shown.output
+    only = runner.invoke(cli, ["--memory-dir", str(memory_dir), "events", "--event", "step_recorded", "--json",
+                               "--run-id", run_id, "--tail", "100"], catch_exceptions=False)
+    events = [json.loads(line) for line in only.output.splitlines()]
+    assert [event["seq"] for event in events] == [1, 2, 3, 4, 5, 6]
+    missing = runner.invoke(cli, ["--memory-dir", str(memory_dir.parent / "nowhere"), "events"])
+    assert missing.exit_code == 1 and "no event log" in missing.output
+
+
+def test_webmem_events_follow_prints_new_events_across_a_rotation(memory_dir: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    record(memory_dir, 1)
+    monkeypatch.setenv(ENV_KEEP, "50")  # nothing rotated out of reach while the follower sleeps between polls
+    env = {**os.environ, ENV_MAX_BYTES: "3000"}
+    follower = subprocess.Popen([sys.executable, "-m", "webmem", "--memory-dir", str(memory_dir), "events", "--follow",
+                                 "--tail", "1", "--event", "run_finished", "--json"],
+                                env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        monkeypatch.setenv(ENV_MAX_BYTES, "3000")
+        newest = [record(memory_dir, 30) for _ in range(2)]  # rotates the log several times on the way
+        assert (memory_dir / (EVENTS_FILE + ".1")).exists()
+        time.sleep(3)  # a few polls of the follower
+    finally:
+        follower.terminate()
+        output, _ = follower.communicate(timeout=10)
+    seen = [json.loads(line)["run_id"] for line in output.splitlines()]
+    assert seen[1:] == newest  # the one before, then each new run as it finished, across the rotations
