@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, select, update
 
 from .core.clock import new_id, utcnow
+from .core.env import env_number
 from .core.errors import InvalidInput, RunClosed, RunNotFound
 from .core.models import ReplayReport, RunManifest, Scenario, Step, positive_int, validated
 from .core.urls import check_domain, check_url, domain_of
@@ -360,16 +360,8 @@ def _check_paths(paths: Sequence[str]) -> list[str]:
 
 def abandoned_after() -> timedelta:
     """How long a running run may go without an update before it counts as abandoned."""
-    text = os.environ.get(ENV_ABANDONED_AFTER, "").strip()
-    if not text:
-        return ABANDONED_AFTER
-    try:
-        minutes = float(text)
-    except ValueError:
-        raise InvalidInput(f"{ENV_ABANDONED_AFTER}: expected a number of minutes, got {text!r}") from None
-    if not 0 < minutes <= 60 * 24 * 365:
-        raise InvalidInput(f"{ENV_ABANDONED_AFTER}: expected minutes between 0 and a year, got {text!r}")
-    return timedelta(minutes=minutes)
+    default = ABANDONED_AFTER.total_seconds() / 60
+    return timedelta(minutes=env_number(ENV_ABANDONED_AFTER, default, above=0, at_most=60 * 24 * 365))
 
 
 def shown_status(manifest: RunManifest, *, now: datetime | None = None) -> str:

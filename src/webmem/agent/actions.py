@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.errors import InvalidInput
-from .browser import element_identity
+from ..trajectories.evidence import element_identity
 
 #: Every action kind, and the kinds that act on an element of the page.
 ACTION_KINDS = ("goto", "click", "fill", "type", "press", "select", "check", "hover", "scroll", "wait", "finish")
@@ -19,9 +19,6 @@ MAX_WAIT_MS = 30_000
 
 #: The reason of every action a replay hands out (a policy that takes over can tell them from its own).
 REPLAYED = "replay"
-#: The role of a target that is a text the page shows (a clickable span, a cell) rather than an element
-#: with a role of its own: ``text "Next"`` is found by that exact visible text.
-TEXT_ROLE = "text"
 
 
 def text_selector(text: str, *, first: bool = True) -> str:

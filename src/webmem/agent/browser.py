@@ -12,6 +12,7 @@ import shutil
 from typing import Any
 
 from ..core.errors import BrowserUnavailable
+from ..trajectories.evidence import element_identity  # noqa: F401 - kept importable from here
 
 __all__ = [
     "CHROMIUM_ARGS",
@@ -94,15 +95,6 @@ def launch_chromium(playwright: Any, *, headless: bool = True) -> Any:
         ) from exc
 
 
-def element_identity(role: str, name: str) -> str:
-    """Return the identity of an element as ``role "name"``.
-
-    Backslashes and double quotes in ``name`` are escaped with a backslash,
-    the way Playwright's aria snapshots write them, e.g.
-    ``element_identity("button", 'Say "hi"')`` is ``button "Say \\"hi\\""``.
-    """
-    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-    return f'{role} "{escaped}"'
 
 
 def _first_line(text: str) -> str:

@@ -8,8 +8,8 @@ from typing import Any
 
 from ..core.text import clean_for_prompt
 from ..episodes.aria import parse_aria_snapshot
-from ..trajectories.evidence import key
-from .actions import TEXT_ROLE, Action, Target, text_selector
+from ..trajectories.evidence import TEXT_ROLE, key
+from .actions import Action, Target, text_selector
 from .observation import Element, Observation, observe
 
 SCROLL_PIXELS = 600

@@ -8,7 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from ..episodes.aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
-from .actions import TEXT_ROLE, Target, text_selector
+from ..trajectories.evidence import TEXT_ROLE
+from .actions import Target, text_selector
 from .browser import element_identity
 from .instructions import salient
 

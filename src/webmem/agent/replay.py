@@ -11,9 +11,9 @@ from ..core.models import ReplayedStep, ReplayStepStatus, Step
 from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.text import clean_for_prompt
 from ..core.urls import MAX_URL_LENGTH
-from ..trajectories.evidence import key, parse_identity
+from ..trajectories.evidence import TEXT_ROLE, key, parse_identity
 from ..trajectories.plans import ReplayPlan, TargetHistory
-from .actions import MAX_WAIT_MS, REPLAYED, TEXT_ROLE, Action, Target, text_selector
+from .actions import MAX_WAIT_MS, REPLAYED, Action, Target, text_selector
 from .observation import Element, Observation
 from .policy import Policy, PolicyStats, StepOutcome, Turn
 

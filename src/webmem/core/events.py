@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .clock import utcnow
-from .errors import InvalidInput
+from .env import env_number
 from .redaction import SecretRegistry
 
 try:
@@ -91,11 +91,11 @@ class EventLog:
 
 
 def max_bytes() -> int:
-    return _env_count(ENV_MAX_BYTES, MAX_BYTES)
+    return int(env_number(ENV_MAX_BYTES, MAX_BYTES, whole=True, at_least=0))
 
 
 def kept_files() -> int:
-    return max(1, _env_count(ENV_KEEP, KEEP))
+    return int(env_number(ENV_KEEP, KEEP, whole=True, at_least=1))
 
 
 def rotated(path: Path, number: int) -> Path:
@@ -116,19 +116,6 @@ def rotate(path: Path, *, keep: int) -> None:
             if rotated(path, number).exists():
                 os.replace(rotated(path, number), rotated(path, number + 1))
         os.replace(path, rotated(path, 1))
-
-
-def _env_count(name: str, default: int) -> int:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        raise InvalidInput(f"{name}: expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise InvalidInput(f"{name}: expected 0 or more, got {value}")
-    return value
 
 
 class _rotation_lock:

@@ -182,16 +182,7 @@ class LessonStore:
 
     def system_prompt_section(self, *, run_id: str | None = None) -> str:
         """Tier 1 as a system-prompt section, learned lessons apart from built-in ones; '' when there is none."""
-        chosen = self.tier1(run_id=run_id)
-        if not chosen:
-            return ""
-        learned = any(item.source != "seed" for item in chosen)
-        lines = [SYSTEM_PROMPT_HEADING if learned else BUILT_IN_HEADING]
-        for intro, group in ((LEARNED_INTRO, [item for item in chosen if item.source != "seed"]),
-                             (BUILT_IN_INTRO, [item for item in chosen if item.source == "seed"])):
-            if group:
-                lines += ["", intro, *(f"- {clean_for_prompt(item.lesson, 500)}" for item in group)]
-        return "\n".join(lines)
+        return system_prompt_text(self.tier1(run_id=run_id))
 
     @retried
     def recall_on_error(
@@ -449,3 +440,16 @@ def _normal_pattern(pattern: object) -> object:
     if pattern is None or not isinstance(pattern, str):
         return pattern
     return plain_text(pattern.lower(), 200) or None
+
+
+def system_prompt_text(chosen: Sequence[Lesson]) -> str:
+    """Tier-1 lessons as a system-prompt section, learned ones apart from built-in ones; '' for none."""
+    if not chosen:
+        return ""
+    learned = any(item.source != "seed" for item in chosen)
+    lines = [SYSTEM_PROMPT_HEADING if learned else BUILT_IN_HEADING]
+    for intro, group in ((LEARNED_INTRO, [item for item in chosen if item.source != "seed"]),
+                         (BUILT_IN_INTRO, [item for item in chosen if item.source == "seed"])):
+        if group:
+            lines += ["", intro, *(f"- {clean_for_prompt(item.lesson, 500)}" for item in group)]
+    return "\n".join(lines)

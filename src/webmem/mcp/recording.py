@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.text import clean_for_prompt
+from ..service.drafts import StepDraft
 
 #: Tools that act on the page, and the action each records (other tools only look, or set the browser up).
 ACTIONS = {
@@ -37,17 +38,6 @@ _NAME_OPTION = re.compile(rf"name(?::\s*|=)(?P<name>{_STRING})")
 _SNAPSHOT_LINE = re.compile(
     r'^\s*- (?P<role>[a-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?[^\n]*\[ref=(?P<ref>[a-z0-9]+)\]', re.M
 )
-
-
-@dataclass(frozen=True)
-class StepDraft:
-    """What one call did, as :meth:`webmem.Run.record_step` takes it."""
-
-    action: str
-    target: str | None = None
-    selector: str | None = None
-    value: str | None = None
-    duration_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -126,8 +126,8 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
 
     @app.get(f"{API}/replay-plan", dependencies=guarded)
     def replay_plan(goal: str, url: str, svc: Service) -> dict[str, Any]:
-        found = svc.search_trajectories(goal, url, limit=1)
-        return {"goal": goal, "replay": found.replay, "reason": found.replay_unavailable}
+        offer, reason = svc.replay_for(goal, url)
+        return {"goal": goal, "replay": offer, "reason": reason}
 
     @app.get(f"{API}/lessons", dependencies=guarded)
     def list_lessons(svc: Service, category: str | None = None, domain: str | None = None) -> Lessons:
@@ -167,7 +167,7 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
         return svc.stats()
 
     if mcp_app is not None:
-        app.mount("/mcp", _guarded_asgi(mcp_app, expected))
+        app.mount("/mcp", _guarded_asgi(mcp_app, token))
     mount_viewer(app)
     return app
 
@@ -179,12 +179,12 @@ def _mcp_app(namespaces: Namespaces) -> Any:
     return server.streamable_http_app(streamable_http_path="/", host="127.0.0.1")
 
 
-def _guarded_asgi(app: Any, expected: bytes | None) -> Any:
-    if expected is None:
+def _guarded_asgi(app: Any, token: str | None) -> Any:
+    if not token:
         return app
     from ..mcp.transports import BearerToken
 
-    return BearerToken(app, expected.decode().removeprefix("Bearer "))
+    return BearerToken(app, token)
 
 
 #: What ``webmem serve`` hands to each worker process.

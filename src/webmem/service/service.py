@@ -18,6 +18,7 @@ from ..core.errors import InvalidInput
 from ..core.models import Lesson, ReplayReport
 from ..core.pack import check_budget
 from ..core.urls import check_domain, check_url, origin_of
+from ..lessons.store import system_prompt_text
 from ..memory import Memory
 from ..run import DEFAULT_BUDGET_TOKENS, Run
 from ..trajectories.plans import ReplayPlan
@@ -87,7 +88,7 @@ class MemoryService:
         self._keep(run)
         with self._lock(run.id):
             lessons = mem.lessons.tier1(run_id=run.id)
-            system_prompt = run.system_prompt()
+            system_prompt = system_prompt_text(lessons)  # the text run.system_prompt() gives, from one read
             pack = run.context(url=run.manifest.start_url, budget_tokens=START_BUDGET_TOKENS)
             lookup = mem.trajectories.search_replay(run.goal, origin_of(run.manifest.start_url), run_id=run.id)
             if lookup.plan is not None:
@@ -185,7 +186,7 @@ class MemoryService:
         origin = origin_of(url)
         mem = self.memory
         report = mem.trajectories.match(goal, origin=origin, limit=_limit(limit))
-        lookup = mem.trajectories.search_replay(goal, origin)
+        offer, unavailable = self.replay_for(goal, url)
         best = report.best
         return TrajectorySearch(
             goal=report.goal, origin=report.origin, best=best.id if best else None, reason=report.reason,
@@ -195,9 +196,13 @@ class MemoryService:
                                     score=c.score, eligible=c.eligible, reason=c.reason, why=c.why)
                 for c in report.candidates
             ],
-            replay=replay_offer(lookup.plan) if lookup.plan is not None else None,
-            replay_unavailable=None if lookup.plan is not None else lookup.reason,
+            replay=offer, replay_unavailable=unavailable,
         )
+
+    def replay_for(self, goal: str, url: str) -> tuple[ReplayOffer | None, str | None]:
+        """The replay plan that fits ``goal`` on ``url``'s origin, or why none does."""
+        lookup = self.memory.trajectories.search_replay(goal, origin_of(url))
+        return (replay_offer(lookup.plan), None) if lookup.plan is not None else (None, lookup.reason)
 
     def site_facts(self, domain: str) -> SiteFacts:
         site = check_domain(domain)

@@ -13,11 +13,10 @@ from typing import Any
 
 from ..core.models import Step
 from ..core.redaction import PLACEHOLDER
-from ..trajectories.evidence import parse_identity
+from ..trajectories.evidence import TEXT_ROLE, parse_identity
 from ..trajectories.plans import ReplayPlan
 from .models import PlannedCall, ReplayOffer
 
-TEXT_ROLE = "text"
 #: Actions and the Playwright MCP tools that perform them.
 TOOLS = {
     "goto": "browser_navigate", "click": "browser_click", "fill": "browser_type", "type": "browser_type",

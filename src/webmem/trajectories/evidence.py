@@ -62,6 +62,22 @@ def key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+#: The role of a target that is a text the page shows (a clickable span, a cell) rather than an element
+#: with a role of its own: ``text "Next"`` is found by that exact visible text.
+TEXT_ROLE = "text"
+
+
+def element_identity(role: str, name: str) -> str:
+    """Return the identity of an element as ``role "name"``.
+
+    Backslashes and double quotes in ``name`` are escaped with a backslash,
+    the way Playwright's aria snapshots write them, e.g.
+    ``element_identity("button", 'Say "hi"')`` is ``button "Say \\"hi\\""``.
+    """
+    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{role} "{escaped}"'
+
+
 def parse_identity(identity: str | None) -> tuple[str, str] | None:
     """``('button', 'Submit')`` from ``button "Submit"``; None for anything else."""
     match = _IDENTITY.match(identity or "")

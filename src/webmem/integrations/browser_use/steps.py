@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...agent.browser import element_identity
 from ...core.text import clean_for_prompt
+from ...service.drafts import StepDraft
+from ...trajectories.evidence import element_identity
 
 #: browser-use's actions and the webmem action each records; those missing here (done, extract, read_file,
 #: screenshot, ...) act on nothing on the page and record nothing.
@@ -38,20 +39,6 @@ _TAG_ROLES = {
     "summary": "button", "nav": "navigation", "table": "table", "dialog": "dialog",
 }
 _PLAIN_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,80}$")
-
-
-@dataclass(frozen=True)
-class StepDraft:
-    """One action of a browser-use step, as :meth:`webmem.Run.record_step` takes it."""
-
-    action: str
-    target: str | None = None
-    selector: str | None = None
-    value: str | None = None
-    url: str | None = None
-    ok: bool = True
-    error: str | None = None
-    duration_ms: int | None = None
 
 
 @dataclass(frozen=True)
