@@ -6,14 +6,15 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, select, update
+from sqlalchemy import Connection, Text, and_, bindparam, func, select, update
 
 from .core.clock import new_id, utcnow
 from .core.env import env_number
 from .core.errors import InvalidInput, RunClosed, RunNotFound
-from .core.models import ReplayReport, RunManifest, Scenario, Step, positive_int, validated
+from .core.models import ReplayReport, RunManifest, Scenario, Step, positive_int, stored_record, validated
 from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
+from .store.prepared import Prepared
 from .store.schema import run_steps, runs
 from .store.scope import Scope
 from .store.statements import lock_rows
@@ -27,6 +28,16 @@ ENV_ABANDONED_AFTER = "WEBMEM_ABANDONED_AFTER_MINUTES"
 ABANDONED = "abandoned"
 _MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
 _STEP_COLUMNS = [column for column in run_steps.c if column.name not in ("namespace", "run_id", "seq", "recorded_at")]
+_STEP_NAMES = [column.name for column in _STEP_COLUMNS]
+_RUN_KEY = (runs.c.namespace == bindparam("ns"), runs.c.run_id == bindparam("run_id"))
+_STEP_KEY = (run_steps.c.namespace == bindparam("ns"), run_steps.c.run_id == bindparam("run_id"))
+_ADVANCE_RUN = Prepared(update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
+    updated_at=bindparam("now"), turn_count=runs.c.turn_count + 1,
+    current_url=func.coalesce(bindparam("url", type_=Text), runs.c.current_url),
+))
+_NEXT_SEQ = Prepared(select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(*_STEP_KEY))
+_INSERT_STEP = Prepared(run_steps.insert())  # every column, each a parameter of its own name
+_STEPS_OF_RUN = Prepared(select(*_STEP_COLUMNS).where(*_STEP_KEY).order_by(run_steps.c.seq))
 
 
 def redacted_report(report: ReplayReport, redact: Callable[[str | None], str | None]) -> ReplayReport:
@@ -207,36 +218,26 @@ class RunRegistry:
 
     def add_step(self, run_id: str, step: Step) -> int:
         """Append a step to a running run; returns its 1-based position."""
+        now = utcnow()
+        key = {"ns": self._ns, "run_id": run_id}
         with self._scope.store.write() as conn:
-            if self._fetch(conn, run_id, lock=True).status != "running":
+            # the update holds the run's row (PostgreSQL) until commit: steps of one run take turns
+            if not _ADVANCE_RUN.rowcount(conn, {**key, "now": now, "url": step.url}):
+                self._fetch(conn, run_id)  # RunNotFound
                 raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
-            seq = conn.execute(
-                select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(
-                    run_steps.c.namespace == self._ns, run_steps.c.run_id == run_id
-                )
-            ).scalar_one()
-            now = utcnow()
-            conn.execute(
-                run_steps.insert().values(
-                    namespace=self._ns, run_id=run_id, seq=seq, recorded_at=now, **step.model_dump()
-                )
-            )
-            changes: dict[str, Any] = {"updated_at": now, "turn_count": runs.c.turn_count + 1}
-            if step.url is not None:
-                changes["current_url"] = step.url
-            conn.execute(update(runs).where(self._key(run_id)).values(**changes))
+            seq = _NEXT_SEQ.scalar(conn, key)
+            _INSERT_STEP.execute(conn, {
+                **step.model_dump(), "namespace": self._ns, "run_id": run_id, "seq": seq, "recorded_at": now,
+            }).close()
         return int(seq)
 
     def steps(self, run_id: str) -> list[Step]:
         """The run's recorded steps, in order."""
         with self._scope.store.read() as conn:
-            self._fetch(conn, run_id)
-            rows = conn.execute(
-                select(*_STEP_COLUMNS)
-                .where(run_steps.c.namespace == self._ns, run_steps.c.run_id == run_id)
-                .order_by(run_steps.c.seq)
-            )
-            return [Step.model_validate(dict(row._mapping)) for row in rows]
+            rows = _STEPS_OF_RUN.rows(conn, {"ns": self._ns, "run_id": run_id})
+            if not rows:
+                self._fetch(conn, run_id)  # RunNotFound, or a run without steps
+            return [stored_record(Step, _STEP_NAMES, row) for row in rows]
 
     def build_resume_scenario(self, run_id: str, goal: str | None = None) -> Scenario:
         """Continue where a run left off: same session, start at its final URL."""

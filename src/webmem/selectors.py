@@ -14,9 +14,10 @@ from .core.models import SelectorEntry, positive_int, stored_record, validated
 from .core.text import clean_for_prompt
 from .core.urls import check_domain
 from .store.engine import retried
+from .store.prepared import Prepared
 from .store.schema import selectors
 from .store.scope import Scope
-from .store.statements import insert_or_change
+from .store.statements import dialect_insert
 
 PROMPT_LIMIT = 20
 MAX_ELEMENT_LENGTH = 200  # longer identities are not cached: they make poor keys
@@ -33,6 +34,24 @@ _BEST_OF_DOMAIN = (
     .order_by(selectors.c.success_count.desc(), selectors.c.last_used.desc(), selectors.c.element)
     .limit(bindparam("limit"))
 )
+
+
+def _count_success(slot: str) -> Prepared:
+    """Insert an entry, or count one more success of the existing one (its ``slot`` selector replaced)."""
+    def build(dialect: str) -> Any:
+        statement = dialect_insert(dialect)(selectors).values(
+            {column.name: bindparam(column.name) for column in selectors.c if column.name != "stale_since"}
+        )
+        return statement.on_conflict_do_update(
+            index_elements=["namespace", "domain", "element"],
+            set_={"success_count": selectors.c.success_count + 1, "last_used": statement.excluded.last_used,
+                  slot: statement.excluded[slot]},
+        ).returning(*(selectors.c[name] for name in _COUNTED))
+    return Prepared(build)
+
+
+_COUNTED = ("success_count", "stable_selector", "last_ref", "stale_since")  # what an existing entry changes
+_COUNT_SUCCESS = {slot: _count_success(slot) for slot in ("last_ref", "stable_selector")}
 
 
 def is_ref(selector: str) -> bool:
@@ -64,18 +83,10 @@ class SelectorCache:
             last_used=now,
             **{slot: selector},
         )
-        key = and_(
-            selectors.c.namespace == self._ns,
-            selectors.c.domain == entry.domain,
-            selectors.c.element == entry.element,
-        )
+        row = {"namespace": self._ns, **entry.model_dump(exclude={"stale_since"})}
         with self._scope.store.write() as conn:
-            insert_or_change(
-                conn, selectors, {"namespace": self._ns, **entry.model_dump(exclude={"stale_since"})},
-                keys=("namespace", "domain", "element"),
-                changes={"success_count": selectors.c.success_count + 1, "last_used": now, slot: selector},
-            )
-            stored = _entry(conn.execute(select(*_ENTRY_COLUMNS).where(key)).one())
+            counted = _COUNT_SUCCESS[slot].first(conn, row)
+        stored = entry.model_copy(update=dict(zip(_COUNTED, counted)))
         self._scope.emit(
             "selector_recorded", run_id=run_id, domain=stored.domain, element=stored.element,
             selector=selector, success_count=stored.success_count,

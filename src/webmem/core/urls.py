@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from functools import lru_cache
 from urllib.parse import SplitResult, urlsplit
 
@@ -10,6 +11,7 @@ from .errors import InvalidInput
 
 MAX_URL_LENGTH = 4096
 _WEB_SCHEMES = {"http": 80, "https": 443}
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # \s: every character str.isspace() accepts
 
 
 def parse_web_url(url: object, *, field: str = "url") -> SplitResult:
@@ -21,7 +23,7 @@ def parse_web_url(url: object, *, field: str = "url") -> SplitResult:
         raise InvalidInput(f"{field}: the URL is empty")
     if len(text) > MAX_URL_LENGTH:
         raise InvalidInput(f"{field}: the URL is {len(text)} characters long (at most {MAX_URL_LENGTH})")
-    if any(ch.isspace() or ord(ch) < 32 for ch in text):
+    if _SPACE_OR_CONTROL.search(text):
         raise InvalidInput(f"{field}: the URL contains whitespace or control characters: {text[:80]!r}")
     try:
         parts = urlsplit(text)

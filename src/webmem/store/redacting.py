@@ -14,22 +14,26 @@ import json
 import re
 from collections.abc import Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import JSON, Engine, Text, event
 
 from ..core.redaction import SecretRegistry
 
+_REGISTRIES: WeakKeyDictionary[Engine, SecretRegistry] = WeakKeyDictionary()
+
 
 def redact_parameters(engine: Engine, secrets: SecretRegistry) -> None:
-    """Redact, with ``secrets``, the free-text parameters of every statement ``engine`` runs."""
+    """Redact, with ``secrets``, the free-text parameters of every statement ``engine`` runs
+    (statements run on the driver's cursor by :mod:`webmem.store.prepared` ask :func:`secrets_for`)."""
+    _REGISTRIES[engine] = secrets
 
     def before_cursor_execute(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any,
                               executemany: bool) -> tuple[str, Any]:
         compiled = getattr(context, "compiled", None)
         if not len(secrets) or compiled is None or not parameters:  # no secret, or SQL of webmem's own
             return statement, parameters
-        kinds = {name: isinstance(bind.type, JSON) for name, bind in compiled.binds.items()
-                 if isinstance(bind.type, Text | JSON)}
+        kinds = {name: kind for name, bind in compiled.binds.items() if (kind := text_kind(bind.type)) is not None}
         if not kinds:
             return statement, parameters
         order = getattr(compiled, "positiontup", None)
@@ -38,6 +42,21 @@ def redact_parameters(engine: Engine, secrets: SecretRegistry) -> None:
         return statement, _redacted(parameters, kinds, order, secrets)
 
     event.listen(engine, "before_cursor_execute", before_cursor_execute, retval=True)
+
+
+def secrets_for(engine: Engine) -> SecretRegistry | None:
+    """The secrets whose values never reach ``engine``'s database."""
+    return _REGISTRIES.get(engine)
+
+
+def text_kind(type_: Any) -> bool | None:
+    """How a parameter of this type is redacted: None (not free text), False (a text), True (a JSON document)."""
+    return isinstance(type_, JSON) if isinstance(type_, Text | JSON) else None
+
+
+def redacted_value(value: Any, is_json: bool, secrets: SecretRegistry) -> Any:
+    """A bound parameter (as the driver receives it) with the secrets replaced."""
+    return _value(value, is_json, secrets)
 
 
 def _redacted(row: Any, kinds: dict[str, bool], order: Sequence[str] | None, secrets: SecretRegistry) -> Any:

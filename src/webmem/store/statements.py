@@ -11,7 +11,12 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 def _insert(conn: Connection) -> Any:
     """The INSERT construct of the connection's dialect, which knows ON CONFLICT."""
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+    return dialect_insert(conn.dialect.name)
+
+
+def dialect_insert(dialect: str) -> Any:
+    """The INSERT construct of the dialect named ``dialect``, which knows ON CONFLICT."""
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
 
 
 def insert_ignoring_duplicates(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:

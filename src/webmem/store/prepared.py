@@ -1,0 +1,152 @@
+"""Statements built and compiled once, then run straight on the driver's cursor.
+
+SQLAlchemy spends tens of microseconds building, caching and wrapping every ``conn.execute``;
+for the write path (a step recorded, a run finished, a bulk import) that is most of the cost.
+A :class:`Prepared` statement is written once with SQLAlchemy's constructs (so the SQL still
+comes from the schema, with each dialect's quoting and casts), compiled once per dialect, and
+run on the DBAPI cursor of the connection's open transaction, with the columns' own type
+conversions applied to parameters and results, and free-text parameters redacted with the
+memory's secrets exactly as every other statement's are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql import ClauseElement
+
+from .redacting import redacted_value, secrets_for, text_kind
+
+Processor = Callable[[Any], Any] | None
+StatementFactory = Callable[[str], ClauseElement]
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    sql: str
+    names: tuple[str, ...]  # every parameter the SQL takes, in order for a positional paramstyle
+    positional: bool
+    defaults: Mapping[str, Any]  # literal values the statement carries itself
+    binders: tuple[Processor, ...]  # one per name
+    text_kinds: tuple[tuple[int, bool], ...]  # (position, is JSON) of each free-text parameter: redacted
+    readers: tuple[Processor, ...]  # one per result column
+    driver_error: type[Exception]
+
+
+class Prepared:
+    """One statement, compiled once per dialect.
+
+    ``statement`` is a SQLAlchemy construct with named ``bindparam()`` parameters, or a function of
+    the dialect's name that builds it (for constructs that differ by dialect, such as an upsert).
+    Run it inside a transaction opened by :class:`webmem.store.Store`.
+    """
+
+    def __init__(self, statement: ClauseElement | StatementFactory) -> None:
+        self._statement = statement
+        self._compiled: dict[str, _Compiled] = {}
+
+    def execute(self, conn: Connection, params: Mapping[str, Any]) -> Any:
+        """Run with ``params``; returns the driver's cursor (``rowcount``, rows still to read)."""
+        compiled = self._compiled.get(conn.dialect.name) or self._for(conn.dialect)
+        try:
+            return conn.connection.driver_connection.execute(compiled.sql, _bound(compiled, params, conn.engine))
+        except compiled.driver_error as exc:
+            raise DBAPIError.instance(compiled.sql, None, exc, compiled.driver_error) from exc
+
+    def execute_many(self, conn: Connection, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Run once per mapping of ``rows``, in one driver call."""
+        compiled = self._compiled.get(conn.dialect.name) or self._for(conn.dialect)
+        batch = [_bound(compiled, row, conn.engine) for row in rows]
+        if not batch:
+            return
+        cursor = conn.connection.driver_connection.cursor()
+        try:
+            cursor.executemany(compiled.sql, batch)
+        except compiled.driver_error as exc:
+            raise DBAPIError.instance(compiled.sql, None, exc, compiled.driver_error) from exc
+        finally:
+            cursor.close()
+
+    def rows(self, conn: Connection, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The result rows, each value converted as its column's type says."""
+        cursor = self.execute(conn, params)
+        try:
+            fetched = cursor.fetchall()
+        finally:
+            cursor.close()
+        readers = self._compiled[conn.dialect.name].readers
+        if not any(readers):
+            return [tuple(row) for row in fetched]
+        return [tuple(value if read is None else read(value) for read, value in zip(readers, row))
+                for row in fetched]
+
+    def first(self, conn: Connection, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
+        found = self.rows(conn, params)
+        return found[0] if found else None
+
+    def scalar(self, conn: Connection, params: Mapping[str, Any]) -> Any:
+        row = self.first(conn, params)
+        return None if row is None else row[0]
+
+    def rowcount(self, conn: Connection, params: Mapping[str, Any]) -> int:
+        """Run a statement that returns no rows; how many rows it changed."""
+        cursor = self.execute(conn, params)
+        try:
+            return int(cursor.rowcount)
+        finally:
+            cursor.close()
+
+    def _for(self, dialect: Dialect) -> _Compiled:
+        compiled = self._compiled.get(dialect.name)
+        if compiled is None:
+            compiled = self._compiled[dialect.name] = _compile(self._statement, dialect)
+        return compiled
+
+
+def _compile(statement: ClauseElement | StatementFactory, dialect: Dialect) -> _Compiled:
+    construct = statement if isinstance(statement, ClauseElement) else statement(dialect.name)
+    compiled = construct.compile(dialect=dialect)
+    binds = {name: bind for bind, name in compiled.bind_names.items()}
+    positional = compiled.positiontup is not None
+    names = tuple(compiled.positiontup) if positional else tuple(binds)
+    columns: Sequence[Any] = getattr(construct, "exported_columns", None) or ()
+    return _Compiled(
+        sql=compiled.string,
+        names=names,
+        positional=positional,
+        defaults={name: bind.value for name, bind in binds.items() if not bind.required},
+        binders=tuple(_binder(binds[name].type, dialect) for name in names),
+        text_kinds=tuple((position, kind) for position, name in enumerate(names)
+                         if (kind := text_kind(binds[name].type)) is not None),
+        readers=tuple(_reader(column.type, dialect) for column in columns),
+        driver_error=dialect.loaded_dbapi.Error,
+    )
+
+
+def _binder(type_: Any, dialect: Dialect) -> Processor:
+    return type_.dialect_impl(dialect).bind_processor(dialect)
+
+
+def _reader(type_: Any, dialect: Dialect) -> Processor:
+    return type_.dialect_impl(dialect).result_processor(dialect, None)
+
+
+def _bound(compiled: _Compiled, params: Mapping[str, Any], engine: Engine) -> Any:
+    """The parameters as the driver takes them: converted by their types, free texts redacted (as
+    :mod:`webmem.store.redacting` does for every statement SQLAlchemy runs)."""
+    defaults = compiled.defaults
+    values = [
+        (params[name] if name in params else defaults[name]) if bind is None
+        else bind(params[name] if name in params else defaults[name])
+        for name, bind in zip(compiled.names, compiled.binders)
+    ]
+    secrets = secrets_for(engine)
+    if secrets is not None and len(secrets):
+        for position, is_json in compiled.text_kinds:
+            values[position] = redacted_value(values[position], is_json, secrets)
+    return tuple(values) if compiled.positional else dict(zip(compiled.names, values))
