@@ -13,7 +13,7 @@ from sqlalchemy import text
 
 import webmem
 from webmem.store.migrations import apply_migrations
-from webmem.trajectories.index import SNAPSHOT_MIN_GOALS
+from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE
 from webmem.trajectories.recall import decode, signature
 
 SHOP = "https://www.example-shop.com/"
@@ -222,8 +222,10 @@ def test_an_origin_of_many_goals_keeps_a_snapshot_that_a_new_process_reads_inste
             save(first, ORDERS[index % len(ORDERS)] + f" for day {index}")
     assert snapshot_of(first) is None  # a small origin is read from its rows
     saved = fill(first)
-    assert snapshot_of(first) is not None  # every save keeps it up to date
-    assert rows.value(first, "trajectory_origins", "snapshot_seq", origin=ORIGIN) == MANY + SNAPSHOT_MIN_GOALS - 1
+    assert snapshot_of(first) is not None  # saves keep it at most an eighth of the goals behind
+    total = MANY + SNAPSHOT_MIN_GOALS - 1
+    covered = rows.value(first, "trajectory_origins", "snapshot_seq", origin=ORIGIN)
+    assert total - total // SNAPSHOT_REFRESH_SHARE < covered < total  # not rewritten by every save
 
     # the rows are not read again: a goal changed behind the snapshot's back still shows as it was
     rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
@@ -240,15 +242,19 @@ def test_a_snapshot_older_than_a_deletion_is_never_used(open_memory: Any) -> Non
     first = open_memory()
     fill(first)
     doomed = save(first, "Search for smart watch reviews", age_days=60)
-    assert doomed.goal in snapshot_of(first)
+    more = 0
+    while doomed.goal not in snapshot_of(first):  # saves bring the snapshot up to date every few goals
+        more += 1
+        assert more <= MANY // SNAPSHOT_REFRESH_SHARE + 1
+        save(first, ORDERS[more] + " again")
     assert open_memory().trajectories.prune(now=NOW) == 1
     report = open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW)
     assert doomed.id not in {candidate.trajectory.id for candidate in report.candidates}
-    assert report.scored == MANY
+    assert report.scored == MANY + more
     # the next save makes the snapshot anew, without the deleted goal
     save(first, "Cancel the subscription of the newsletter")
     assert doomed.goal not in snapshot_of(first) and "newsletter" in snapshot_of(first)
-    assert open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW).scored == MANY + 1
+    assert open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW).scored == MANY + more + 1
 
 
 @pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]"])

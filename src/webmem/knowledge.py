@@ -14,9 +14,10 @@ from .core.models import FACT_TYPES, Fact, Session, stored_record, validated
 from .core.text import clean_for_prompt
 from .core.urls import check_domain, check_url
 from .store.engine import retried
+from .store.prepared import Prepared
 from .store.schema import facts, sessions
 from .store.scope import Scope
-from .store.statements import insert_or_change, serialize_on
+from .store.statements import dialect_insert, serialize_on
 
 NEW_FACT_CONFIDENCE = 0.6
 BOOST_RATE = 0.2  # a confirmation closes this share of the gap to 1
@@ -46,6 +47,47 @@ _LAST_SESSIONS = (
 )
 
 
+def _fact_key(*, same_value: bool) -> list[Any]:
+    names = ("namespace", "domain", "type", "key")
+    return [*(facts.c[name] == bindparam(name) for name in names),
+            facts.c.value == bindparam("value") if same_value else facts.c.value != bindparam("value")]
+
+
+def _boosted(confidence: Any) -> Any:
+    return confidence + (1 - confidence) * BOOST_RATE
+
+
+def _learn_fact_statement(dialect: str) -> Any:
+    statement = dialect_insert(dialect)(facts).values(
+        {column.name: bindparam(column.name) for column in facts.c if column.name != "pk"}
+    )
+    return statement.on_conflict_do_update(
+        index_elements=["namespace", "domain", "type", "key", "value"],
+        set_={"confidence": _boosted(facts.c.confidence), "sources": facts.c.sources + 1,
+              "last_seen": statement.excluded.last_seen},
+    ).returning(*_FACT_COLUMNS)
+
+
+_BOOST_FACT = Prepared(update(facts).where(*_fact_key(same_value=True)).values(
+    confidence=_boosted(facts.c.confidence), sources=facts.c.sources + 1, last_seen=bindparam("last_seen"),
+).returning(*_FACT_COLUMNS))
+_DECAY_OTHER_VALUES = Prepared(update(facts).where(*_fact_key(same_value=False)).values(
+    confidence=facts.c.confidence * CONFLICT_FACTOR,
+))
+_LEARN_FACT = Prepared(_learn_fact_statement)
+_PRUNE_DOMAIN = Prepared(delete(facts).where(
+    facts.c.namespace == bindparam("namespace"), facts.c.domain == bindparam("domain"), facts.c.confidence < PRUNE_BELOW,
+))
+_ADD_SESSION = Prepared(sessions.insert().values(
+    {column.name: bindparam(column.name) for column in sessions.c if column.name != "pk"}
+))
+_SESSIONS_OF_DOMAIN = (sessions.c.namespace == bindparam("namespace"), sessions.c.domain == bindparam("domain"))
+_KEEP_NEWEST_SESSIONS = Prepared(delete(sessions).where(*_SESSIONS_OF_DOMAIN, sessions.c.pk.not_in(
+    select(sessions.c.pk).where(*_SESSIONS_OF_DOMAIN)
+    .order_by(sessions.c.recorded_at.desc(), sessions.c.pk.desc()).limit(MAX_SESSIONS).scalar_subquery()
+)))
+
+
 class AppKnowledge:
     """Domain-scoped facts (timing, selector, pattern, quirk) and the last sessions per domain."""
 
@@ -71,43 +113,20 @@ class AppKnowledge:
             first_seen=now,
             last_seen=now,
         )
-        same_key = and_(
-            facts.c.namespace == self._ns,
-            facts.c.domain == fact.domain,
-            facts.c.type == fact.type,
-            facts.c.key == fact.key,
-        )
+        key = {"namespace": self._ns, "domain": fact.domain, "type": fact.type, "key": fact.key, "value": fact.value}
         with self._scope.store.write() as conn:
             # Writers of the same key take turns, so that exactly one of them learns a new value (and
             # decays the others) while the rest confirm it (PostgreSQL; SQLite writers already do).
             serialize_on(conn, f"webmem.facts.{self._ns}.{fact.domain}.{fact.type}.{fact.key}")
-            boosted = conn.execute(
-                update(facts)
-                .where(same_key, facts.c.value == fact.value)
-                .values(
-                    confidence=facts.c.confidence + (1 - facts.c.confidence) * BOOST_RATE,
-                    sources=facts.c.sources + 1,
-                    last_seen=now,
-                )
-            ).rowcount
+            row = _BOOST_FACT.first(conn, {**key, "last_seen": now})
+            boosted = row is not None
             decayed = 0
             if not boosted:
-                decayed = conn.execute(
-                    update(facts)
-                    .where(same_key, facts.c.value != fact.value)
-                    .values(confidence=facts.c.confidence * CONFLICT_FACTOR)
-                ).rowcount
+                decayed = _DECAY_OTHER_VALUES.rowcount(conn, key)
                 # Another writer may have learned the same value meanwhile: then it is a confirmation.
-                insert_or_change(
-                    conn, facts, {"namespace": self._ns, **fact.model_dump()},
-                    keys=("namespace", "domain", "type", "key", "value"),
-                    changes={"confidence": facts.c.confidence + (1 - facts.c.confidence) * BOOST_RATE,
-                             "sources": facts.c.sources + 1, "last_seen": now},
-                )
-            pruned = self._prune(conn, fact.domain)
-            stored = _fact(
-                conn.execute(select(*_FACT_COLUMNS).where(same_key, facts.c.value == fact.value)).one()
-            )
+                row = _LEARN_FACT.first(conn, {"namespace": self._ns, **fact.model_dump()})
+            pruned = _PRUNE_DOMAIN.rowcount(conn, {"namespace": self._ns, "domain": fact.domain})
+        stored = _fact(row)
         event = "fact_boosted" if boosted else "fact_recorded"
         self._scope.emit(
             event, run_id=run_id, domain=stored.domain, type=stored.type, key=stored.key, value=stored.value,
@@ -235,24 +254,10 @@ class AppKnowledge:
         with self._scope.store.write() as conn:
             # Writers on one domain take turns, or each would keep five of what it sees, six together.
             serialize_on(conn, f"webmem.sessions.{self._ns}.{session.domain}")
-            conn.execute(
-                sessions.insert().values(
-                    namespace=self._ns, session_id=session.id, recorded_at=session.timestamp, **values
-                )
-            )
-            keep = (
-                select(sessions.c.pk)
-                .where(sessions.c.namespace == self._ns, sessions.c.domain == session.domain)
-                .order_by(sessions.c.recorded_at.desc(), sessions.c.pk.desc())
-                .limit(MAX_SESSIONS)
-            )
-            conn.execute(
-                delete(sessions).where(
-                    sessions.c.namespace == self._ns,
-                    sessions.c.domain == session.domain,
-                    sessions.c.pk.not_in(keep.scalar_subquery()),
-                )
-            )
+            _ADD_SESSION.execute(conn, {
+                "namespace": self._ns, "session_id": session.id, "recorded_at": session.timestamp, **values,
+            }).close()
+            _KEEP_NEWEST_SESSIONS.execute(conn, {"namespace": self._ns, "domain": session.domain}).close()
         self._scope.emit(
             "session_recorded", run_id=run_id, domain=session.domain, session_id=session.id,
             success=session.success, turns_used=session.turns_used,

@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, and_, select
+from sqlalchemy import Connection, Table, bindparam, select, update
 
 from .core.clock import utcnow
+from .store.prepared import Prepared
 from .store.schema import advice_items, advice_parts
 from .store.scope import Scope
-from .store.statements import lock_rows, upsert
+from .store.statements import dialect_insert
 
 GATED_PARTS = (
     "session_history", "site_tips", "episode_advice", "reference_trajectory", "app_knowledge", "known_selectors",
@@ -27,6 +29,45 @@ DEMOTE_AFTER_FAILURES = 2
 WITHHOLD_AFTER_FAILURES = 4
 PART_MIN_RUNS = 5  # runs with and runs without a part before it may be judged
 PART_MARGIN = 0.25  # how much lower the success rate with a part must be to turn it off
+
+
+def _count_item_statement(dialect: str) -> Any:
+    """Count a run given the item (its status as it was before comes back, with the new counts)."""
+    statement = dialect_insert(dialect)(advice_items).values(
+        namespace=bindparam("namespace"), kind=bindparam("kind"), item=bindparam("item"), given=1,
+        successes=bindparam("successes"), status="given", updated_at=bindparam("updated_at"),
+    )
+    return statement.on_conflict_do_update(
+        index_elements=["namespace", "kind", "item"],
+        set_={"given": advice_items.c.given + 1, "successes": advice_items.c.successes + statement.excluded.successes,
+              "updated_at": statement.excluded.updated_at},
+    ).returning(advice_items.c.given, advice_items.c.successes, advice_items.c.status)
+
+
+def _count_part_statement(dialect: str) -> Any:
+    """Count a run with or without the part, unless the part was turned off (then nothing comes back)."""
+    counters = ("given", "given_successes", "absent", "absent_successes")
+    statement = dialect_insert(dialect)(advice_parts).values(
+        {name: bindparam(name) for name in ("namespace", "site", "part", *counters, "updated_at")}
+    )
+    return statement.on_conflict_do_update(
+        index_elements=["namespace", "site", "part"],
+        set_={**{name: advice_parts.c[name] + statement.excluded[name] for name in counters},
+              "updated_at": statement.excluded.updated_at},
+        where=advice_parts.c.off_reason.is_(None),
+    ).returning(*(advice_parts.c[name] for name in counters))
+
+
+def _key_of(table: Table, *names: str) -> list[Any]:
+    return [table.c[name] == bindparam(name) for name in names]
+
+
+_COUNT_ITEM = Prepared(_count_item_statement)
+_SET_ITEM_STATUS = Prepared(update(advice_items).where(*_key_of(advice_items, "namespace", "kind", "item"))
+                            .values(status=bindparam("status")))
+_COUNT_PART = Prepared(_count_part_statement)
+_TURN_PART_OFF = Prepared(update(advice_parts).where(*_key_of(advice_parts, "namespace", "site", "part"))
+                          .values(off_reason=bindparam("off_reason")))
 
 
 @dataclass
@@ -96,39 +137,27 @@ class AdviceOutcomes:
             self._count_part(conn, site, part, part in given.parts, success, run_id, now)
 
     def _count_item(self, conn: Connection, kind: str, item: str, success: bool, run_id: str, now: datetime) -> None:
-        key = and_(advice_items.c.namespace == self._ns, advice_items.c.kind == kind, advice_items.c.item == item)
-        lock_rows(conn, advice_items, key)
-        row = conn.execute(select(advice_items.c.given, advice_items.c.successes, advice_items.c.status)
-                           .where(key)).first()
-        given, successes, before = (row.given, row.successes, row.status) if row else (0, 0, "given")
-        given, successes = given + 1, successes + int(success)
+        key = {"namespace": self._ns, "kind": kind, "item": item}
+        given, successes, before = _COUNT_ITEM.first(conn, {**key, "successes": int(success), "updated_at": now})
         status = status_for(given, successes)
-        upsert(conn, advice_items, {
-            "namespace": self._ns, "kind": kind, "item": item, "given": given, "successes": successes,
-            "status": status, "updated_at": now,
-        }, update=["given", "successes", "status", "updated_at"])
         if status != before:
+            _SET_ITEM_STATUS.execute(conn, {**key, "status": status}).close()
             event = "advice_restored" if status == "given" else f"advice_{status}"
             self._scope.emit(event, run_id=run_id, kind=kind, item=item, given=given, successes=successes)
 
     def _count_part(
         self, conn: Connection, site: str, part: str, was_given: bool, success: bool, run_id: str, now: datetime
     ) -> None:
-        key = and_(advice_parts.c.namespace == self._ns, advice_parts.c.site == site, advice_parts.c.part == part)
-        lock_rows(conn, advice_parts, key)
-        row = conn.execute(select(advice_parts).where(key)).first()
-        if row is not None and row.off_reason:
+        key = {"namespace": self._ns, "site": site, "part": part}
+        counts = _COUNT_PART.first(conn, {
+            **key, "given": int(was_given), "given_successes": int(was_given and success),
+            "absent": int(not was_given), "absent_successes": int(not was_given and success), "updated_at": now,
+        })
+        if counts is None:
             return  # turned off: nothing more to learn from runs that never get it
-        counts = [row.given, row.given_successes, row.absent, row.absent_successes] if row else [0, 0, 0, 0]
-        offset = 0 if was_given else 2
-        counts[offset] += 1
-        counts[offset + 1] += int(success)
         reason = part_verdict(*counts)
-        upsert(conn, advice_parts, {
-            "namespace": self._ns, "site": site, "part": part, "given": counts[0], "given_successes": counts[1],
-            "absent": counts[2], "absent_successes": counts[3], "off_reason": reason, "updated_at": now,
-        }, update=["given", "given_successes", "absent", "absent_successes", "off_reason", "updated_at"])
         if reason:
+            _TURN_PART_OFF.execute(conn, {**key, "off_reason": reason}).close()
             self._scope.emit("advice_part_off", run_id=run_id, site=site, part=part, reason=reason)
 
     def held_back(self, conn: Connection, kind: str, item_ids: Iterable[str], *, demoted_too: bool = False) -> set[str]:

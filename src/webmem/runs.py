@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Text, and_, bindparam, func, select, update
+from sqlalchemy import JSON, Connection, Integer, Text, and_, bindparam, func, select, update
 
 from .core.clock import new_id, utcnow
 from .core.env import env_number
@@ -37,6 +37,16 @@ _ADVANCE_RUN = Prepared(update(runs).where(*_RUN_KEY, runs.c.status == "running"
 ))
 _NEXT_SEQ = Prepared(select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(*_STEP_KEY))
 _INSERT_STEP = Prepared(run_steps.insert())  # every column, each a parameter of its own name
+_MANIFEST_NAMES = [column.name for column in _MANIFEST_COLUMNS]
+_CLAIM = Prepared(select(*_MANIFEST_COLUMNS).where(*_RUN_KEY).with_for_update())
+_COMPLETE = {with_replay: Prepared(update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
+    status=bindparam("status"), success=bindparam("success"), summary=bindparam("summary"),
+    result=bindparam("result"), reason=bindparam("reason"), completed_at=bindparam("completed_at"),
+    updated_at=bindparam("updated_at"),
+    final_url=func.coalesce(bindparam("final_url", type_=Text), runs.c.final_url),
+    turn_count=func.coalesce(bindparam("turn_count", type_=Integer), runs.c.turn_count),
+    **({"replay": bindparam("replay", type_=JSON)} if with_replay else {}),  # else NULL stays NULL, not JSON null
+).returning(*_MANIFEST_COLUMNS)) for with_replay in (False, True)}
 _STEPS_OF_RUN = Prepared(select(*_STEP_COLUMNS).where(*_STEP_KEY).order_by(run_steps.c.seq))
 
 
@@ -193,12 +203,13 @@ class RunRegistry:
                 raise InvalidInput("replay: expected a webmem.ReplayReport")
             values["replay"] = redacted_report(replay, self._scope.redact).model_dump()
         with self._scope.store.write() as conn:
-            current = self._fetch(conn, run_id, lock=True)
-            if current.status != "running":
-                return current
-            validated(RunManifest, **{**current.model_dump(), **values})
-            conn.execute(update(runs).where(self._key(run_id)).values(**values))
-            finished = self._fetch(conn, run_id)
+            # only a running run changes: a concurrent finish waits for this one, then changes nothing
+            row = _COMPLETE[replay is not None].first(conn, {
+                "ns": self._ns, "run_id": run_id, "final_url": None, "turn_count": None, **values,
+            })
+            if row is None:
+                return self._fetch(conn, run_id)
+            finished = validated(RunManifest, **dict(zip(_MANIFEST_NAMES, row)))
         self._scope.emit(
             "run_finished", run_id=run_id, success=success, status=finished.status,
             summary=finished.summary, turn_count=finished.turn_count,
@@ -300,7 +311,8 @@ class RunRegistry:
         transaction that claims it (to add a step, or finish it) waits, then sees what this one did.
         """
         with self._scope.store.write() as conn:
-            return self._fetch(conn, run_id, lock=True)
+            row = _CLAIM.first(conn, {"ns": self._ns, "run_id": run_id})
+            return _manifest(dict(zip(_MANIFEST_NAMES, row))) if row is not None else self._fetch(conn, run_id)
 
     def _fetch(self, conn: Connection, run_id: str, *, field: str = "run_id", lock: bool = False) -> RunManifest:
         if not isinstance(run_id, str) or not run_id.strip():
@@ -344,7 +356,7 @@ def new_manifest(
 
 
 def _manifest(row: Any) -> RunManifest:
-    return RunManifest.model_validate(dict(row._mapping))
+    return RunManifest.model_validate(row if isinstance(row, dict) else dict(row._mapping))
 
 
 def _text_filter(value: object, field: str) -> str:

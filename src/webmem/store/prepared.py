@@ -34,7 +34,7 @@ class _Compiled:
     defaults: Mapping[str, Any]  # literal values the statement carries itself
     binders: tuple[Processor, ...]  # one per name
     text_kinds: tuple[tuple[int, bool], ...]  # (position, is JSON) of each free-text parameter: redacted
-    readers: tuple[Processor, ...]  # one per result column
+    columns: tuple[Any, ...]  # the result columns
     driver_error: type[Exception]
 
 
@@ -49,6 +49,7 @@ class Prepared:
     def __init__(self, statement: ClauseElement | StatementFactory) -> None:
         self._statement = statement
         self._compiled: dict[str, _Compiled] = {}
+        self._readers: dict[str, tuple[Processor, ...]] = {}  # per dialect, made at the first result
 
     def execute(self, conn: Connection, params: Mapping[str, Any]) -> Any:
         """Run with ``params``; returns the driver's cursor (``rowcount``, rows still to read)."""
@@ -77,9 +78,15 @@ class Prepared:
         cursor = self.execute(conn, params)
         try:
             fetched = cursor.fetchall()
+            if not fetched:
+                return []
+            readers = self._readers.get(conn.dialect.name)
+            if readers is None:
+                readers = self._readers[conn.dialect.name] = _readers(
+                    self._compiled[conn.dialect.name].columns, cursor.description, conn.dialect
+                )
         finally:
             cursor.close()
-        readers = self._compiled[conn.dialect.name].readers
         if not any(readers):
             return [tuple(row) for row in fetched]
         return [tuple(value if read is None else read(value) for read, value in zip(readers, row))
@@ -123,7 +130,7 @@ def _compile(statement: ClauseElement | StatementFactory, dialect: Dialect) -> _
         binders=tuple(_binder(binds[name].type, dialect) for name in names),
         text_kinds=tuple((position, kind) for position, name in enumerate(names)
                          if (kind := text_kind(binds[name].type)) is not None),
-        readers=tuple(_reader(column.type, dialect) for column in columns),
+        columns=tuple(columns),
         driver_error=dialect.loaded_dbapi.Error,
     )
 
@@ -132,8 +139,10 @@ def _binder(type_: Any, dialect: Dialect) -> Processor:
     return type_.dialect_impl(dialect).bind_processor(dialect)
 
 
-def _reader(type_: Any, dialect: Dialect) -> Processor:
-    return type_.dialect_impl(dialect).result_processor(dialect, None)
+def _readers(columns: Sequence[Any], description: Sequence[Any], dialect: Dialect) -> tuple[Processor, ...]:
+    """The result conversion of each column, given the driver's type code for it (PostgreSQL's numbers need it)."""
+    return tuple(column.type.dialect_impl(dialect).result_processor(dialect, described[1])
+                 for column, described in zip(columns, description))
 
 
 def _bound(compiled: _Compiled, params: Mapping[str, Any], engine: Engine) -> Any:

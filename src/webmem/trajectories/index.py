@@ -18,11 +18,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, bindparam, update
 
 from ..core.embeddings import Embedder
+from ..store.prepared import Prepared
 from ..store.schema import trajectories, trajectory_origins
-from ..store.statements import insert_or_change, plain_select
+from ..store.statements import dialect_insert, plain_select
 from .held import OriginGoals, StoredGoal, unpack
 from .recall import decode, signature
 
@@ -33,8 +34,6 @@ _GOAL_COLUMNS = (
     trajectories.c.goal_template, trajectories.c.goal_signature, trajectories.c.origin_seq,
 )
 _VECTOR_COLUMNS = (trajectories.c.goal_vector, trajectories.c.goal_vector_model)
-_THIS_ORIGIN = (trajectory_origins.c.namespace == bindparam("ns"), trajectory_origins.c.origin == bindparam("origin"))
-_STAMP = select(trajectory_origins.c.version, trajectory_origins.c.removals).where(*_THIS_ORIGIN)
 _STAMP_AND_SNAPSHOT = plain_select(
     (trajectory_origins.c.version, trajectory_origins.c.removals, trajectory_origins.c.snapshot_seq,
      trajectory_origins.c.snapshot_removals), "namespace = :ns AND origin = :origin",
@@ -48,7 +47,10 @@ _WRITE_SNAPSHOT = update(trajectory_origins).where(
 ).values(snapshot=bindparam("snapshot"), snapshot_seq=bindparam("held_version"),
          snapshot_removals=bindparam("held_removals"))
 SNAPSHOT_MIN_GOALS = 32  # smaller origins are read from their rows as fast as from a snapshot
-SNAPSHOT_MAX_GOALS = 5_000  # larger ones are read from their rows: a save rewrites the snapshot (20 ms at 2,000)
+SNAPSHOT_MAX_GOALS = 5_000  # larger ones are read from their rows: rewriting a snapshot takes 20 ms at 2,000
+#: A snapshot is rewritten once the goals saved after it are this share of the origin's (1/8), so that a
+#: save costs the same at any size and a reader reads at most an eighth of the goals from their rows.
+SNAPSHOT_REFRESH_SHARE = 8
 
 
 
@@ -99,6 +101,9 @@ class GoalIndex:
         """Bring the origin's snapshot up to date with what this write transaction saved: add the
         goals saved since it was made, or make it from the rows once the origin has enough goals."""
         stamp = conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).one()
+        if stamp.snapshot_seq is not None and stamp.snapshot_removals == stamp.removals and \
+                stamp.version - stamp.snapshot_seq < max(1, stamp.version // SNAPSHOT_REFRESH_SHARE):
+            return  # recent enough: a reader reads the few goals saved after it from their rows
         held = self._snapshot(conn, origin, stamp)
         if held is None and not SNAPSHOT_MIN_GOALS <= stamp.version <= SNAPSHOT_MAX_GOALS:
             return
@@ -182,12 +187,21 @@ class GoalIndex:
 def bump_origin(conn: Connection, namespace: str, origin: str, *, removed: int = 0) -> int:
     """Raise the origin's version (and its removals by ``removed``) in the caller's write transaction;
     returns the new version, which a trajectory saved now keeps as its ``origin_seq``."""
-    insert_or_change(
-        conn, trajectory_origins, {"namespace": namespace, "origin": origin, "version": 1, "removals": removed},
-        keys=("namespace", "origin"),
-        changes={"version": trajectory_origins.c.version + 1, "removals": trajectory_origins.c.removals + removed},
+    return int(_BUMP_ORIGIN.scalar(conn, {"namespace": namespace, "origin": origin, "removals": removed}))
+
+
+def _bump_origin_statement(dialect: str) -> Any:
+    statement = dialect_insert(dialect)(trajectory_origins).values(
+        namespace=bindparam("namespace"), origin=bindparam("origin"), version=1, removals=bindparam("removals"),
     )
-    return int(conn.execute(_STAMP, {"ns": namespace, "origin": origin}).one().version)
+    return statement.on_conflict_do_update(
+        index_elements=["namespace", "origin"],
+        set_={"version": trajectory_origins.c.version + 1,
+              "removals": trajectory_origins.c.removals + statement.excluded.removals},
+    ).returning(trajectory_origins.c.version)
+
+
+_BUMP_ORIGIN = Prepared(_bump_origin_statement)
 
 
 def store_vectors(conn: Connection, namespace: str, model: str, vectors: Sequence[tuple[str, bytes]]) -> None:

@@ -26,6 +26,7 @@ from ..core.models import (
 )
 from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
+from ..store.prepared import Prepared
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import plain_select
@@ -47,6 +48,7 @@ _TRAJECTORY_FIELDS = (
 )
 _TRAJECTORY_COLUMNS = [trajectories.c[name] for name in _TRAJECTORY_FIELDS]
 _BY_ID = plain_select(_TRAJECTORY_COLUMNS, "namespace = :ns AND trajectory_id = :id")
+_INSERT_TRAJECTORY = Prepared(trajectories.insert())  # every column, each a parameter of its own name
 
 
 @dataclass(frozen=True)
@@ -180,14 +182,15 @@ class TrajectoryStore(ReplaySearch):
     def _insert(self, conn: Connection, trajectory: Trajectory) -> None:
         row = trajectory.model_dump(mode="json", exclude={"id", "created_at"})
         vector = self._index.embed([trajectory.goal]) if trajectory.success else None
-        conn.execute(trajectories.insert().values(
-            namespace=self._ns, trajectory_id=trajectory.id, created_at=trajectory.created_at, **row,
-            goal_signature=signature(trajectory.goal, trajectory.goal_template).encode(),
-            origin_seq=bump_origin(conn, self._ns, trajectory.origin),
-            step_count=len(trajectory.steps), verified_steps=sum(1 for step in trajectory.steps if step.verified),
-            goal_vector=vector[0] if vector else None,
-            goal_vector_model=self._index.embedder.name if vector and self._index.embedder else None,
-        ))
+        _INSERT_TRAJECTORY.execute(conn, {
+            "namespace": self._ns, "trajectory_id": trajectory.id, "created_at": trajectory.created_at, **row,
+            "goal_signature": signature(trajectory.goal, trajectory.goal_template).encode(),
+            "origin_seq": bump_origin(conn, self._ns, trajectory.origin),
+            "step_count": len(trajectory.steps),
+            "verified_steps": sum(1 for step in trajectory.steps if step.verified),
+            "goal_vector": vector[0] if vector else None,
+            "goal_vector_model": self._index.embedder.name if vector and self._index.embedder else None,
+        }).close()
         if trajectory.success:
             self._index.extend_snapshot(conn, trajectory.origin)
 

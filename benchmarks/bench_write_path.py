@@ -1,0 +1,190 @@
+"""The write path through the public API: start a run, record steps, finish it; and a bulk import.
+
+For each backend, stores ``--runs`` runs of 10 steps one after the other (each call its own
+transaction, as an agent makes them) into a fresh memory and prints the median and p99 of
+``start_run``, ``record_step`` and ``finish``, and steps/s overall. Then exports the memory as JSONL
+and imports it into a fresh one (``webmem import``'s code path), printing trajectory steps/s.
+
+``--baseline REV`` measures the same with webmem as it was at git revision REV (checked out into a
+temporary worktree and run in a subprocess of this script with that ``src/`` first on the path), in
+the same run on the same machine, and prints the ratios. ``--load N`` also loads N runs of 10 steps
+into a fresh memory through the public API, in transactions of ``--batch`` runs, and prints the time.
+
+SQLite lives in a temporary directory; PostgreSQL is a throwaway cluster (the test suite's) or the
+server named by WEBMEM_TEST_POSTGRES_URL, in a fresh database.
+
+Usage: python benchmarks/bench_write_path.py [--runs 300] [--backends sqlite,postgres]
+       [--baseline 2dd7cec] [--load 100000 --batch 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import webmem
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+STEPS = 10
+VERBS = "search buy track compare return review book cancel subscribe rate".split()
+THINGS = "smart watch running shoes coffee beans laptop stand desk lamp headphones backpack router".split()
+
+
+def goal(rng: random.Random, index: int) -> str:
+    return f"{rng.choice(VERBS)} {rng.choice(THINGS)} {rng.choice(THINGS)} number {index}"
+
+
+def one_run(mem: webmem.Memory, rng: random.Random, index: int, timings: dict[str, list[float]] | None) -> None:
+    url = f"https://shop{index % 50:02d}.example.com/"
+    began = time.perf_counter()
+    run = mem.start_run(goal=goal(rng, index), start_url=url)
+    if timings is not None:
+        timings["start_run"].append(time.perf_counter() - began)
+    for step in range(STEPS):
+        began = time.perf_counter()
+        run.record_step(action="click" if step % 3 else "fill", target=f'button "Step {step}"',
+                        selector=f"#step-{step}", value=None if step % 3 else "smart watch",
+                        url=f"{url}page/{step}", verified=step % 2 == 0, duration_ms=250 + step)
+        if timings is not None:
+            timings["record_step"].append(time.perf_counter() - began)
+    began = time.perf_counter()
+    run.finish(success=index % 5 != 0, outcome=f"finished run {index}",
+               facts=[{"type": "quirk", "key": f"quirk-{index % 7}", "value": "a modal on load"}])
+    if timings is not None:
+        timings["finish"].append(time.perf_counter() - began)
+
+
+def measure(location: str, namespace: str, runs: int) -> dict[str, float]:
+    """The figures of one backend, in milliseconds (medians and p99) and steps per second."""
+    rng = random.Random(7)
+    timings: dict[str, list[float]] = {"start_run": [], "record_step": [], "finish": []}
+    with webmem.Memory.open(location, namespace=namespace) as mem:
+        for index in range(min(30, runs)):  # warm up: statements compiled, pools filled
+            one_run(mem, rng, index, None)
+        began = time.perf_counter()
+        for index in range(runs):
+            one_run(mem, rng, index, timings)
+        elapsed = time.perf_counter() - began
+        figures = {"steps_per_s": runs * STEPS / elapsed}
+        for name, samples in timings.items():
+            ordered = sorted(samples)
+            figures[f"{name}_p50_ms"] = statistics.median(ordered) * 1000
+            figures[f"{name}_p99_ms"] = ordered[int(len(ordered) * 0.99) - 1] * 1000
+        export = Path(tempfile.mkdtemp()) / "export.jsonl"
+        from webmem.interop.transfer import collect, render
+        export.write_text(render(mem, collect(mem, ["runs", "trajectories", "facts", "sessions", "selectors"]),
+                                 "jsonl"), encoding="utf-8")
+        stored_steps = sum(len(trajectory.steps) for trajectory in mem.trajectories.list())
+    figures["bulk_import_steps_per_s"] = bulk_import(location, namespace, export, stored_steps)
+    return figures
+
+
+def bulk_import(location: str, namespace: str, export: Path, steps: int) -> float:
+    """Import the export into a fresh namespace (or directory); trajectory steps per second."""
+    from webmem.interop.transfer import import_path
+    target = location if "://" in location else tempfile.mkdtemp()
+    with webmem.Memory.open(target, namespace=f"{namespace}-import") as mem:
+        began = time.perf_counter()
+        import_path(mem, export)
+        return steps / (time.perf_counter() - began)
+
+
+def load(location: str, runs: int, batch: int) -> float:
+    """Seconds to store ``runs`` runs of 10 steps, ``batch`` runs per transaction."""
+    rng = random.Random(11)
+    with webmem.Memory.open(location, namespace="load") as mem:
+        began = time.perf_counter()
+        for start in range(0, runs, batch):
+            with mem.store.write():
+                for index in range(start, min(runs, start + batch)):
+                    one_run(mem, rng, index, None)
+            if (start // batch) % max(1, runs // batch // 10) == 0:
+                print(f"  loaded {start + batch:,} runs in {time.perf_counter() - began:.0f}s", flush=True)
+        return time.perf_counter() - began
+
+
+@contextmanager
+def backend(name: str) -> Iterator[str]:
+    if name == "sqlite":
+        with tempfile.TemporaryDirectory() as directory:
+            yield directory
+        return
+    import pg_cluster
+    cluster = pg_cluster.start()
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    try:
+        yield pg_cluster.create_database(cluster, name)
+    finally:
+        pg_cluster.drop_database(cluster, name)
+        cluster.stop()
+
+
+@contextmanager
+def baseline_checkout(revision: str) -> Iterator[Path]:
+    directory = Path(tempfile.mkdtemp()) / "baseline"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(directory), revision],
+                   check=True, capture_output=True)
+    try:
+        yield directory
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(directory)],
+                       check=True, capture_output=True)
+
+
+def measure_in(source: Path, location: str, namespace: str, runs: int) -> dict[str, float]:
+    environment = {**os.environ, "PYTHONPATH": str(source / "src")}
+    done = subprocess.run([sys.executable, __file__, "--measure-only", location, namespace, str(runs)],
+                          env=environment, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument("--baseline", help="a git revision to compare with (today's code before a change)")
+    parser.add_argument("--load", type=int, default=0, help="also load this many runs and print the time")
+    parser.add_argument("--batch", type=int, default=100, help="runs per transaction when loading")
+    parser.add_argument("--measure-only", nargs=3, metavar=("LOCATION", "NAMESPACE", "RUNS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure_only:
+        location, namespace, runs = args.measure_only
+        print(json.dumps(measure(location, namespace, int(runs))))
+        return
+    print(f"webmem {webmem.__version__} from {Path(webmem.__file__).parent}; {args.runs} runs of {STEPS} steps")
+    for name in args.backends.split(","):
+        with backend(name) as location:
+            figures = measure(location, f"now-{uuid.uuid4().hex[:6]}", args.runs)
+            before = None
+            if args.baseline:
+                with baseline_checkout(args.baseline) as source:
+                    before = measure_in(source, location if name != "sqlite" else tempfile.mkdtemp(),
+                                        f"base-{uuid.uuid4().hex[:6]}", args.runs)
+        print(f"\n{name}")
+        print(f"  {'figure':28} {'now':>10}" + (f" {'baseline':>10} {'ratio':>8}" if before else ""))
+        for key, value in figures.items():
+            line = f"  {key:28} {value:10.3f}"
+            if before is not None and key in before:
+                line += f" {before[key]:10.3f} {before[key] / value if key.endswith('_ms') else value / before[key]:7.1f}x"
+            print(line)
+        if args.load:
+            with backend(name) as location:
+                seconds = load(location, args.load, args.batch)
+            print(f"  load {args.load:,} runs / {args.load * STEPS:,} steps: {seconds:.0f} s "
+                  f"({args.load * STEPS / seconds:,.0f} steps/s)")
+
+
+if __name__ == "__main__":
+    main()
