@@ -18,6 +18,7 @@ from .store.prepared import Prepared
 from .store.schema import facts, sessions
 from .store.scope import Scope
 from .store.statements import dialect_insert, serialize_on
+from .store.types import UTCDateTime
 
 NEW_FACT_CONFIDENCE = 0.6
 BOOST_RATE = 0.2  # a confirmation closes this share of the gap to 1
@@ -77,6 +78,17 @@ _DECAY_OTHER_VALUES = Prepared(update(facts).where(*_fact_key(same_value=False))
 _LEARN_FACT = Prepared(_learn_fact_statement)
 _PRUNE_DOMAIN = Prepared(delete(facts).where(
     facts.c.namespace == bindparam("namespace"), facts.c.domain == bindparam("domain"), facts.c.confidence < PRUNE_BELOW,
+))
+_MERGE_FACT = Prepared(update(facts).where(*_fact_key(same_value=True)).values(
+    confidence=case((facts.c.confidence < bindparam("confidence"), bindparam("confidence")), else_=facts.c.confidence),
+    sources=facts.c.sources + bindparam("sources"),
+    last_seen=case((facts.c.last_seen < bindparam("last_seen", type_=UTCDateTime), bindparam("last_seen", type_=UTCDateTime)), else_=facts.c.last_seen),
+))
+_INSERT_FACT = Prepared(facts.insert().values(
+    {column.name: bindparam(column.name) for column in facts.c if column.name != "pk"}
+))
+_SESSION_EXISTS = Prepared(select(sessions.c.pk).where(
+    *(sessions.c[name] == bindparam(name) for name in ("namespace", "domain", "session_id", "recorded_at"))
 ))
 _ADD_SESSION = Prepared(sessions.insert().values(
     {column.name: bindparam(column.name) for column in sessions.c if column.name != "pk"}
@@ -156,16 +168,11 @@ class AppKnowledge:
         if not isinstance(fact, Fact):
             raise InvalidInput("fact: expected a webmem.Fact")
         fact = fact.model_copy(update={"key": self._scope.redact(fact.key), "value": self._scope.redact(fact.value)})
-        same = and_(facts.c.namespace == self._ns, facts.c.domain == fact.domain, facts.c.type == fact.type,
-                    facts.c.key == fact.key, facts.c.value == fact.value)
+        row = {"namespace": self._ns, **fact.model_dump()}
         with self._scope.store.write() as conn:
-            merged = conn.execute(update(facts).where(same).values(
-                confidence=case((facts.c.confidence < fact.confidence, fact.confidence), else_=facts.c.confidence),
-                sources=facts.c.sources + fact.sources,
-                last_seen=case((facts.c.last_seen < fact.last_seen, fact.last_seen), else_=facts.c.last_seen),
-            )).rowcount
+            merged = _MERGE_FACT.rowcount(conn, row)
             if not merged:
-                conn.execute(facts.insert().values(namespace=self._ns, **fact.model_dump()))
+                _INSERT_FACT.execute(conn, row).close()
         return "merged" if merged else "added"
 
     def import_session(self, session: Session) -> bool:
@@ -173,10 +180,8 @@ class AppKnowledge:
         if not isinstance(session, Session):
             raise InvalidInput("session: expected a webmem.Session")
         with self._scope.store.write() as conn:
-            if conn.execute(select(sessions.c.pk).where(
-                sessions.c.namespace == self._ns, sessions.c.domain == session.domain,
-                sessions.c.session_id == session.id, sessions.c.recorded_at == session.timestamp,
-            )).first() is not None:
+            if _SESSION_EXISTS.first(conn, {"namespace": self._ns, "domain": session.domain,
+                                             "session_id": session.id, "recorded_at": session.timestamp}):
                 return False
             self.record_session(
                 session.domain, goal=session.goal, outcome=session.outcome, success=session.success,

@@ -37,6 +37,8 @@ _ADVANCE_RUN = Prepared(update(runs).where(*_RUN_KEY, runs.c.status == "running"
 ))
 _NEXT_SEQ = Prepared(select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(*_STEP_KEY))
 _INSERT_STEP = Prepared(run_steps.insert())  # every column, each a parameter of its own name
+_RUN_EXISTS = Prepared(select(runs.c.run_id).where(*_RUN_KEY))
+_INSERT_RUN = Prepared(runs.insert())  # every column, each a parameter of its own name
 _MANIFEST_NAMES = [column.name for column in _MANIFEST_COLUMNS]
 _CLAIM = Prepared(select(*_MANIFEST_COLUMNS).where(*_RUN_KEY).with_for_update())
 _COMPLETE = {with_replay: Prepared(update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
@@ -107,9 +109,9 @@ class RunRegistry:
             for name in ("goal", "start_url", "final_url", "current_url", "summary", "result", "reason")
         })
         with self._scope.store.write() as conn:
-            if self._row(conn, manifest.run_id) is not None:
+            if _RUN_EXISTS.first(conn, {"ns": self._ns, "run_id": manifest.run_id}):
                 return False
-            conn.execute(runs.insert().values(namespace=self._ns, **manifest.model_dump()))
+            _INSERT_RUN.execute(conn, {"namespace": self._ns, **manifest.model_dump()}).close()
         return True
 
     def get(self, run_id: str) -> RunManifest:

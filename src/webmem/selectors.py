@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, func, or_, select, update
+from sqlalchemy import Text, bindparam, case, func, or_, select, update
 
 from .core.clock import utcnow
 from .core.errors import InvalidInput
@@ -18,6 +18,7 @@ from .store.prepared import Prepared
 from .store.schema import selectors
 from .store.scope import Scope
 from .store.statements import dialect_insert
+from .store.types import UTCDateTime
 
 PROMPT_LIMIT = 20
 MAX_ELEMENT_LENGTH = 200  # longer identities are not cached: they make poor keys
@@ -50,6 +51,16 @@ def _count_success(slot: str) -> Prepared:
     return Prepared(build)
 
 
+_MERGE_ENTRY = Prepared(update(selectors).where(
+    *(selectors.c[name] == bindparam(name) for name in ("namespace", "domain", "element"))
+).values(
+    success_count=case((selectors.c.success_count < bindparam("success_count"), bindparam("success_count")),
+                       else_=selectors.c.success_count),
+    stable_selector=func.coalesce(selectors.c.stable_selector, bindparam("stable_selector", type_=Text)),
+    last_ref=func.coalesce(selectors.c.last_ref, bindparam("last_ref", type_=selectors.c.last_ref.type)),
+    last_used=case((selectors.c.last_used < bindparam("last_used", type_=UTCDateTime), bindparam("last_used", type_=UTCDateTime)), else_=selectors.c.last_used),
+))
+_INSERT_ENTRY = Prepared(selectors.insert())  # every column, each a parameter of its own name
 _COUNTED = ("success_count", "stable_selector", "last_ref", "stale_since")  # what an existing entry changes
 _COUNT_SUCCESS = {slot: _count_success(slot) for slot in ("last_ref", "stable_selector")}
 
@@ -100,18 +111,11 @@ class SelectorCache:
         """
         if not isinstance(entry, SelectorEntry):
             raise InvalidInput("entry: expected a webmem.SelectorEntry")
-        key = and_(selectors.c.namespace == self._ns, selectors.c.domain == entry.domain,
-                   selectors.c.element == entry.element)
+        row = {"namespace": self._ns, **entry.model_dump()}
         with self._scope.store.write() as conn:
-            merged = conn.execute(update(selectors).where(key).values(
-                success_count=case((selectors.c.success_count < entry.success_count, entry.success_count),
-                                   else_=selectors.c.success_count),
-                stable_selector=func.coalesce(selectors.c.stable_selector, entry.stable_selector),
-                last_ref=func.coalesce(selectors.c.last_ref, entry.last_ref),
-                last_used=case((selectors.c.last_used < entry.last_used, entry.last_used), else_=selectors.c.last_used),
-            )).rowcount
+            merged = _MERGE_ENTRY.rowcount(conn, row)
             if not merged:
-                conn.execute(selectors.insert().values(namespace=self._ns, **entry.model_dump()))
+                _INSERT_ENTRY.execute(conn, row).close()
         return "merged" if merged else "added"
 
     def mark_stale(self, domain: str, elements: Sequence[str], *, since: datetime) -> int:

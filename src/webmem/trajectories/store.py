@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.embeddings import Embedder
@@ -48,6 +48,9 @@ _TRAJECTORY_FIELDS = (
 )
 _TRAJECTORY_COLUMNS = [trajectories.c[name] for name in _TRAJECTORY_FIELDS]
 _BY_ID = plain_select(_TRAJECTORY_COLUMNS, "namespace = :ns AND trajectory_id = :id")
+_TRAJECTORY_EXISTS = Prepared(select(trajectories.c.trajectory_id).where(
+    trajectories.c.namespace == bindparam("namespace"), trajectories.c.trajectory_id == bindparam("trajectory_id")
+))
 _INSERT_TRAJECTORY = Prepared(trajectories.insert())  # every column, each a parameter of its own name
 
 
@@ -172,9 +175,7 @@ class TrajectoryStore(ReplaySearch):
             "goal": goal, "steps": steps, "goal_template": template[0], "replay_steps": template[1],
         })
         with self._scope.store.write() as conn:
-            if conn.execute(select(trajectories.c.trajectory_id).where(
-                trajectories.c.namespace == self._ns, trajectories.c.trajectory_id == trajectory.id
-            )).first() is not None:
+            if _TRAJECTORY_EXISTS.first(conn, {"namespace": self._ns, "trajectory_id": trajectory.id}):
                 return False
             self._insert(conn, trajectory)
         return True

@@ -1,0 +1,86 @@
+"""Statements compiled once and run on the driver's cursor (the write path) behave as SQLAlchemy's own:
+the same stored values, secrets redacted, driver errors translated, nothing kept from a failed
+transaction; on both backends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import bindparam, select
+
+import rows
+import webmem
+from webmem.store.prepared import Prepared
+from webmem.store.schema import runs, selectors
+
+SITE = "https://shop.example/"
+SELECTOR_KEY = (selectors.c.namespace == bindparam("namespace"), selectors.c.domain == bindparam("domain"),
+                selectors.c.element == bindparam("element"))
+READ_ENTRY = Prepared(select(selectors.c.success_count, selectors.c.last_used, selectors.c.stable_selector)
+                      .where(*SELECTOR_KEY))
+INSERT_ENTRY = Prepared(selectors.insert())
+READ_RUN = Prepared(select(runs.c.success, runs.c.artifact_paths, runs.c.replay, runs.c.started_at)
+                    .where(runs.c.namespace == bindparam("ns"), runs.c.run_id == bindparam("run_id")))
+
+
+def entry(mem: webmem.Memory, **changes: object) -> dict[str, object]:
+    return {"namespace": mem.namespace, "domain": "shop.example", "element": 'button "Buy"',
+            "stable_selector": "#buy", "last_ref": None, "success_count": 3,
+            "last_used": datetime(2026, 3, 1, 12, 30, 5, 123456, tzinfo=timezone(timedelta(hours=2))),
+            "stale_since": None, **changes}
+
+
+def test_values_written_by_a_prepared_statement_read_back_as_sqlalchemy_reads_them(mem: webmem.Memory) -> None:
+    with mem.store.write() as conn:
+        INSERT_ENTRY.execute(conn, entry(mem)).close()
+    [listed] = mem.selectors.list("shop.example")  # read by SQLAlchemy
+    assert listed.last_used == datetime(2026, 3, 1, 10, 30, 5, 123456, tzinfo=UTC)  # stored as UTC, given as +02:00
+    assert (listed.success_count, listed.stable_selector) == (3, "#buy")
+    mem.selectors.record("shop.example", 'button "Buy"', "#buy-now")  # an upsert by a prepared statement
+    with mem.store.read() as conn:
+        count, used, selector = READ_ENTRY.first(conn, {"namespace": mem.namespace, "domain": "shop.example",
+                                                        "element": 'button "Buy"'})
+    assert (count, selector) == (4, "#buy-now") and used.tzinfo is not None and used > listed.last_used
+
+
+def test_json_booleans_and_timestamps_come_back_typed(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal="Buy tea", start_url=SITE)
+    run.update(artifact_paths=["out/a.png"])
+    run.finish(success=True)
+    with mem.store.read() as conn:
+        success, paths, replay, started = READ_RUN.first(conn, {"ns": mem.namespace, "run_id": run.id})
+    assert success is True and paths == ["out/a.png"] and replay is None
+    assert started == mem.runs.get(run.id).started_at and started.tzinfo is not None
+
+
+def test_a_registered_secret_never_reaches_the_database_through_a_prepared_statement(mem: webmem.Memory) -> None:
+    mem.secrets.add("hunter2-horse-battery", name="api_key")
+    run = mem.start_run(goal="Log in", start_url=SITE)
+    # add_step is the registry's own write, below Run's redaction: the statement redacts by itself
+    mem.runs.add_step(run.id, webmem.Step(action="fill", target='textbox "Key"', value="x",
+                                          error="rejected key hunter2-horse-battery", url=SITE))
+    assert b"hunter2-horse-battery" not in rows.stored_bytes(mem)
+    assert mem.runs.steps(run.id)[0].error == "rejected key {api_key}"
+
+
+def test_a_driver_error_is_a_store_error_and_the_transaction_keeps_nothing(mem: webmem.Memory) -> None:
+    with mem.store.write() as conn:
+        INSERT_ENTRY.execute(conn, entry(mem)).close()
+    with pytest.raises(webmem.StoreError, match="selectors|UNIQUE|unique|duplicate"):
+        with mem.store.write() as conn:
+            INSERT_ENTRY.execute(conn, entry(mem, element='link "Home"')).close()
+            INSERT_ENTRY.execute(conn, entry(mem)).close()  # the same key again
+    assert [item.element for item in mem.selectors.list("shop.example")] == ['button "Buy"']
+
+
+def test_a_step_for_a_finished_or_unknown_run_is_refused_by_the_registry(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal="Buy tea", start_url=SITE)
+    step = webmem.Step(action="click", target='button "Buy"', url=SITE)
+    assert mem.runs.add_step(run.id, step) == 1
+    run.finish(success=False)
+    with pytest.raises(webmem.RunClosed):
+        mem.runs.add_step(run.id, step)
+    with pytest.raises(webmem.RunNotFound):
+        mem.runs.add_step("run_nobody", step)
+    assert len(mem.runs.steps(run.id)) == 1 and mem.runs.get(run.id).turn_count == 1
