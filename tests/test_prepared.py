@@ -6,11 +6,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+import pg_cluster
+import psycopg
 import pytest
+import rows
 from sqlalchemy import bindparam, select
 
-import rows
 import webmem
+from webmem.store import engine
 from webmem.store.prepared import Prepared
 from webmem.store.schema import runs, selectors
 
@@ -84,3 +87,33 @@ def test_a_step_for_a_finished_or_unknown_run_is_refused_by_the_registry(mem: we
     with pytest.raises(webmem.RunNotFound):
         mem.runs.add_step("run_nobody", step)
     assert len(mem.runs.steps(run.id)) == 1 and mem.runs.get(run.id).turn_count == 1
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_postgres_connection_closed_by_the_server_is_replaced_and_the_write_done_once(
+    mem: webmem.Memory, postgres: pg_cluster.Cluster, memory_location: str
+) -> None:
+    run = mem.start_run(goal="Buy tea", start_url=SITE)
+    run.record_step(action="click", target='button "Tea"', selector="#tea", url=SITE)
+    database = memory_location.rsplit("/", 1)[1]
+    with psycopg.connect(postgres.admin_url, autocommit=True) as admin:  # the server restarts, say
+        closed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                               "WHERE datname = %s AND pid <> pg_backend_pid()", (database,)).fetchone()
+    assert closed is not None and closed[0] >= 1
+    run.record_step(action="click", target='button "Buy"', selector="#buy", url=SITE)  # retried on a new one
+    run.record_step(action="click", target='button "Pay"', selector="#pay", url=SITE)
+    assert [step.target for step in run.steps] == ['button "Tea"', 'button "Buy"', 'button "Pay"']
+    assert run.finish(success=True).status == "completed"
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_postgres_connection_idle_for_a_while_is_checked_before_a_read_uses_it(
+    mem: webmem.Memory, postgres: pg_cluster.Cluster, memory_location: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = mem.start_run(goal="Buy tea", start_url=SITE)
+    monkeypatch.setattr(engine, "IDLE_PING_SECONDS", 0.0)  # every connection counts as idle
+    database = memory_location.rsplit("/", 1)[1]
+    with psycopg.connect(postgres.admin_url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = %s AND pid <> pg_backend_pid()", (database,))
+    assert mem.runs.get(run.id).goal == "Buy tea"  # a read is not run again: the ping saw the closed one

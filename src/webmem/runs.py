@@ -35,8 +35,12 @@ _ADVANCE_RUN = Prepared(update(runs).where(*_RUN_KEY, runs.c.status == "running"
     updated_at=bindparam("now"), turn_count=runs.c.turn_count + 1,
     current_url=func.coalesce(bindparam("url", type_=Text), runs.c.current_url),
 ))
-_NEXT_SEQ = Prepared(select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(*_STEP_KEY))
-_INSERT_STEP = Prepared(run_steps.insert())  # every column, each a parameter of its own name
+_APPEND_STEP = Prepared(run_steps.insert().from_select(  # the step after the run's last, in one statement
+    [column.name for column in run_steps.c],
+    select(*(func.coalesce(func.max(run_steps.c.seq), 0) + 1 if column.name == "seq"
+             else bindparam(column.name, type_=column.type) for column in run_steps.c))
+    .where(run_steps.c.namespace == bindparam("namespace"), run_steps.c.run_id == bindparam("run_id")),
+).returning(run_steps.c.seq))
 _RUN_EXISTS = Prepared(select(runs.c.run_id).where(*_RUN_KEY))
 _INSERT_RUN = Prepared(runs.insert())  # every column, each a parameter of its own name
 _MANIFEST_NAMES = [column.name for column in _MANIFEST_COLUMNS]
@@ -90,9 +94,9 @@ class RunRegistry:
         with self._scope.store.write() as conn:
             if parent_run_id is not None:
                 self._fetch(conn, parent_run_id, field="parent_run_id")
-            if self._row(conn, manifest.run_id) is not None:
+            if run_id is not None and _RUN_EXISTS.first(conn, {"ns": self._ns, "run_id": run_id}):
                 raise InvalidInput(f"run_id: a run {manifest.run_id!r} already exists")
-            conn.execute(runs.insert().values(namespace=self._ns, **manifest.model_dump()))
+            _INSERT_RUN.execute(conn, {"namespace": self._ns, **manifest.model_dump()}).close()
         self._scope.emit(
             "run_started", run_id=manifest.run_id, goal=manifest.goal, domain=manifest.domain,
             session_id=manifest.session_id, parent_run_id=manifest.parent_run_id,
@@ -238,10 +242,9 @@ class RunRegistry:
             if not _ADVANCE_RUN.rowcount(conn, {**key, "now": now, "url": step.url}):
                 self._fetch(conn, run_id)  # RunNotFound
                 raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
-            seq = _NEXT_SEQ.scalar(conn, key)
-            _INSERT_STEP.execute(conn, {
-                **step.model_dump(), "namespace": self._ns, "run_id": run_id, "seq": seq, "recorded_at": now,
-            }).close()
+            seq = _APPEND_STEP.scalar(conn, {
+                **step.model_dump(), "namespace": self._ns, "run_id": run_id, "recorded_at": now,
+            })
         return int(seq)
 
     def steps(self, run_id: str) -> list[Step]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, OperationalError
 
 from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked
 
@@ -23,6 +23,7 @@ RETRY_ATTEMPTS = 5
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 LOCK_WAIT_SECONDS = 60.0
+IDLE_PING_SECONDS = 5.0  # a PostgreSQL connection unused for longer is checked before it is used again
 
 
 @dataclass
@@ -79,10 +80,17 @@ class Store:
             parsed = make_url(url).set(drivername="postgresql+psycopg")
         except ArgumentError as exc:
             raise StoreError(f"not a PostgreSQL URL: {exc}") from None
-        engine = create_engine(parsed, pool_size=5, max_overflow=10, pool_pre_ping=True)
-        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql(
-            "SELECT set_config('webmem.namespace', %(namespace)s, true)", {"namespace": namespace}
-        ))
+        engine = create_engine(parsed, pool_size=5, max_overflow=10)
+        event.listen(engine, "checkout", _ping_if_idle)
+        event.listen(engine, "checkin", _note_checkin)
+
+        def bind_namespace(dbapi_conn: Any, _record: Any) -> None:
+            # every connection of this engine serves one namespace: set it once, for the session
+            with dbapi_conn.cursor() as cursor:
+                cursor.execute("SELECT set_config('webmem.namespace', %s, false)", (namespace,))
+            dbapi_conn.commit()
+
+        event.listen(engine, "connect", bind_namespace)
         store = cls(engine, location=parsed.render_as_string(hide_password=True))
         try:
             with store.read() as conn:
@@ -99,6 +107,8 @@ class Store:
         """Run ``work`` (which opens its own transactions) again when the database reports a
         serialization failure or a deadlock: PostgreSQL asks clients to retry those.
 
+        A connection lost before the commit (the server restarted, or closed it) is retried on a new one;
+        one lost during the commit is not (whether the change was stored is unknown) and is reported.
         Inside an open transaction the failure goes up as it is: only the outermost transaction,
         which the server rolled back whole, can be run again.
         """
@@ -108,7 +118,8 @@ class Store:
             try:
                 return work()
             except StoreError as exc:
-                if attempt == RETRY_ATTEMPTS or not isinstance(exc.__cause__, DBAPIError) or not _is_retryable(exc.__cause__):
+                cause = exc.__cause__
+                if attempt == RETRY_ATTEMPTS or not isinstance(cause, DBAPIError) or not _is_retryable(cause):
                     raise
                 time.sleep(0.01 * attempt)
         raise AssertionError("unreachable")
@@ -154,7 +165,11 @@ class Store:
                 if dry_run:
                     transaction.rollback()
                     return
-                transaction.commit()
+                try:
+                    transaction.commit()
+                except DBAPIError as exc:
+                    exc.webmem_at_commit = True  # type: ignore[attr-defined]  (never run again: see retrying)
+                    raise
             except BaseException:
                 if transaction.is_active:
                     transaction.rollback()
@@ -195,6 +210,27 @@ def retried(method: Callable[..., T]) -> Callable[..., T]:
     return run_again_on_conflict
 
 
+def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+    """A connection idle for a while is checked before use (the server may have closed it meanwhile); one in
+    steady use is not: a ping on every checkout would cost a round trip per transaction."""
+    if getattr(dbapi_conn, "broken", False) or getattr(dbapi_conn, "closed", False):
+        raise DisconnectionError("the connection was lost")
+    last = record.info.get("webmem_checked_in")
+    if last is None or time.monotonic() - last < IDLE_PING_SECONDS:
+        return
+    import psycopg
+
+    try:
+        dbapi_conn.execute("SELECT 1")
+        dbapi_conn.rollback()
+    except psycopg.Error as exc:
+        raise DisconnectionError(f"the connection was lost ({exc})") from exc
+
+
+def _note_checkin(_dbapi_conn: Any, record: Any) -> None:
+    record.info["webmem_checked_in"] = time.monotonic()
+
+
 def _configure_sqlite_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
     dbapi_conn.isolation_level = None  # transactions are begun by _begin_sqlite_transaction
     cursor = dbapi_conn.cursor()
@@ -218,6 +254,9 @@ def _begin_sqlite_transaction(conn: Connection) -> None:
 
 
 def _is_retryable(exc: DBAPIError) -> bool:
+    """A serialization failure or a deadlock, or a connection lost before the commit was sent."""
+    if exc.connection_invalidated and not getattr(exc, "webmem_at_commit", False):
+        return True
     return getattr(exc.orig, "sqlstate", None) in ("40001", "40P01")
 
 
@@ -243,6 +282,9 @@ def _translated_errors(location: str) -> Iterator[None]:
 def _translate(exc: DBAPIError, location: str) -> StoreError:
     message = str(exc.orig)
     lowered = message.lower()
+    if exc.connection_invalidated and getattr(exc, "webmem_at_commit", False):
+        return StoreError(f"the connection to {location} was lost while committing: the change may not have been "
+                          f"stored ({message.strip().splitlines()[0] if message.strip() else 'no detail'})")
     if _is_busy(exc):
         return StoreLocked(
             f"the database {location} stayed locked by another process for more than {LOCK_WAIT_SECONDS:.0f}s"

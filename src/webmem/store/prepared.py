@@ -54,10 +54,11 @@ class Prepared:
     def execute(self, conn: Connection, params: Mapping[str, Any]) -> Any:
         """Run with ``params``; returns the driver's cursor (``rowcount``, rows still to read)."""
         compiled = self._compiled.get(conn.dialect.name) or self._for(conn.dialect)
+        driver = conn.connection.driver_connection
         try:
-            return conn.connection.driver_connection.execute(compiled.sql, _bound(compiled, params, conn.engine))
+            return driver.execute(compiled.sql, _bound(compiled, params, conn.engine))
         except compiled.driver_error as exc:
-            raise DBAPIError.instance(compiled.sql, None, exc, compiled.driver_error) from exc
+            raise _translated(conn, compiled, exc, driver) from exc
 
     def execute_many(self, conn: Connection, rows: Iterable[Mapping[str, Any]]) -> None:
         """Run once per mapping of ``rows``, in one driver call."""
@@ -65,11 +66,12 @@ class Prepared:
         batch = [_bound(compiled, row, conn.engine) for row in rows]
         if not batch:
             return
-        cursor = conn.connection.driver_connection.cursor()
+        driver = conn.connection.driver_connection
+        cursor = driver.cursor()
         try:
             cursor.executemany(compiled.sql, batch)
         except compiled.driver_error as exc:
-            raise DBAPIError.instance(compiled.sql, None, exc, compiled.driver_error) from exc
+            raise _translated(conn, compiled, exc, driver) from exc
         finally:
             cursor.close()
 
@@ -143,6 +145,14 @@ def _readers(columns: Sequence[Any], description: Sequence[Any], dialect: Dialec
     """The result conversion of each column, given the driver's type code for it (PostgreSQL's numbers need it)."""
     return tuple(column.type.dialect_impl(dialect).result_processor(dialect, described[1])
                  for column, described in zip(columns, description))
+
+
+def _translated(conn: Connection, compiled: _Compiled, exc: Exception, driver: Any) -> DBAPIError:
+    """The driver's error as SQLAlchemy's; a connection the error shows lost is dropped from the pool."""
+    lost = conn.dialect.is_disconnect(exc, driver, None)
+    if lost:
+        conn.invalidate()
+    return DBAPIError.instance(compiled.sql, None, exc, compiled.driver_error, connection_invalidated=lost)
 
 
 def _bound(compiled: _Compiled, params: Mapping[str, Any], engine: Engine) -> Any:
