@@ -46,6 +46,15 @@ def value(mem: webmem.Memory, table: str, column: str, **where: Any) -> Any:
         ).scalar_one()
 
 
+def values(mem: webmem.Memory, table: str, column: str, **where: Any) -> list[Any]:
+    """One column of every row whose columns equal ``where``, typed."""
+    target = schema.metadata.tables[table]
+    with mem.store.read() as conn:
+        return list(conn.execute(
+            select(target.c[column]).where(*(target.c[name] == item for name, item in where.items()))
+        ).scalars())
+
+
 def dump(mem: webmem.Memory) -> str:
     """Every text and JSON column of every row of every table, as one string to search."""
     parts: list[str] = []

@@ -107,49 +107,12 @@ class AppKnowledge:
         self._scope = scope
         self._ns = scope.namespace
 
-    @retried
     def record_fact(self, domain: str, type: str, key: str, value: str, *, run_id: str | None = None) -> Fact:  # noqa: A002
         """Confirm a fact (confidence rises towards 1) or learn it; contradicted values lose half.
 
         The update happens in the database, so two processes confirming the same fact both count.
         """
-        now = utcnow()
-        fact = validated(
-            Fact,
-            domain=check_domain(domain),
-            type=type,
-            key=self._scope.redact(key) if isinstance(key, str) else key,
-            value=self._scope.redact(value) if isinstance(value, str) else value,
-            confidence=NEW_FACT_CONFIDENCE,
-            sources=1,
-            first_seen=now,
-            last_seen=now,
-        )
-        key = {"namespace": self._ns, "domain": fact.domain, "type": fact.type, "key": fact.key, "value": fact.value}
-        with self._scope.store.write() as conn:
-            # Writers of the same key take turns, so that exactly one of them learns a new value (and
-            # decays the others) while the rest confirm it (PostgreSQL; SQLite writers already do).
-            serialize_on(conn, f"webmem.facts.{self._ns}.{fact.domain}.{fact.type}.{fact.key}")
-            row = _BOOST_FACT.first(conn, {**key, "last_seen": now})
-            boosted = row is not None
-            decayed = 0
-            if not boosted:
-                decayed = _DECAY_OTHER_VALUES.rowcount(conn, key)
-                # Another writer may have learned the same value meanwhile: then it is a confirmation.
-                row = _LEARN_FACT.first(conn, {"namespace": self._ns, **fact.model_dump()})
-            pruned = _PRUNE_DOMAIN.rowcount(conn, {"namespace": self._ns, "domain": fact.domain})
-        stored = _fact(row)
-        event = "fact_boosted" if boosted else "fact_recorded"
-        self._scope.emit(
-            event, run_id=run_id, domain=stored.domain, type=stored.type, key=stored.key, value=stored.value,
-            confidence=round(stored.confidence, 4), sources=stored.sources,
-        )
-        if decayed:
-            self._scope.emit("fact_decayed", run_id=run_id, domain=stored.domain, type=stored.type,
-                             key=stored.key, conflicting=decayed)
-        if pruned:
-            self._scope.emit("facts_pruned", run_id=run_id, domain=stored.domain, count=pruned)
-        return stored
+        return self.record_facts(domain, [{"type": type, "key": key, "value": value}], run_id=run_id)[0]
 
     @retried
     def record_facts(
@@ -158,8 +121,49 @@ class AppKnowledge:
         """Record several facts (mappings with type, key and value) in one transaction."""
         if isinstance(items, Mapping | str):
             raise InvalidInput("facts: expected a list of {type, key, value} mappings")
-        with self._scope.store.write():
-            return [self._record_item(domain, item, run_id) for item in items]
+        now = utcnow()
+        domain = check_domain(domain)
+        learned = [self._fact_to_learn(domain, item, now) for item in items]
+        if not learned:
+            return []
+        changes = []
+        with self._scope.store.write() as conn:
+            # Writers of one domain's facts take turns, so that exactly one of them learns a new value (and
+            # decays the others) while the rest confirm it (PostgreSQL; SQLite writers already do).
+            serialize_on(conn, f"webmem.facts.{self._ns}.{domain}")
+            for fact in learned:
+                key = {"namespace": self._ns, "domain": domain, "type": fact.type, "key": fact.key,
+                       "value": fact.value}
+                row = _BOOST_FACT.first(conn, {**key, "last_seen": now})
+                boosted, decayed = row is not None, 0
+                if row is None:
+                    decayed = _DECAY_OTHER_VALUES.rowcount(conn, key)
+                    # Another writer may have learned the same value meanwhile: then it is a confirmation.
+                    row = _LEARN_FACT.first(conn, {"namespace": self._ns, **fact.model_dump()})
+                changes.append((_fact(row), boosted, decayed))
+            pruned = _PRUNE_DOMAIN.rowcount(conn, {"namespace": self._ns, "domain": domain})
+        for stored, boosted, decayed in changes:
+            self._scope.emit(
+                "fact_boosted" if boosted else "fact_recorded", run_id=run_id, domain=stored.domain, type=stored.type,
+                key=stored.key, value=stored.value, confidence=round(stored.confidence, 4), sources=stored.sources,
+            )
+            if decayed:
+                self._scope.emit("fact_decayed", run_id=run_id, domain=stored.domain, type=stored.type,
+                                 key=stored.key, conflicting=decayed)
+        if pruned:
+            self._scope.emit("facts_pruned", run_id=run_id, domain=domain, count=pruned)
+        return [stored for stored, _, _ in changes]
+
+    def _fact_to_learn(self, domain: str, item: Mapping[str, str], now: datetime) -> Fact:
+        if not isinstance(item, Mapping) or set(item) - {"type", "key", "value"}:
+            raise InvalidInput(f"facts: each fact is a mapping with type, key and value, got {item!r}"[:300])
+        key, value = item.get("key", ""), item.get("value", "")
+        return validated(
+            Fact, domain=domain, type=item.get("type", ""),
+            key=self._scope.redact(key) if isinstance(key, str) else key,
+            value=self._scope.redact(value) if isinstance(value, str) else value,
+            confidence=NEW_FACT_CONFIDENCE, sources=1, first_seen=now, last_seen=now,
+        )
 
     def import_fact(self, fact: Fact) -> str:
         """Store a fact as it is; the same (type, key, value) again is merged: highest confidence,
@@ -322,10 +326,6 @@ class AppKnowledge:
             condition = and_(condition, facts.c.domain == domain)
         return int(conn.execute(delete(facts).where(condition)).rowcount)
 
-    def _record_item(self, domain: str, item: Mapping[str, str], run_id: str | None) -> Fact:
-        if not isinstance(item, Mapping) or set(item) - {"type", "key", "value"}:
-            raise InvalidInput(f"facts: each fact is a mapping with type, key and value, got {item!r}"[:300])
-        return self.record_fact(domain, item.get("type", ""), item.get("key", ""), item.get("value", ""), run_id=run_id)
 
 
 def _check_type(fact_type: object) -> str:

@@ -44,18 +44,21 @@ def _count_item_statement(dialect: str) -> Any:
     ).returning(advice_items.c.given, advice_items.c.successes, advice_items.c.status)
 
 
-def _count_part_statement(dialect: str) -> Any:
-    """Count a run with or without the part, unless the part was turned off (then nothing comes back)."""
+def _count_parts_statement(dialect: str) -> Any:
+    """Count a run with or without each gated part, one row per part; parts turned off are left alone
+    (nothing comes back for them)."""
     counters = ("given", "given_successes", "absent", "absent_successes")
-    statement = dialect_insert(dialect)(advice_parts).values(
-        {name: bindparam(name) for name in ("namespace", "site", "part", *counters, "updated_at")}
-    )
+    statement = dialect_insert(dialect)(advice_parts).values([
+        {"namespace": bindparam("namespace"), "site": bindparam("site"), "part": bindparam(f"part_{number}"),
+         **{name: bindparam(f"{name}_{number}") for name in counters}, "updated_at": bindparam("updated_at")}
+        for number in range(len(GATED_PARTS))
+    ])
     return statement.on_conflict_do_update(
         index_elements=["namespace", "site", "part"],
         set_={**{name: advice_parts.c[name] + statement.excluded[name] for name in counters},
               "updated_at": statement.excluded.updated_at},
         where=advice_parts.c.off_reason.is_(None),
-    ).returning(*(advice_parts.c[name] for name in counters))
+    ).returning(advice_parts.c.part, *(advice_parts.c[name] for name in counters))
 
 
 def _key_of(table: Table, *names: str) -> list[Any]:
@@ -65,7 +68,7 @@ def _key_of(table: Table, *names: str) -> list[Any]:
 _COUNT_ITEM = Prepared(_count_item_statement)
 _SET_ITEM_STATUS = Prepared(update(advice_items).where(*_key_of(advice_items, "namespace", "kind", "item"))
                             .values(status=bindparam("status")))
-_COUNT_PART = Prepared(_count_part_statement)
+_COUNT_PARTS = Prepared(_count_parts_statement)
 _TURN_PART_OFF = Prepared(update(advice_parts).where(*_key_of(advice_parts, "namespace", "site", "part"))
                           .values(off_reason=bindparam("off_reason")))
 
@@ -133,8 +136,7 @@ class AdviceOutcomes:
         now = utcnow()
         for kind, item in sorted(given.items):
             self._count_item(conn, kind, item, success, run_id, now)
-        for part in GATED_PARTS:
-            self._count_part(conn, site, part, part in given.parts, success, run_id, now)
+        self._count_parts(conn, site, given.parts, success, run_id, now)
 
     def _count_item(self, conn: Connection, kind: str, item: str, success: bool, run_id: str, now: datetime) -> None:
         key = {"namespace": self._ns, "kind": kind, "item": item}
@@ -145,20 +147,24 @@ class AdviceOutcomes:
             event = "advice_restored" if status == "given" else f"advice_{status}"
             self._scope.emit(event, run_id=run_id, kind=kind, item=item, given=given, successes=successes)
 
-    def _count_part(
-        self, conn: Connection, site: str, part: str, was_given: bool, success: bool, run_id: str, now: datetime
+    def _count_parts(
+        self, conn: Connection, site: str, given: set[str], success: bool, run_id: str, now: datetime
     ) -> None:
-        key = {"namespace": self._ns, "site": site, "part": part}
-        counts = _COUNT_PART.first(conn, {
-            **key, "given": int(was_given), "given_successes": int(was_given and success),
-            "absent": int(not was_given), "absent_successes": int(not was_given and success), "updated_at": now,
-        })
-        if counts is None:
-            return  # turned off: nothing more to learn from runs that never get it
-        reason = part_verdict(*counts)
-        if reason:
-            _TURN_PART_OFF.execute(conn, {**key, "off_reason": reason}).close()
-            self._scope.emit("advice_part_off", run_id=run_id, site=site, part=part, reason=reason)
+        """Count the run with or without each gated part (one statement); turn off the parts the counts condemn."""
+        params: dict[str, Any] = {"namespace": self._ns, "site": site, "updated_at": now}
+        for number, part in enumerate(GATED_PARTS):
+            was_given = part in given
+            params.update({f"part_{number}": part, f"given_{number}": int(was_given),
+                           f"given_successes_{number}": int(was_given and success),
+                           f"absent_{number}": int(not was_given),
+                           f"absent_successes_{number}": int(not was_given and success)})
+        # parts turned off do not come back: nothing more to learn from runs that never get them
+        for part, *counts in sorted(_COUNT_PARTS.rows(conn, params), key=lambda row: GATED_PARTS.index(row[0])):
+            reason = part_verdict(*counts)
+            if reason:
+                _TURN_PART_OFF.execute(conn, {"namespace": self._ns, "site": site, "part": part,
+                                              "off_reason": reason}).close()
+                self._scope.emit("advice_part_off", run_id=run_id, site=site, part=part, reason=reason)
 
     def held_back(self, conn: Connection, kind: str, item_ids: Iterable[str], *, demoted_too: bool = False) -> set[str]:
         """Which of these pieces of advice are withheld (or, with ``demoted_too``, demoted as well)."""

@@ -359,18 +359,14 @@ class Run:
     ) -> RunManifest:
         mem = self._memory
         with mem.store.write() as conn:
-            current = mem.runs.claim(self.id)  # a concurrent finish of this run waits, then returns here
-            if current.status != "running":
-                return current
+            # only a running run is finished: a concurrent finish of this run waits, then finds it finished
+            manifest = mem.runs.finish_running(self.id, success=success, summary=summary, final_url=final_url,
+                                               replay=replay)
+            if manifest is None:
+                return mem.runs.get(self.id)
             steps = mem.runs.steps(self.id)
-            final = final_url or current.current_url or next(
-                (step.url for step in reversed(steps) if step.url), current.start_url
-            )
-            elapsed_ms = max(0, round((utcnow() - current.started_at).total_seconds() * 1000))
-            manifest = mem.runs.complete(
-                self.id, success=success, summary=summary, final_url=final, turn_count=max(current.turn_count, len(steps)),
-                replay=replay,
-            )
+            ended = manifest.completed_at or utcnow()
+            elapsed_ms = max(0, round((ended - manifest.started_at).total_seconds() * 1000))
             if replay is not None:
                 mem.trajectories.record_replay(replay, run_id=self.id, success=success)
                 self._given.note("reference", [replay.trajectory_id])
@@ -381,20 +377,20 @@ class Run:
             if success and steps:
                 step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
                 mem.trajectories.save(
-                    goal=current.goal, start_url=current.start_url, steps=steps, success=True,
-                    duration_ms=sum(step_ms) if step_ms else elapsed_ms, model=model or current.model,
+                    goal=manifest.goal, start_url=manifest.start_url, steps=steps, success=True,
+                    duration_ms=sum(step_ms) if step_ms else elapsed_ms, model=model or manifest.model,
                     run_id=self.id,
                 )
             mem.knowledge.record_session(
-                self.domain, goal=current.goal, outcome=manifest.summary or summary, success=success,
+                self.domain, goal=manifest.goal, outcome=manifest.summary or summary, success=success,
                 final_url=manifest.final_url, turns_used=manifest.turn_count, duration_ms=elapsed_ms,
-                session_id=current.session_id, run_id=self.id,
+                session_id=manifest.session_id, run_id=self.id,
             )
             learned = [*(derived_facts(steps) if success else []), *facts]
             if learned:
                 mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
             mem.lessons.extract_from_steps(steps, run_id=self.id)
-            draft = derive_pattern(current.goal, steps) if success else None
+            draft = derive_pattern(manifest.goal, steps) if success else None
             if draft is not None:
                 mem.patterns.learn_pattern(self.domain, draft.description, draft.pattern_type, draft.steps,
                                            run_id=self.id)

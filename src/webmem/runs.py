@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Connection, Integer, Text, and_, bindparam, func, select, update
+from sqlalchemy import JSON, Connection, Integer, Text, and_, bindparam, case, func, select, update
 
 from .core.clock import new_id, utcnow
 from .core.env import env_number
@@ -44,13 +44,16 @@ _APPEND_STEP = Prepared(run_steps.insert().from_select(  # the step after the ru
 _RUN_EXISTS = Prepared(select(runs.c.run_id).where(*_RUN_KEY))
 _INSERT_RUN = Prepared(runs.insert())  # every column, each a parameter of its own name
 _MANIFEST_NAMES = [column.name for column in _MANIFEST_COLUMNS]
-_CLAIM = Prepared(select(*_MANIFEST_COLUMNS).where(*_RUN_KEY).with_for_update())
+_STEP_COUNT = select(func.count()).where(run_steps.c.namespace == runs.c.namespace,
+                                         run_steps.c.run_id == runs.c.run_id).scalar_subquery()
 _COMPLETE = {with_replay: Prepared(update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
     status=bindparam("status"), success=bindparam("success"), summary=bindparam("summary"),
     result=bindparam("result"), reason=bindparam("reason"), completed_at=bindparam("completed_at"),
     updated_at=bindparam("updated_at"),
-    final_url=func.coalesce(bindparam("final_url", type_=Text), runs.c.final_url),
-    turn_count=func.coalesce(bindparam("turn_count", type_=Integer), runs.c.turn_count),
+    final_url=func.coalesce(bindparam("final_url", type_=Text), runs.c.final_url, runs.c.current_url,
+                            runs.c.start_url),
+    turn_count=func.coalesce(bindparam("turn_count", type_=Integer),
+                             case((runs.c.turn_count < _STEP_COUNT, _STEP_COUNT), else_=runs.c.turn_count)),
     **({"replay": bindparam("replay", type_=JSON)} if with_replay else {}),  # else NULL stays NULL, not JSON null
 ).returning(*_MANIFEST_COLUMNS)) for with_replay in (False, True)}
 _STEPS_OF_RUN = Prepared(select(*_STEP_COLUMNS).where(*_STEP_KEY).order_by(run_steps.c.seq))
@@ -105,18 +108,31 @@ class RunRegistry:
 
     def import_manifest(self, manifest: RunManifest) -> bool:
         """Store a manifest as it is (timestamps kept); False when a run with its id is already here."""
-        if not isinstance(manifest, RunManifest):
+        return self.import_manifests([manifest])[0]
+
+    def import_manifests(self, manifests: Sequence[RunManifest]) -> list[bool]:
+        """Store manifests as they are (timestamps kept) in one transaction and few statements; for each,
+        False when a run with its id is already here (or came earlier in ``manifests``)."""
+        if isinstance(manifests, RunManifest) or not all(isinstance(item, RunManifest) for item in manifests):
             raise InvalidInput("manifest: expected a webmem.RunManifest")
         redact = self._scope.redact
-        manifest = manifest.model_copy(update={
+        redacted = [manifest.model_copy(update={
             name: redact(getattr(manifest, name))
             for name in ("goal", "start_url", "final_url", "current_url", "summary", "result", "reason")
-        })
+        }) for manifest in manifests]
         with self._scope.store.write() as conn:
-            if _RUN_EXISTS.first(conn, {"ns": self._ns, "run_id": manifest.run_id}):
-                return False
-            _INSERT_RUN.execute(conn, {"namespace": self._ns, **manifest.model_dump()}).close()
-        return True
+            present: set[str] = set()
+            for chunk in range(0, len(redacted), 500):
+                ids = [manifest.run_id for manifest in redacted[chunk:chunk + 500]]
+                present.update(conn.execute(select(runs.c.run_id).where(
+                    runs.c.namespace == self._ns, runs.c.run_id.in_(ids))).scalars())
+            added = []
+            for manifest in redacted:
+                added.append(manifest.run_id not in present)
+                present.add(manifest.run_id)
+            _INSERT_RUN.execute_many(conn, [{"namespace": self._ns, **manifest.model_dump()}
+                                            for manifest, new in zip(redacted, added) if new])
+        return added
 
     def get(self, run_id: str) -> RunManifest:
         """The manifest of ``run_id``; ``RunNotFound`` when the namespace has no such run."""
@@ -187,34 +203,45 @@ class RunRegistry:
     ) -> RunManifest:
         """Mark a running run completed (success) or failed; a finished run is returned unchanged.
         ``replay`` says what became of the replay the run started with."""
+        with self._scope.store.write():
+            finished = self.finish_running(run_id, success=success, summary=summary, final_url=final_url,
+                                           turn_count=turn_count, replay=replay)
+            return finished if finished is not None else self.get(run_id)
+
+    def finish_running(
+        self,
+        run_id: str,
+        *,
+        success: bool,
+        summary: str | None = None,
+        final_url: str | None = None,
+        turn_count: int | None = None,
+        replay: ReplayReport | None = None,
+    ) -> RunManifest | None:
+        """Complete the run if it is running, and return it; None when it was finished already (an unknown
+        run is ``RunNotFound``). Its row stays locked until the transaction ends, so a concurrent finish
+        of the same run waits, then finds it finished. The final URL defaults to where the run was last
+        (then where it started); the turns count at least its steps."""
         if not isinstance(success, bool):
             raise InvalidInput(f"success: expected True or False, got {success!r}")
         now = utcnow()
         summary = self._scope.redact(summary)
         values: dict[str, Any] = {
-            "status": "completed" if success else "failed",
-            "success": success,
-            "summary": summary,
-            "result": summary if success else None,
-            "reason": None if success else summary,
-            "completed_at": now,
-            "updated_at": now,
+            "status": "completed" if success else "failed", "success": success, "summary": summary,
+            "result": summary if success else None, "reason": None if success else summary,
+            "completed_at": now, "updated_at": now, "final_url": None, "turn_count": turn_count,
         }
         if final_url is not None:
             values["final_url"] = self._scope.redact(check_url(final_url, field="final_url"))
-        if turn_count is not None:
-            values["turn_count"] = turn_count
         if replay is not None:
             if not isinstance(replay, ReplayReport):
                 raise InvalidInput("replay: expected a webmem.ReplayReport")
             values["replay"] = redacted_report(replay, self._scope.redact).model_dump()
         with self._scope.store.write() as conn:
-            # only a running run changes: a concurrent finish waits for this one, then changes nothing
-            row = _COMPLETE[replay is not None].first(conn, {
-                "ns": self._ns, "run_id": run_id, "final_url": None, "turn_count": None, **values,
-            })
+            row = _COMPLETE[replay is not None].first(conn, {"ns": self._ns, "run_id": run_id, **values})
             if row is None:
-                return self._fetch(conn, run_id)
+                self._fetch(conn, run_id)
+                return None
             finished = validated(RunManifest, **dict(zip(_MANIFEST_NAMES, row)))
         self._scope.emit(
             "run_finished", run_id=run_id, success=success, status=finished.status,
@@ -310,14 +337,6 @@ class RunRegistry:
 
     def _row(self, conn: Connection, run_id: str) -> Any:
         return conn.execute(select(*_MANIFEST_COLUMNS).where(self._key(run_id))).first()
-
-    def claim(self, run_id: str) -> RunManifest:
-        """The run as stored, its row locked until the current write transaction ends: another
-        transaction that claims it (to add a step, or finish it) waits, then sees what this one did.
-        """
-        with self._scope.store.write() as conn:
-            row = _CLAIM.first(conn, {"ns": self._ns, "run_id": run_id})
-            return _manifest(dict(zip(_MANIFEST_NAMES, row))) if row is not None else self._fetch(conn, run_id)
 
     def _fetch(self, conn: Connection, run_id: str, *, field: str = "run_id", lock: bool = False) -> RunManifest:
         if not isinstance(run_id, str) or not run_id.strip():

@@ -43,6 +43,7 @@ KINDS = ("runs", "trajectories", "facts", "sessions", "selectors", "lessons", "e
 FORMATS = ("json", "jsonl", "csv", "prompt")
 EXPORT_MARKER = "webmem_export"
 Progress = Callable[[int, int], None]
+IMPORT_BATCH = 1_000  # runs or trajectories stored per batch
 _RECORD_TYPES: dict[str, type[BaseModel]] = {
     "runs": RunManifest, "trajectories": Trajectory, "facts": Fact, "sessions": Session,
     "selectors": SelectorEntry, "lessons": Lesson, "episodes": EpisodeEntry,
@@ -221,13 +222,16 @@ def _store(mem: Memory, kind: str, records: list[Any], report: TransferReport) -
         _add(report.added, kind, added)
         _add(report.skipped, kind, len(records) - added)
         return
+    if kind in ("runs", "trajectories"):  # in batches: few statements for many records
+        for start in range(0, len(records), IMPORT_BATCH):
+            batch = records[start:start + IMPORT_BATCH]
+            added = mem.runs.import_manifests(batch) if kind == "runs" else mem.trajectories.import_trajectories(batch)
+            _add(report.added, kind, sum(added))
+            _add(report.skipped, kind, len(added) - sum(added))
+        return
     for record in records:
-        if kind == "runs":
-            outcome: Any = mem.runs.import_manifest(record)
-        elif kind == "trajectories":
-            outcome = mem.trajectories.import_trajectory(record)
-        elif kind == "facts":
-            outcome = mem.knowledge.import_fact(record)
+        if kind == "facts":
+            outcome: Any = mem.knowledge.import_fact(record)
         elif kind == "sessions":
             outcome = mem.knowledge.import_session(record)
         else:

@@ -260,10 +260,13 @@ class LessonStore:
         """
         if isinstance(steps, str | bytes) or not all(isinstance(step, Step) for step in steps):
             raise InvalidInput("steps: expected a list of webmem.Step records")
-        learned = []
+        learned: list[Lesson] = []
+        found_lessons = extract_lessons(steps)
+        if not found_lessons:
+            return learned
         with self._scope.store.write() as conn:
             serialize_on(conn, f"webmem.lessons.{self._ns}")
-            for found in extract_lessons(steps):
+            for found in found_lessons:
                 lesson_id = self._learn(conn, found, run_id)
                 learned.append(self._rows.load(conn, self._rows.key(lesson_id))[0])
         return learned

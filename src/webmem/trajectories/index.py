@@ -184,19 +184,22 @@ class GoalIndex:
             self._held -= len(dropped.goals)
 
 
-def bump_origin(conn: Connection, namespace: str, origin: str, *, removed: int = 0) -> int:
-    """Raise the origin's version (and its removals by ``removed``) in the caller's write transaction;
-    returns the new version, which a trajectory saved now keeps as its ``origin_seq``."""
-    return int(_BUMP_ORIGIN.scalar(conn, {"namespace": namespace, "origin": origin, "removals": removed}))
+def bump_origin(conn: Connection, namespace: str, origin: str, *, saved: int = 1, removed: int = 0) -> int:
+    """Raise the origin's version by ``saved`` (and its removals by ``removed``) in the caller's write
+    transaction; returns the new version: trajectories saved now keep the last ``saved`` versions up to
+    it as their ``origin_seq``."""
+    return int(_BUMP_ORIGIN.scalar(conn, {"namespace": namespace, "origin": origin, "version": saved,
+                                          "removals": removed}))
 
 
 def _bump_origin_statement(dialect: str) -> Any:
     statement = dialect_insert(dialect)(trajectory_origins).values(
-        namespace=bindparam("namespace"), origin=bindparam("origin"), version=1, removals=bindparam("removals"),
+        namespace=bindparam("namespace"), origin=bindparam("origin"), version=bindparam("version"),
+        removals=bindparam("removals"),
     )
     return statement.on_conflict_do_update(
         index_elements=["namespace", "origin"],
-        set_={"version": trajectory_origins.c.version + 1,
+        set_={"version": trajectory_origins.c.version + statement.excluded.version,
               "removals": trajectory_origins.c.removals + statement.excluded.removals},
     ).returning(trajectory_origins.c.version)
 

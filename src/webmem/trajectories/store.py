@@ -164,36 +164,65 @@ class TrajectoryStore(ReplaySearch):
 
     def import_trajectory(self, trajectory: Trajectory) -> bool:
         """Store a trajectory as it is (id and timestamp kept); False when its id is already here."""
-        if not isinstance(trajectory, Trajectory):
+        return self.import_trajectories([trajectory])[0]
+
+    def import_trajectories(self, records: Sequence[Trajectory]) -> list[bool]:
+        """Store trajectories as they are (ids and timestamps kept), in one transaction and few statements;
+        for each, False when its id is already here (or came earlier in ``records``)."""
+        if isinstance(records, Trajectory) or not all(isinstance(record, Trajectory) for record in records):
             raise InvalidInput("trajectory: expected a webmem.Trajectory")
+        imported = [self._as_imported(record) for record in records]
+        with self._scope.store.write() as conn:
+            present = set()
+            for chunk in range(0, len(imported), 500):
+                ids = [trajectory.id for trajectory in imported[chunk:chunk + 500]]
+                present.update(conn.execute(select(trajectories.c.trajectory_id).where(
+                    trajectories.c.namespace == self._ns, trajectories.c.trajectory_id.in_(ids))).scalars())
+            added = []
+            for trajectory in imported:
+                added.append(trajectory.id not in present)
+                present.add(trajectory.id)
+            self._insert_many(conn, [trajectory for trajectory, new in zip(imported, added) if new])
+        return added
+
+    def _as_imported(self, trajectory: Trajectory) -> Trajectory:
         goal = self._scope.redact(trajectory.goal)
         steps = [_redacted_step(s, self._scope) for s in trajectory.steps]
         template = (trajectory.goal_template, trajectory.replay_steps) if trajectory.goal_template else (
             parameterise(goal, replayable(steps)) or (None, None)
         )
-        trajectory = trajectory.model_copy(update={
+        return trajectory.model_copy(update={
             "goal": goal, "steps": steps, "goal_template": template[0], "replay_steps": template[1],
         })
-        with self._scope.store.write() as conn:
-            if _TRAJECTORY_EXISTS.first(conn, {"namespace": self._ns, "trajectory_id": trajectory.id}):
-                return False
-            self._insert(conn, trajectory)
-        return True
 
     def _insert(self, conn: Connection, trajectory: Trajectory) -> None:
-        row = trajectory.model_dump(mode="json", exclude={"id", "created_at"})
-        vector = self._index.embed([trajectory.goal]) if trajectory.success else None
-        _INSERT_TRAJECTORY.execute(conn, {
-            "namespace": self._ns, "trajectory_id": trajectory.id, "created_at": trajectory.created_at, **row,
-            "goal_signature": signature(trajectory.goal, trajectory.goal_template).encode(),
-            "origin_seq": bump_origin(conn, self._ns, trajectory.origin),
-            "step_count": len(trajectory.steps),
-            "verified_steps": sum(1 for step in trajectory.steps if step.verified),
-            "goal_vector": vector[0] if vector else None,
-            "goal_vector_model": self._index.embedder.name if vector and self._index.embedder else None,
-        }).close()
-        if trajectory.success:
-            self._index.extend_snapshot(conn, trajectory.origin)
+        self._insert_many(conn, [trajectory])
+
+    def _insert_many(self, conn: Connection, saved: Sequence[Trajectory]) -> None:
+        """Insert trajectories (one statement); each origin's version is raised once for all of its own."""
+        by_origin: dict[str, list[Trajectory]] = {}
+        for trajectory in saved:
+            by_origin.setdefault(trajectory.origin, []).append(trajectory)
+        successful = [trajectory for trajectory in saved if trajectory.success]
+        vectors = dict(zip((trajectory.id for trajectory in successful),
+                           self._index.embed([trajectory.goal for trajectory in successful]) or []))
+        model = self._index.embedder.name if self._index.embedder else None
+        rows = []
+        for origin, group in by_origin.items():
+            first_seq = bump_origin(conn, self._ns, origin, saved=len(group)) - len(group) + 1
+            for seq, trajectory in enumerate(group, start=first_seq):
+                vector = vectors.get(trajectory.id)
+                rows.append({
+                    "namespace": self._ns, "trajectory_id": trajectory.id, "created_at": trajectory.created_at,
+                    **trajectory.model_dump(mode="json", exclude={"id", "created_at"}),
+                    "goal_signature": signature(trajectory.goal, trajectory.goal_template).encode(),
+                    "origin_seq": seq, "step_count": len(trajectory.steps),
+                    "verified_steps": sum(1 for step in trajectory.steps if step.verified),
+                    "goal_vector": vector, "goal_vector_model": model if vector is not None else None,
+                })
+        _INSERT_TRAJECTORY.execute_many(conn, rows)
+        for origin in dict.fromkeys(trajectory.origin for trajectory in successful):
+            self._index.extend_snapshot(conn, origin)
 
     def index_legacy(self) -> int:
         """Give trajectories stored before the goal index (webmem < 0.2) their place in it; returns
@@ -446,7 +475,10 @@ def _redacted_step(step: Step, scope: Scope) -> Step:
     value = step.value if step.value and GOAL_VALUE.match(step.value) else scope.secrets.redact_typed_value(
         step.value, target=step.target, selector=step.selector, secret=False
     )
-    return step.model_copy(update={"value": value, **{name: scope.redact(getattr(step, name)) for name in fields}})
+    changes = {name: redacted for name in fields if (redacted := scope.redact(getattr(step, name))) != getattr(step, name)}
+    if value != step.value:
+        changes["value"] = value
+    return step.model_copy(update=changes) if changes else step
 
 
 def _verdict(
