@@ -4,12 +4,15 @@ in its origin's goal index, and secrets are redacted as in a one-by-one import; 
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import rows
 
 import webmem
+from webmem.interop.transfer import collect, import_path, render
 
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
 
@@ -56,3 +59,33 @@ def test_secrets_in_a_batch_are_redacted(mem: webmem.Memory) -> None:
     assert mem.trajectories.import_trajectories([leaky]) == [True]
     assert b"tea-lover-9876" not in rows.stored_bytes(mem)
     assert mem.trajectories.get(leaky.id).goal == "Order tea with coupon {coupon}"
+
+
+def test_an_export_carries_each_run_with_its_steps_and_the_import_keeps_them(
+    mem: webmem.Memory, another_location: str, tmp_path: Path
+) -> None:
+    run = mem.start_run(goal="Log in and buy tea", start_url="https://shop.example/")
+    run.record_step(action="fill", target='textbox "Email"', value="ann@example.com", url="https://shop.example/login")
+    run.record_step(action="click", target='button "Log in"', ok=False, error="Timeout 1500ms exceeded")
+    run.record_step(action="click", target='button "Sign in"')
+    run.finish(success=True)
+    export = tmp_path / "export.jsonl"
+    export.write_text(render(mem, collect(mem, ["runs"]), "jsonl"), encoding="utf-8")
+    record = json.loads(export.read_text().splitlines()[0])["record"]
+    assert [step["target"] for step in record["steps"]] == ['textbox "Email"', 'button "Log in"', 'button "Sign in"']
+    with webmem.Memory.open(another_location, local_dir=tmp_path / "other") as other:
+        report = import_path(other, export)
+        assert report.added["runs"] == 1
+        assert other.runs.steps(run.id) == mem.runs.steps(run.id)
+        assert import_path(other, export).skipped["runs"] == 1 and len(other.runs.steps(run.id)) == 3
+
+
+def test_a_password_typed_in_an_imported_run_is_stored_as_a_placeholder(mem: webmem.Memory) -> None:
+    manifest = webmem.RecordedRun(
+        run_id="run_import_login", status="completed", goal="Log in", domain="shop.example",
+        start_url="https://shop.example/", started_at=NOW, updated_at=NOW, success=True,
+        steps=[webmem.Step(action="fill", target='textbox "Password"', value="correct horse battery")],
+    )
+    assert mem.runs.import_manifests([manifest]) == [True]
+    assert mem.runs.steps("run_import_login")[0].value == "{password}"
+    assert b"correct horse battery" not in rows.stored_bytes(mem)

@@ -312,7 +312,7 @@ def test_sessions_newest_first(template: Path) -> None:
             (s["id"], s["goal"], s["success"], s["finalUrl"]) for s in expected]
     human = on(template, "sessions", SHOP)
     assert human.exit_code == 0 and "cart-e2e" in human.stdout
-    assert on(template, "sessions", "nothing.example").stdout.strip() == "No sessions."
+    assert on(template, "sessions", "nothing.example").stdout.strip() == "No sessions for nothing.example."
 
 
 def test_facts_filters_by_type_and_confidence(template: Path) -> None:

@@ -140,10 +140,11 @@ def test_csv_has_one_row_per_record_and_flat_columns(source: Path) -> None:
         runs = collect(mem, ["runs"])["runs"]
         rows = list(csv.DictReader(io.StringIO(render(mem, {"runs": runs}, "csv"))))
         assert len(rows) == len(runs)
-        assert list(rows[0]) == list(webmem.RunManifest.model_fields)
+        assert list(rows[0]) == list(webmem.RecordedRun.model_fields)  # a run's steps are one cell
         by_id = {row["run_id"]: row for row in rows}
         for run in runs:
             assert json.loads(by_id[run.run_id]["artifact_paths"]) == run.artifact_paths  # lists are JSON cells
+            assert len(json.loads(by_id[run.run_id]["steps"])) == len(mem.runs.steps(run.run_id))
         with pytest.raises(InvalidInput, match="one kind at a time"):
             render(mem, collect(mem, ["runs", "facts"]), "csv")
         with pytest.raises(InvalidInput, match="lessons and episodes"):

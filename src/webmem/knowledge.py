@@ -10,7 +10,7 @@ from sqlalchemy import and_, bindparam, case, delete, select, update
 
 from .core.clock import as_utc, new_id, utcnow
 from .core.errors import InvalidInput
-from .core.models import FACT_TYPES, Fact, Session, stored_record, validated
+from .core.models import FACT_TYPES, Fact, Session, Step, stored_record, validated
 from .core.text import clean_for_prompt
 from .core.urls import check_domain, check_url
 from .store.engine import retried
@@ -340,3 +340,15 @@ def _fact(row: Any) -> Fact:
 
 def _session(row: Any) -> Session:
     return stored_record(Session, _SESSION_NAMES, row)
+
+
+def derived_facts(steps: list[Step]) -> list[dict[str, str]]:
+    """Facts a successful run teaches about its domain: how long it took and how it began."""
+    learned = [{"type": "pattern", "key": "typical-steps", "value": f"{len(steps)} steps"}]
+    first = next((step for step in steps if step.ok and step.action not in ("goto", "navigate", "wait", "scroll")), None)
+    if first is not None and (first.target or first.selector):
+        learned.append({
+            "type": "pattern", "key": "first-meaningful-action",
+            "value": clean_for_prompt(f"{first.action} {first.target or first.selector}", 300),
+        })
+    return learned

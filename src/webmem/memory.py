@@ -16,6 +16,7 @@ from .core.models import Namespace, validated_value
 from .core.pack import ContextPack
 from .core.redaction import SecretRegistry
 from .core.tokens import TokenCounter
+from .core.urls import check_url
 from .episodes.store import EpisodeStore
 from .forgetting import Forgetting
 from .knowledge import AppKnowledge
@@ -372,7 +373,7 @@ class Memory(metaclass=_OpenedOnly):
 
     def preview_context(self, *, goal: str, url: str, budget_tokens: int = 2000) -> ContextPack:
         """The context a new run with this goal would get on this page, without recording anything."""
-        run = Run(self, new_manifest(goal=goal, start_url=url), preview=self.enabled)
+        run = Run(self, new_manifest(goal=goal, start_url=check_url(url, field="url")), preview=self.enabled)
         return run.context(url=url, budget_tokens=budget_tokens)
 
     def prune(self, *, dry_run: bool = False) -> dict[str, int]:

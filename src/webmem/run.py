@@ -17,6 +17,7 @@ from .core.text import clean_for_prompt
 from .core.urls import check_url, domain_of, origin_of, site_of
 from .episodes.export import export_memories
 from .episodes.store import Episode
+from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
 from .outcomes import GivenAdvice
 from .selectors import is_cacheable
@@ -182,6 +183,16 @@ class Run:
     ) -> Step:
         """Record what one action did. A value typed into a password field, or equal to a registered
         secret, is stored as a placeholder such as ``{password}``.
+
+        ``action`` is the command as your agent names it (``goto``, ``click``, ``fill``, ``type``, ``press``,
+        ``select``, ``check``, ``scroll``, ``wait``...; replay performs these). ``target`` is the element as a
+        person reads it, role then quoted name (``button "Search"``, ``textbox "Email"``, ``link "Pricing"``:
+        Playwright's accessibility snapshot gives both); ``selector`` is how it was reached (``#go``,
+        ``role=button[name="Search"]``); ``url`` the page the action ran on. ``ok`` says whether the action
+        itself ran (no exception); ``verified`` whether its effect was checked and seen (the page changed as
+        expected): replay trusts verified steps most. Call :meth:`on_domain` when the agent lands on a new
+        site (``context(url=...)`` does it for you) and :meth:`on_error` after a failed action, so that the
+        next context carries the lessons that match.
 
         When several elements of the page had the target's role and name, ``target_index`` (from 1,
         in page order) and ``target_count`` say which one was acted on, and ``label`` is the text read
@@ -465,18 +476,6 @@ class Run:
 
     def __repr__(self) -> str:
         return f"Run(id={self.id!r}, domain={self.domain!r}, goal={self.goal!r})"
-
-
-def derived_facts(steps: list[Step]) -> list[dict[str, str]]:
-    """Facts a successful run teaches about its domain: how long it took and how it began."""
-    learned = [{"type": "pattern", "key": "typical-steps", "value": f"{len(steps)} steps"}]
-    first = next((step for step in steps if step.ok and step.action not in ("goto", "navigate", "wait", "scroll")), None)
-    if first is not None and (first.target or first.selector):
-        learned.append({
-            "type": "pattern", "key": "first-meaningful-action",
-            "value": clean_for_prompt(f"{first.action} {first.target or first.selector}", 300),
-        })
-    return learned
 
 
 def _check_facts(facts: Iterable[Mapping[str, str]] | None) -> list[Mapping[str, str]]:

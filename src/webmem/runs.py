@@ -11,7 +11,16 @@ from sqlalchemy import JSON, Connection, Integer, Text, and_, bindparam, case, f
 from .core.clock import new_id, utcnow
 from .core.env import env_number
 from .core.errors import InvalidInput, RunClosed, RunNotFound
-from .core.models import ReplayReport, RunManifest, Scenario, Step, positive_int, stored_record, validated
+from .core.models import (
+    RecordedRun,
+    ReplayReport,
+    RunManifest,
+    Scenario,
+    Step,
+    positive_int,
+    stored_record,
+    validated,
+)
 from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
 from .store.prepared import Prepared
@@ -56,6 +65,7 @@ _COMPLETE = {with_replay: Prepared(update(runs).where(*_RUN_KEY, runs.c.status =
                              case((runs.c.turn_count < _STEP_COUNT, _STEP_COUNT), else_=runs.c.turn_count)),
     **({"replay": bindparam("replay", type_=JSON)} if with_replay else {}),  # else NULL stays NULL, not JSON null
 ).returning(*_MANIFEST_COLUMNS)) for with_replay in (False, True)}
+_INSERT_STEP = Prepared(run_steps.insert())  # every column, each a parameter of its own name
 _STEPS_OF_RUN = Prepared(select(*_STEP_COLUMNS).where(*_STEP_KEY).order_by(run_steps.c.seq))
 
 
@@ -111,8 +121,9 @@ class RunRegistry:
         return self.import_manifests([manifest])[0]
 
     def import_manifests(self, manifests: Sequence[RunManifest]) -> list[bool]:
-        """Store manifests as they are (timestamps kept) in one transaction and few statements; for each,
-        False when a run with its id is already here (or came earlier in ``manifests``)."""
+        """Store manifests as they are (timestamps kept) in one transaction and few statements, with their
+        steps when they are :class:`RecordedRun` records; for each, False when a run with its id is already
+        here (or came earlier in ``manifests``)."""
         if isinstance(manifests, RunManifest) or not all(isinstance(item, RunManifest) for item in manifests):
             raise InvalidInput("manifest: expected a webmem.RunManifest")
         redact = self._scope.redact
@@ -130,9 +141,23 @@ class RunRegistry:
             for manifest in redacted:
                 added.append(manifest.run_id not in present)
                 present.add(manifest.run_id)
-            _INSERT_RUN.execute_many(conn, [{"namespace": self._ns, **manifest.model_dump()}
-                                            for manifest, new in zip(redacted, added) if new])
+            fresh = [manifest for manifest, new in zip(redacted, added) if new]
+            _INSERT_RUN.execute_many(conn, [{"namespace": self._ns, **manifest.model_dump(exclude={"steps"})}
+                                            for manifest in fresh])
+            _INSERT_STEP.execute_many(conn, [
+                {**self._imported_step(step), "namespace": self._ns, "run_id": manifest.run_id, "seq": seq,
+                 "recorded_at": manifest.updated_at}
+                for manifest in fresh if isinstance(manifest, RecordedRun)
+                for seq, step in enumerate(manifest.steps, start=1)
+            ])
         return added
+
+    def _imported_step(self, step: Step) -> dict[str, Any]:
+        """A step as stored: a value typed into a password field becomes its placeholder (the statement
+        redacts registered secrets in every text)."""
+        value = self._scope.secrets.redact_typed_value(step.value, target=step.target, selector=step.selector,
+                                                       secret=False)
+        return {**step.model_dump(), "value": value}
 
     def get(self, run_id: str) -> RunManifest:
         """The manifest of ``run_id``; ``RunNotFound`` when the namespace has no such run."""
@@ -359,13 +384,15 @@ def new_manifest(
     model: str | None = None,
     redact: Callable[[str | None], str | None] = lambda text: text,
 ) -> RunManifest:
-    """The manifest of a run that starts now (status running), validated."""
+    """The manifest of a run that starts now (status running), validated. A run given no session starts
+    one of its own (``session_...``): the runs that resume it share it, and so does its entry in the site's
+    session history."""
     now = utcnow()
     url = check_url(start_url, field="start_url")
     return validated(
         RunManifest,
         run_id=run_id if run_id is not None else RunRegistry.generate_run_id(),
-        session_id=session_id,
+        session_id=session_id if session_id is not None else new_id("session"),
         parent_run_id=parent_run_id,
         status="running",
         goal=redact(goal) if isinstance(goal, str) else goal,

@@ -69,6 +69,10 @@ class WebmemGroup(click.Group):
             return super().invoke(ctx)
         except WebmemError as exc:
             raise click.ClickException(str(exc)) from exc
+        except ImportError as exc:
+            if "pip install" not in str(exc):  # not an extra that is missing: a bug, with its traceback
+                raise
+            raise click.ClickException(str(exc)) from exc
 
 
 @click.group(cls=WebmemGroup, context_settings=CONTEXT_SETTINGS)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import tempfile
 from pathlib import Path
 
 import click
 
 from ..store import DB_FILE
-from .output import console, table
+from .output import console, table, webmem_command
 
 
 @click.command("demo")
@@ -19,8 +20,10 @@ from .output import console, table
 @click.option("--headed", is_flag=True, help="Show the browser window.")
 def demo(demo_dir: Path | None, headed: bool) -> None:
     """Record a run in real Chromium, then show the context a similar second run gets."""
-    from ..demo.walkthrough import FIRST_GOAL, run_demo
+    from ..demo.walkthrough import FIRST_GOAL, PLAYWRIGHT_HINT, run_demo
 
+    if importlib.util.find_spec("playwright") is None:  # say so before announcing anything
+        raise click.ClickException(PLAYWRIGHT_HINT)
     directory = demo_dir or Path(tempfile.mkdtemp(prefix="webmem-demo-"))
     screen = console()
     screen.print(f"Serving the demo shop on 127.0.0.1 and driving headless Chromium (goal: {FIRST_GOAL!r})...")
@@ -37,7 +40,7 @@ def demo(demo_dir: Path | None, headed: bool) -> None:
           ((p.name, p.priority, p.status, p.tokens) for p in report.second_context.report),
           title=f"Context report (budget {report.second_context.budget_tokens} tokens)")
     screen.print(f"\nMemory lives in {report.memory_dir} ({DB_FILE}, events.jsonl); demo took {report.seconds:.1f}s.")
-    screen.print(f"Look inside: webmem --memory-dir {report.memory_dir} runs", markup=False)
+    screen.print(f"Look inside: {webmem_command()} --memory-dir {report.memory_dir} runs", markup=False)
 
 
 COMMANDS = [demo]

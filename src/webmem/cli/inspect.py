@@ -11,7 +11,7 @@ from ..core.models import FACT_TYPES
 from ..core.urls import origin_of
 from ..episodes.export import export_memories
 from ..trajectories.store import TrajectoryStore
-from .output import COUNT, console, emit_json, json_option, nothing, short, table, when
+from .output import COUNT, console, emit_json, json_option, nothing, nothing_on, short, table, when
 
 if TYPE_CHECKING:
     from . import Settings
@@ -25,10 +25,11 @@ def sessions(settings: Settings, domain: str, json_: bool) -> None:
     """Show the last sessions on a domain, newest first."""
     with settings.memory() as mem:
         found = mem.knowledge.sessions(domain)
+        known = mem.knowledge.domains() if not found else []
     if json_:
         emit_json([session.model_dump(mode="json") for session in found])
     elif not found:
-        nothing("sessions")
+        nothing_on("sessions", domain, known)
     else:
         table(("when (UTC)", "session", "ok", "turns", "goal", "outcome", "final url"),
               ((when(s.timestamp), s.id, "yes" if s.success else "no", s.turns_used, short(s.goal, 50),
@@ -46,10 +47,11 @@ def facts(settings: Settings, domain: str, fact_type: str | None, min_confidence
     """Show what is known about a domain, most confident first."""
     with settings.memory() as mem:
         found = mem.knowledge.facts(domain, type=fact_type, min_confidence=min_confidence)
+        known = mem.knowledge.domains() if not found else []
     if json_:
         emit_json([fact.model_dump(mode="json") for fact in found])
     elif not found:
-        nothing("facts")
+        nothing_on("facts", domain, known)
     else:
         table(("type", "key", "value", "confidence", "sources", "last seen (UTC)"),
               ((f.type, f.key, short(f.value, 80), f"{f.confidence:.2f}", f.sources, when(f.last_seen))
@@ -65,10 +67,11 @@ def selectors(settings: Settings, domain: str, limit: int, json_: bool) -> None:
     """Show the selectors known to work on a domain, most successful first."""
     with settings.memory() as mem:
         found = mem.selectors.list(domain, limit=limit)
+        known = mem.selectors.domains() if not found else []
     if json_:
         emit_json([entry.model_dump(mode="json") for entry in found])
     elif not found:
-        nothing("selectors")
+        nothing_on("selectors", domain, known)
     else:
         table(("element", "stable selector", "last ref", "successes", "last used (UTC)"),
               ((e.element, e.stable_selector, e.last_ref, e.success_count, when(e.last_used)) for e in found))

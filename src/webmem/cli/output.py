@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -61,8 +63,31 @@ def table(columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str |
     console().print(grid)
 
 
+def webmem_command() -> str:
+    """How to run webmem again from the user's shell: ``webmem`` when that is this webmem on the PATH, else
+    the path of the script that is running (``.venv/bin/webmem``), else ``python -m webmem``."""
+    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+    on_path = shutil.which("webmem")
+    if on_path is not None and (script is None or Path(on_path).resolve() == script):
+        return "webmem"
+    if script is not None and script.name == "webmem" and script.is_file():
+        return str(script)
+    return f"{sys.executable} -m webmem"
+
+
 def nothing(kind: str) -> None:
     click.echo(f"No {kind}.")
+
+
+def nothing_on(kind: str, domain: str, known: Iterable[str]) -> None:
+    """No records on ``domain``; when memory knows the same host under other ports (or the port under
+    another host), say so: the domain key is the host with its port."""
+    host = domain.rsplit(":", 1)[0] if not domain.endswith("]") else domain
+    near = [other for other in known if other != domain and other.rsplit(":", 1)[0] == host]
+    click.echo(f"No {kind} for {domain}." + (
+        f" Memory files each port apart (the domain is host:port): {', '.join(sorted(near)[:5])} "
+        f"{'has' if len(near) == 1 else 'have'} some." if near else ""
+    ))
 
 
 @contextmanager

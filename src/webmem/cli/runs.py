@@ -76,10 +76,12 @@ def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
             title="Replay",
         )
     if steps:
+        errors = any(step.error for step in steps)  # the column only when a step failed with an error
         table(
-            ("#", "action", "target", "selector", "value", "ok", "verified", "url"),
+            ("#", "action", "target", "selector", "value", "ok", "verified", *(("error",) if errors else ()), "url"),
             ((n, s.action, _target(s), s.selector, short(s.value, 30), "yes" if s.ok else "no",
-              {True: "yes", False: "no", None: ""}[s.verified], s.url) for n, s in enumerate(steps, start=1)),
+              {True: "yes", False: "no", None: ""}[s.verified], *((short(s.error, 80),) if errors else ()), s.url)
+             for n, s in enumerate(steps, start=1)),
             title="Steps",
         )
 

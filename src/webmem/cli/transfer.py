@@ -41,6 +41,8 @@ def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path
             with progress_bar("Exporting") as progress:
                 report = export_agent_memory(mem, target, progress=progress)
             click.echo(f"Wrote {_summary(report.added)} to {target}", err=True)
+            for note in report.notes:
+                click.echo(f"note: {note}", err=True)
             for problem in report.problems:
                 click.echo(f"skipped: {problem}", err=True)
             return
@@ -73,7 +75,7 @@ def _show_report(report: TransferReport) -> None:
     kinds = sorted(set(report.added) | set(report.merged) | set(report.skipped))
     verb = "would import" if report.dry_run else "imported"
     if kinds:
-        table(("kind", "added", "merged", "already there"),
+        table(("kind", "added", "merged", "skipped (already there)"),
               ((kind, report.added[kind], report.merged[kind], report.skipped[kind]) for kind in kinds),
               title=f"{'Dry run: nothing changed; ' if report.dry_run else ''}{verb}")
     else:

@@ -203,6 +203,12 @@ class Step(Record):
         return self
 
 
+class RecordedRun(RunManifest):
+    """A run with its steps, as ``webmem export`` writes it and ``webmem import`` reads it."""
+
+    steps: list[Step] = Field(default_factory=list)
+
+
 class Trajectory(Record):
     """The steps of a successful run, offered to later runs with a similar goal."""
 

@@ -11,6 +11,11 @@ from .errors import InvalidInput
 
 MAX_URL_LENGTH = 4096
 _WEB_SCHEMES = {"http": 80, "https": 443}
+#: Memory is filed under a page's host: what to do instead, for the pages an agent often starts on.
+_LOCAL_PAGE_HINTS = {
+    "about": " (memory is filed under a page's host: start the run with the URL the agent opens first)",
+    "file": " (memory is filed under a page's host: serve local pages on 127.0.0.1, e.g. python -m http.server)",
+}
 _SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")  # \s: every character str.isspace() accepts
 
 
@@ -31,7 +36,7 @@ def parse_web_url(url: object, *, field: str = "url") -> SplitResult:
     except ValueError as exc:
         raise InvalidInput(f"{field}: {text[:80]!r} is not a valid URL ({exc})") from exc
     if parts.scheme.lower() not in _WEB_SCHEMES:
-        raise InvalidInput(f"{field}: {text[:80]!r} is not an http(s) URL")
+        raise InvalidInput(f"{field}: {text[:80]!r} is not an http(s) URL" + _LOCAL_PAGE_HINTS.get(parts.scheme.lower(), ""))
     if not parts.hostname:
         raise InvalidInput(f"{field}: {text[:80]!r} has no host")
     if parts.hostname.startswith(".") or ".." in parts.hostname:  # '..', '.x', 'a..b': empty labels

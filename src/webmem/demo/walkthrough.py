@@ -60,16 +60,17 @@ class DemoReport:
     seconds: float
 
 
+PLAYWRIGHT_HINT = ("the demo needs Playwright: pip install 'webmem[browser]' (then apt-get install -y chromium, "
+                   "or playwright install chromium)")
+
+
 def run_demo(memory_dir: Path, *, headless: bool = True) -> DemoReport:
     """Run both runs against the local shop; raises BrowserUnavailable when there is no browser."""
     started = time.perf_counter()
     try:
         from playwright.sync_api import sync_playwright
     except ImportError as exc:
-        raise BrowserUnavailable(
-            "the demo needs Playwright: pip install 'webmem[browser]' (then apt-get install -y chromium, "
-            "or playwright install chromium)"
-        ) from exc
+        raise BrowserUnavailable(PLAYWRIGHT_HINT) from exc
     with Memory.open(memory_dir) as mem, serve_site() as site_url, sync_playwright() as playwright:
         browser = launch_chromium(playwright, headless=headless)
         try:

@@ -25,6 +25,7 @@ from ..core.models import (
     EpisodeEntry,
     Fact,
     Lesson,
+    RecordedRun,
     RunManifest,
     SelectorEntry,
     Session,
@@ -45,7 +46,7 @@ EXPORT_MARKER = "webmem_export"
 Progress = Callable[[int, int], None]
 IMPORT_BATCH = 1_000  # runs or trajectories stored per batch
 _RECORD_TYPES: dict[str, type[BaseModel]] = {
-    "runs": RunManifest, "trajectories": Trajectory, "facts": Fact, "sessions": Session,
+    "runs": RecordedRun, "trajectories": Trajectory, "facts": Fact, "sessions": Session,
     "selectors": SelectorEntry, "lessons": Lesson, "episodes": EpisodeEntry,
 }
 
@@ -57,7 +58,7 @@ def collect(mem: Memory, kinds: Iterable[str]) -> dict[str, list[BaseModel]]:
     domains = sorted(set(mem.knowledge.domains()) | set(mem.selectors.domains()))
     for kind in chosen:
         if kind == "runs":
-            records[kind] = list(mem.runs.list())
+            records[kind] = [RecordedRun(**run.model_dump(), steps=mem.runs.steps(run.run_id)) for run in mem.runs.list()]
         elif kind == "trajectories":
             records[kind] = list(mem.trajectories.list())
         elif kind == "facts":
@@ -127,6 +128,10 @@ def detect(path: Path) -> str:
     if path.is_dir():
         if is_agent_memory_dir(path):
             return "agent-memory"
+        if (path / "memory.db").exists():
+            raise InvalidInput(f"path: {path} is a webmem memory (it holds memory.db), not another agent's "
+                               ".agent-memory layout; to copy a webmem memory, export it (webmem --memory-dir "
+                               f"{path} export -o memory.json) and import that file")
         raise InvalidInput(f"path: {path} is a directory but not an .agent-memory layout (no domains/, agent-runs/ or traj_*.json)")
     if not path.is_file():
         raise InvalidInput(f"path: {path} does not exist")
