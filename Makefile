@@ -2,14 +2,17 @@
 VENV ?= .venv
 PYTEST_ARGS ?= -n 2
 
-.PHONY: setup demo test bench clean
+.PHONY: setup setup-demo demo test bench clean
 
 setup:
 	./scripts/setup.sh
 
+setup-demo:
+	./scripts/setup.sh demo
+
 DEMO_TASKS ?= click-button,enter-text,login-user,choose-list,copy-paste
 
-demo: setup
+demo: setup-demo
 	$(VENV)/bin/webmem demo
 	$(VENV)/bin/webmem bench miniwob --tasks $(DEMO_TASKS) --episodes 5
 

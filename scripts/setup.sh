@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Prepare a fresh clone: a virtual environment with webmem and its test tools, and a Chromium.
-# Installs Debian packages (chromium, postgresql, python3-venv) only when they are missing and we are root.
+# Prepare a fresh clone: a virtual environment with webmem, and a Chromium.
+#   scripts/setup.sh demo   what `make demo` needs: webmem[bench] (no root, no PostgreSQL)
+#   scripts/setup.sh        what `make test` needs as well: the test tools, PostgreSQL's server, Playwright MCP
+# Installs Debian packages (chromium, postgresql, python3-venv, npm) only when they are missing and we are root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+MODE=${1:-test}
 
 PYTHON=${PYTHON:-python3}
 VENV=${VENV:-.venv}
@@ -30,9 +33,13 @@ if [ ! -x "$VENV/bin/python" ]; then
     fi
 fi
 "$VENV/bin/python" -m pip install -q --upgrade pip 2>/dev/null || true
-"$VENV/bin/python" -m pip install -q -e '.[test]'
+if [ "$MODE" = demo ]; then
+    "$VENV/bin/python" -m pip install -q -e '.[bench]'
+else
+    "$VENV/bin/python" -m pip install -q -e '.[test]'
+fi
 
-if [ -z "${WEBMEM_TEST_POSTGRES_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+if [ "$MODE" != demo ] && [ -z "${WEBMEM_TEST_POSTGRES_URL:-}" ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
     apt_install postgresql || {
         echo "No PostgreSQL server binaries: install Debian's postgresql package, or set WEBMEM_TEST_POSTGRES_URL" >&2
         exit 1
@@ -45,6 +52,8 @@ if [ ! -x /usr/bin/chromium ] && ! command -v chromium >/dev/null && ! command -
         exit 1
     }
 fi
+
+[ "$MODE" = demo ] && exit 0
 
 # Playwright MCP from npm, for the tests of the MCP proxy (it drives the Chromium above).
 PLAYWRIGHT_MCP_VERSION=${PLAYWRIGHT_MCP_VERSION:-0.0.83}

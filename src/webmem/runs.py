@@ -26,7 +26,7 @@ from .store.engine import retried
 from .store.prepared import Prepared
 from .store.schema import run_steps, runs
 from .store.scope import Scope
-from .store.statements import lock_rows
+from .store.statements import first_seen, lock_rows
 
 RUN_STATUSES = ("running", "completed", "failed")
 #: A running run not updated for this long is taken as abandoned: its process died or forgot to finish it.
@@ -132,15 +132,8 @@ class RunRegistry:
             for name in ("goal", "start_url", "final_url", "current_url", "summary", "result", "reason")
         }) for manifest in manifests]
         with self._scope.store.write() as conn:
-            present: set[str] = set()
-            for chunk in range(0, len(redacted), 500):
-                ids = [manifest.run_id for manifest in redacted[chunk:chunk + 500]]
-                present.update(conn.execute(select(runs.c.run_id).where(
-                    runs.c.namespace == self._ns, runs.c.run_id.in_(ids))).scalars())
-            added = []
-            for manifest in redacted:
-                added.append(manifest.run_id not in present)
-                present.add(manifest.run_id)
+            added = first_seen(conn, runs.c.run_id, runs.c.namespace == self._ns,
+                               [manifest.run_id for manifest in redacted])
             fresh = [manifest for manifest, new in zip(redacted, added) if new]
             _INSERT_RUN.execute_many(conn, [{"namespace": self._ns, **manifest.model_dump(exclude={"steps"})}
                                             for manifest in fresh])
@@ -216,21 +209,11 @@ class RunRegistry:
             return self._fetch(conn, run_id)
 
     @retried
-    def complete(
-        self,
-        run_id: str,
-        *,
-        success: bool,
-        summary: str | None = None,
-        final_url: str | None = None,
-        turn_count: int | None = None,
-        replay: ReplayReport | None = None,
-    ) -> RunManifest:
-        """Mark a running run completed (success) or failed; a finished run is returned unchanged.
-        ``replay`` says what became of the replay the run started with."""
+    def complete(self, run_id: str, *, success: bool, **outcome: Any) -> RunManifest:
+        """Mark a running run completed (success) or failed; a finished run is returned unchanged. The
+        other keywords (``summary``, ``final_url``, ``turn_count``, ``replay``) are :meth:`finish_running`'s."""
         with self._scope.store.write():
-            finished = self.finish_running(run_id, success=success, summary=summary, final_url=final_url,
-                                           turn_count=turn_count, replay=replay)
+            finished = self.finish_running(run_id, success=success, **outcome)
             return finished if finished is not None else self.get(run_id)
 
     def finish_running(

@@ -331,9 +331,8 @@ def export_agent_memory(mem: Memory, directory: str | Path, *, progress: Progres
         done += 1
         if progress is not None:
             progress(done, total)
-    left_out = {"lessons": ("lessons", len(mem.lessons.list())),
-                "episodes": ("episode sessions", len(mem.episodes.sessions()))}
-    for kind, (what, count) in left_out.items():
+    for kind, what, count in (("lessons", "lessons", len(mem.lessons.list())),
+                              ("episodes", "episode sessions", len(mem.episodes.sessions()))):
         if count:
             report.notes.append(f"{count} {what} not written: the .agent-memory layout has no place for them "
                                 f"(webmem export --format json --kind {kind} keeps them)")

@@ -80,3 +80,16 @@ def plain_select(columns: Sequence[Column[Any]], where: str, *, order_by: str = 
     names = ", ".join(column.name for column in columns)
     sql = f"SELECT {names} FROM {table.name} WHERE {where}" + (f" ORDER BY {order_by}" if order_by else "")
     return text(sql).columns(*columns)
+
+
+def first_seen(conn: Connection, key: Column[Any], scope: Any, keys: Sequence[str]) -> list[bool]:
+    """For each of ``keys``, whether it is new: no row matching ``scope`` has it in column ``key``, and it
+    did not come earlier in ``keys`` (rows are read 500 keys at a time)."""
+    present: set[str] = set()
+    for start in range(0, len(keys), 500):
+        present.update(conn.execute(select(key).where(scope, key.in_(keys[start:start + 500]))).scalars())
+    new = []
+    for item in keys:
+        new.append(item not in present)
+        present.add(item)
+    return new

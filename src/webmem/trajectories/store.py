@@ -29,7 +29,7 @@ from ..store.engine import retried
 from ..store.prepared import Prepared
 from ..store.schema import trajectories
 from ..store.scope import Scope
-from ..store.statements import plain_select
+from ..store.statements import first_seen, plain_select
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
 from .plans import record_outcome, replayable, shape_of
@@ -173,15 +173,8 @@ class TrajectoryStore(ReplaySearch):
             raise InvalidInput("trajectory: expected a webmem.Trajectory")
         imported = [self._as_imported(record) for record in records]
         with self._scope.store.write() as conn:
-            present = set()
-            for chunk in range(0, len(imported), 500):
-                ids = [trajectory.id for trajectory in imported[chunk:chunk + 500]]
-                present.update(conn.execute(select(trajectories.c.trajectory_id).where(
-                    trajectories.c.namespace == self._ns, trajectories.c.trajectory_id.in_(ids))).scalars())
-            added = []
-            for trajectory in imported:
-                added.append(trajectory.id not in present)
-                present.add(trajectory.id)
+            added = first_seen(conn, trajectories.c.trajectory_id, trajectories.c.namespace == self._ns,
+                               [trajectory.id for trajectory in imported])
             self._insert_many(conn, [trajectory for trajectory, new in zip(imported, added) if new])
         return added
 
