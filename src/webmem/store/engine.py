@@ -23,6 +23,7 @@ RETRY_ATTEMPTS = 5
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 LOCK_WAIT_SECONDS = 60.0
+POOL_CONNECTIONS = 5  # PostgreSQL connections kept open per memory (more are opened, then closed, under load)
 IDLE_PING_SECONDS = 5.0  # a PostgreSQL connection unused for longer is checked before it is used again
 
 
@@ -80,7 +81,7 @@ class Store:
             parsed = make_url(url).set(drivername="postgresql+psycopg")
         except ArgumentError as exc:
             raise StoreError(f"not a PostgreSQL URL: {exc}") from None
-        engine = create_engine(parsed, pool_size=5, max_overflow=10)
+        engine = create_engine(parsed, pool_size=POOL_CONNECTIONS, max_overflow=10)
         event.listen(engine, "checkout", _ping_if_idle)
         event.listen(engine, "checkin", _note_checkin)
 
@@ -114,15 +115,19 @@ class Store:
         """
         if self._active.get() is not None:
             return work()
-        for attempt in range(1, RETRY_ATTEMPTS + 1):
+        attempt = 0
+        while True:
+            attempt += 1
             try:
                 return work()
             except StoreError as exc:
                 cause = exc.__cause__
-                if attempt == RETRY_ATTEMPTS or not isinstance(cause, DBAPIError) or not _is_retryable(cause):
+                if not isinstance(cause, DBAPIError) or not _is_retryable(cause):
                     raise
-                time.sleep(0.01 * attempt)
-        raise AssertionError("unreachable")
+                # after a server restart every pooled connection is dead: each fails once, then a new one serves
+                if attempt >= (POOL_CONNECTIONS + 1 if cause.connection_invalidated else RETRY_ATTEMPTS):
+                    raise
+                time.sleep(0.01 * attempt if not cause.connection_invalidated else 0)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
