@@ -26,7 +26,7 @@ from .store.engine import retried
 from .store.prepared import Prepared
 from .store.schema import run_steps, runs
 from .store.scope import Scope
-from .store.statements import first_seen, lock_rows
+from .store.statements import lock_rows, new_keys
 
 RUN_STATUSES = ("running", "completed", "failed")
 #: A running run not updated for this long is taken as abandoned: its process died or forgot to finish it.
@@ -132,7 +132,7 @@ class RunRegistry:
             for name in ("goal", "start_url", "final_url", "current_url", "summary", "result", "reason")
         }) for manifest in manifests]
         with self._scope.store.write() as conn:
-            added = first_seen(conn, runs.c.run_id, runs.c.namespace == self._ns,
+            added = new_keys(conn, runs.c.run_id, runs.c.namespace == self._ns,
                                [manifest.run_id for manifest in redacted])
             fresh = [manifest for manifest, new in zip(redacted, added) if new]
             _INSERT_RUN.execute_many(conn, [{"namespace": self._ns, **manifest.model_dump(exclude={"steps"})}

@@ -82,7 +82,7 @@ def plain_select(columns: Sequence[Column[Any]], where: str, *, order_by: str = 
     return text(sql).columns(*columns)
 
 
-def first_seen(conn: Connection, key: Column[Any], scope: Any, keys: Sequence[str]) -> list[bool]:
+def new_keys(conn: Connection, key: Column[Any], scope: Any, keys: Sequence[str]) -> list[bool]:
     """For each of ``keys``, whether it is new: no row matching ``scope`` has it in column ``key``, and it
     did not come earlier in ``keys`` (rows are read 500 keys at a time)."""
     present: set[str] = set()

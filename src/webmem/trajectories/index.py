@@ -6,9 +6,10 @@ changed. Saves raise the origin's ``version`` (each trajectory keeps the version
 under as ``origin_seq``), so another process's new trajectories are read alone; deletes raise
 ``removals``, and the origin is read again whole. Only the winner's steps are ever decoded.
 
-Once an origin has many goals, every save also brings a snapshot of the origin's index up to date
-in the origin's row (``snapshot``, valid for ``snapshot_seq`` and ``snapshot_removals``): a new
-process reads that one value instead of every row; a deletion makes it invalid until the next save.
+Once an origin has many goals, saves keep a snapshot of the origin's index in the origin's row
+(``snapshot``, valid for ``snapshot_seq`` and ``snapshot_removals``), rewritten once the goals saved
+after it reach an eighth of the origin's: a new process reads that one value and the few rows newer
+than it instead of every row; a deletion makes it invalid until the next save.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ class GoalIndex:
         return held, unembedded
 
     def extend_snapshot(self, conn: Connection, origin: str) -> None:
-        """Bring the origin's snapshot up to date with what this write transaction saved: add the
-        goals saved since it was made, or make it from the rows once the origin has enough goals."""
+        """Bring the origin's snapshot up to date with what this write transaction saved once it lags by an
+        eighth of the origin's goals: add the goals saved since it was made, or make it from the rows once
+        the origin has enough goals."""
         stamp = conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).one()
         if stamp.snapshot_seq is not None and stamp.snapshot_removals == stamp.removals and \
                 stamp.version - stamp.snapshot_seq < max(1, stamp.version // SNAPSHOT_REFRESH_SHARE):

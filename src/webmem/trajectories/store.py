@@ -29,7 +29,7 @@ from ..store.engine import retried
 from ..store.prepared import Prepared
 from ..store.schema import trajectories
 from ..store.scope import Scope
-from ..store.statements import first_seen, plain_select
+from ..store.statements import new_keys, plain_select
 from .held import OriginGoals, StoredGoal
 from .index import GoalIndex, bump_origin, store_vectors
 from .plans import record_outcome, replayable, shape_of
@@ -173,7 +173,7 @@ class TrajectoryStore(ReplaySearch):
             raise InvalidInput("trajectory: expected a webmem.Trajectory")
         imported = [self._as_imported(record) for record in records]
         with self._scope.store.write() as conn:
-            added = first_seen(conn, trajectories.c.trajectory_id, trajectories.c.namespace == self._ns,
+            added = new_keys(conn, trajectories.c.trajectory_id, trajectories.c.namespace == self._ns,
                                [trajectory.id for trajectory in imported])
             self._insert_many(conn, [trajectory for trajectory, new in zip(imported, added) if new])
         return added
