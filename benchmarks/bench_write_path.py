@@ -2,8 +2,9 @@
 
 For each backend, stores ``--runs`` runs of 10 steps one after the other (each call its own
 transaction, as an agent makes them) into a fresh memory and prints the median and p99 of
-``start_run``, ``record_step`` and ``finish``, and steps/s overall. Then exports the memory as JSONL
-and imports it into a fresh one (``webmem import``'s code path), printing trajectory steps/s.
+``start_run``, ``record_step`` and ``finish``, and steps/s overall. Then stores ``--import-runs`` runs
+in another memory, exports it as JSONL and imports it into a fresh one (``webmem import``'s code path),
+printing steps written per second (a run's and a trajectory's) and records per second.
 
 ``--baseline REV`` measures the same with webmem as it was at git revision REV (checked out into a
 temporary worktree and run in a subprocess of this script with that ``src/`` first on the path), in
@@ -13,7 +14,7 @@ into a fresh memory through the public API, in transactions of ``--batch`` runs,
 SQLite lives in a temporary directory; PostgreSQL is a throwaway cluster (the test suite's) or the
 server named by WEBMEM_TEST_POSTGRES_URL, in a fresh database.
 
-Usage: python benchmarks/bench_write_path.py [--runs 300] [--backends sqlite,postgres]
+Usage: python benchmarks/bench_write_path.py [--runs 300] [--import-runs 2000] [--backends sqlite,postgres]
        [--baseline 2dd7cec] [--load 100000 --batch 100]
 """
 
@@ -66,7 +67,7 @@ def one_run(mem: webmem.Memory, rng: random.Random, index: int, timings: dict[st
         timings["finish"].append(time.perf_counter() - began)
 
 
-def measure(location: str, namespace: str, runs: int) -> dict[str, float]:
+def measure(location: str, namespace: str, runs: int, import_runs: int) -> dict[str, float]:
     """The figures of one backend, in milliseconds (medians and p99) and steps per second."""
     rng = random.Random(7)
     timings: dict[str, list[float]] = {"start_run": [], "record_step": [], "finish": []}
@@ -82,25 +83,34 @@ def measure(location: str, namespace: str, runs: int) -> dict[str, float]:
             ordered = sorted(samples)
             figures[f"{name}_p50_ms"] = statistics.median(ordered) * 1000
             figures[f"{name}_p99_ms"] = ordered[int(len(ordered) * 0.99) - 1] * 1000
-        export = Path(tempfile.mkdtemp()) / "export.jsonl"
-        from webmem.interop.transfer import collect, render
-        export.write_text(render(mem, collect(mem, ["runs", "trajectories", "facts", "sessions", "selectors"]),
-                                 "jsonl"), encoding="utf-8")
-    records = [json.loads(line)["record"] for line in export.read_text(encoding="utf-8").splitlines()]
-    steps = sum(len(record.get("steps", [])) for record in records)  # a run's and a trajectory's (runs carry theirs
-    figures["bulk_import_steps_per_s"] = bulk_import(location, namespace, export, steps)  # since 0.3)
-    figures["bulk_import_records_per_s"] = figures["bulk_import_steps_per_s"] * len(records) / steps
+    figures.update(bulk_import(location, namespace, import_runs))
     return figures
 
 
-def bulk_import(location: str, namespace: str, export: Path, steps: int) -> float:
-    """Import the export into a fresh namespace (or directory); trajectory steps per second."""
-    from webmem.interop.transfer import import_path
-    target = location if "://" in location else tempfile.mkdtemp()
-    with webmem.Memory.open(target, namespace=f"{namespace}-import") as mem:
+def bulk_import(location: str, namespace: str, runs: int) -> dict[str, float]:
+    """Export a memory of ``runs`` runs (stored 100 per transaction) as JSONL and import it into a fresh
+    namespace (``webmem import``'s code path): steps written per second (a run's and a trajectory's) and
+    records per second."""
+    from webmem.interop.transfer import collect, import_path, render
+
+    source = f"{namespace}-source"
+    with webmem.Memory.open(location if "://" in location else tempfile.mkdtemp(), namespace=source) as mem:
+        rng = random.Random(5)
+        for start in range(0, runs, 100):
+            with mem.store.write():
+                for index in range(start, min(runs, start + 100)):
+                    one_run(mem, rng, index, None)
+        export = Path(tempfile.mkdtemp()) / "export.jsonl"
+        export.write_text(render(mem, collect(mem, ["runs", "trajectories", "facts", "sessions", "selectors"]),
+                                 "jsonl"), encoding="utf-8")
+    records = [json.loads(line)["record"] for line in export.read_text(encoding="utf-8").splitlines()]
+    steps = sum(len(record.get("steps", [])) for record in records)  # runs carry theirs since webmem 0.3
+    with webmem.Memory.open(location if "://" in location else tempfile.mkdtemp(),
+                            namespace=f"{namespace}-import") as mem:
         began = time.perf_counter()
         import_path(mem, export)
-        return steps / (time.perf_counter() - began)
+        seconds = time.perf_counter() - began
+    return {"bulk_import_steps_per_s": steps / seconds, "bulk_import_records_per_s": len(records) / seconds}
 
 
 def load(location: str, runs: int, batch: int) -> float:
@@ -145,9 +155,9 @@ def baseline_checkout(revision: str) -> Iterator[Path]:
                        check=True, capture_output=True)
 
 
-def measure_in(source: Path, location: str, namespace: str, runs: int) -> dict[str, float]:
+def measure_in(source: Path, location: str, namespace: str, runs: int, import_runs: int) -> dict[str, float]:
     environment = {**os.environ, "PYTHONPATH": str(source / "src")}
-    done = subprocess.run([sys.executable, __file__, "--measure-only", location, namespace, str(runs)],
+    done = subprocess.run([sys.executable, __file__, "--measure-only", location, namespace, str(runs), str(import_runs)],
                           env=environment, check=True, capture_output=True, text=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -155,25 +165,27 @@ def measure_in(source: Path, location: str, namespace: str, runs: int) -> dict[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=300)
+    parser.add_argument("--import-runs", type=int, default=2000, help="runs in the memory exported, then imported")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--baseline", help="a git revision to compare with (today's code before a change)")
     parser.add_argument("--load", type=int, default=0, help="also load this many runs and print the time")
     parser.add_argument("--batch", type=int, default=100, help="runs per transaction when loading")
-    parser.add_argument("--measure-only", nargs=3, metavar=("LOCATION", "NAMESPACE", "RUNS"), help=argparse.SUPPRESS)
+    parser.add_argument("--measure-only", nargs=4, metavar=("LOCATION", "NAMESPACE", "RUNS", "IMPORT_RUNS"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_only:
-        location, namespace, runs = args.measure_only
-        print(json.dumps(measure(location, namespace, int(runs))))
+        location, namespace, runs, import_runs = args.measure_only
+        print(json.dumps(measure(location, namespace, int(runs), int(import_runs))))
         return
     print(f"webmem {webmem.__version__} from {Path(webmem.__file__).parent}; {args.runs} runs of {STEPS} steps")
     for name in args.backends.split(","):
         with backend(name) as location:
-            figures = measure(location, f"now-{uuid.uuid4().hex[:6]}", args.runs)
+            figures = measure(location, f"now-{uuid.uuid4().hex[:6]}", args.runs, args.import_runs)
             before = None
             if args.baseline:
                 with baseline_checkout(args.baseline) as source:
                     before = measure_in(source, location if name != "sqlite" else tempfile.mkdtemp(),
-                                        f"base-{uuid.uuid4().hex[:6]}", args.runs)
+                                        f"base-{uuid.uuid4().hex[:6]}", args.runs, args.import_runs)
         print(f"\n{name}")
         print(f"  {'figure':28} {'now':>10}" + (f" {'baseline':>10} {'ratio':>8}" if before else ""))
         for key, value in figures.items():
