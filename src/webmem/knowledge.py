@@ -141,7 +141,9 @@ class AppKnowledge:
                     # Another writer may have learned the same value meanwhile: then it is a confirmation.
                     row = _LEARN_FACT.first(conn, {"namespace": self._ns, **fact.model_dump()})
                 changes.append((_fact(row), boosted, decayed))
-            pruned = _PRUNE_DOMAIN.rowcount(conn, {"namespace": self._ns, "domain": domain})
+            # only a decay lowers a confidence: without one, nothing fell below the threshold
+            pruned = _PRUNE_DOMAIN.rowcount(conn, {"namespace": self._ns, "domain": domain}) \
+                if any(decayed for _, _, decayed in changes) else 0
         for stored, boosted, decayed in changes:
             self._scope.emit(
                 "fact_boosted" if boosted else "fact_recorded", run_id=run_id, domain=stored.domain, type=stored.type,

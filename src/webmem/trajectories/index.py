@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, bindparam, update
 
@@ -98,11 +98,12 @@ class GoalIndex:
             self._hold(origin, held)
         return held, unembedded
 
-    def extend_snapshot(self, conn: Connection, origin: str) -> None:
+    def extend_snapshot(self, conn: Connection, origin: str, stamp: Stamp | None = None) -> None:
         """Bring the origin's snapshot up to date with what this write transaction saved once it lags by an
         eighth of the origin's goals: add the goals saved since it was made, or make it from the rows once
         the origin has enough goals."""
-        stamp = conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).one()
+        if stamp is None:
+            stamp = Stamp(*conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).one())
         if stamp.snapshot_seq is not None and stamp.snapshot_removals == stamp.removals and \
                 stamp.version - stamp.snapshot_seq < max(1, stamp.version // SNAPSHOT_REFRESH_SHARE):
             return  # recent enough: a reader reads the few goals saved after it from their rows
@@ -186,12 +187,21 @@ class GoalIndex:
             self._held -= len(dropped.goals)
 
 
-def bump_origin(conn: Connection, namespace: str, origin: str, *, saved: int = 1, removed: int = 0) -> int:
+class Stamp(NamedTuple):
+    """An origin's version and removals, and what its snapshot is valid for."""
+
+    version: int
+    removals: int
+    snapshot_seq: int | None
+    snapshot_removals: int | None
+
+
+def bump_origin(conn: Connection, namespace: str, origin: str, *, saved: int = 1, removed: int = 0) -> Stamp:
     """Raise the origin's version by ``saved`` (and its removals by ``removed``) in the caller's write
-    transaction; returns the new version: trajectories saved now keep the last ``saved`` versions up to
-    it as their ``origin_seq``."""
-    return int(_BUMP_ORIGIN.scalar(conn, {"namespace": namespace, "origin": origin, "version": saved,
-                                          "removals": removed}))
+    transaction; returns the origin's stamp after it: trajectories saved now keep the last ``saved``
+    versions up to ``version`` as their ``origin_seq``."""
+    return Stamp(*_BUMP_ORIGIN.first(conn, {"namespace": namespace, "origin": origin, "version": saved,
+                                             "removals": removed}))
 
 
 def _bump_origin_statement(dialect: str) -> Any:
@@ -203,7 +213,8 @@ def _bump_origin_statement(dialect: str) -> Any:
         index_elements=["namespace", "origin"],
         set_={"version": trajectory_origins.c.version + statement.excluded.version,
               "removals": trajectory_origins.c.removals + statement.excluded.removals},
-    ).returning(trajectory_origins.c.version)
+    ).returning(trajectory_origins.c.version, trajectory_origins.c.removals, trajectory_origins.c.snapshot_seq,
+                trajectory_origins.c.snapshot_removals)
 
 
 _BUMP_ORIGIN = Prepared(_bump_origin_statement)

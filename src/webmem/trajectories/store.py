@@ -201,8 +201,10 @@ class TrajectoryStore(ReplaySearch):
                            self._index.embed([trajectory.goal for trajectory in successful]) or []))
         model = self._index.embedder.name if self._index.embedder else None
         rows = []
+        stamps = {}
         for origin, group in by_origin.items():
-            first_seq = bump_origin(conn, self._ns, origin, saved=len(group)) - len(group) + 1
+            stamps[origin] = bump_origin(conn, self._ns, origin, saved=len(group))
+            first_seq = stamps[origin].version - len(group) + 1
             for seq, trajectory in enumerate(group, start=first_seq):
                 vector = vectors.get(trajectory.id)
                 rows.append({
@@ -215,7 +217,7 @@ class TrajectoryStore(ReplaySearch):
                 })
         _INSERT_TRAJECTORY.execute_many(conn, rows)
         for origin in dict.fromkeys(trajectory.origin for trajectory in successful):
-            self._index.extend_snapshot(conn, origin)
+            self._index.extend_snapshot(conn, origin, stamps[origin])
 
     def index_legacy(self) -> int:
         """Give trajectories stored before the goal index (webmem < 0.2) their place in it; returns
@@ -234,7 +236,7 @@ class TrajectoryStore(ReplaySearch):
                     trajectories.c.namespace == self._ns, trajectories.c.trajectory_id == trajectory.id
                 ).values(
                     goal_signature=signature(trajectory.goal, trajectory.goal_template).encode(),
-                    origin_seq=bump_origin(conn, self._ns, trajectory.origin), step_count=len(trajectory.steps),
+                    origin_seq=bump_origin(conn, self._ns, trajectory.origin).version, step_count=len(trajectory.steps),
                     verified_steps=sum(1 for step in trajectory.steps if step.verified),
                 ))
         return len(rows)
