@@ -108,3 +108,24 @@ def test_the_viewer_asks_for_the_token(page: Any, memory_dir: Path) -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_the_viewer_says_which_trajectory_a_new_run_would_get_and_why(page: Any, memory_dir: Path,
+                                                                       viewer_url: str) -> None:
+    populate(memory_dir)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(viewer_url + "#/trajectories")
+    page.get_by_placeholder("a new run's goal").fill("Subscribe c@d.com to the newsletter")
+    page.get_by_placeholder("its start URL").fill(SITE)
+    page.get_by_role("button", name="Match").click()
+    verdict = page.get_by_role("status")
+    verdict.wait_for()
+    assert verdict.inner_text().startswith("It would get traj_")
+    matched = page.locator("table").first.locator("tbody tr").first.locator("td")
+    assert matched.nth(0).inner_text() == "Subscribe a@b.com to the newsletter" and matched.nth(3).inner_text() == "yes"
+    assert len(matched.nth(4).inner_text()) > 10  # the why, in words
+    page.get_by_placeholder("a new run's goal").fill("Cancel my account")
+    page.get_by_role("button", name="Match").click()
+    page.get_by_text("It would get none").wait_for()
+    assert PASSWORD not in page.content() and problems == []

@@ -148,9 +148,30 @@ async function sitesPage() {
        el("td", {}, when(s.last_run)))))];
 }
 
-async function trajectoriesPage() {
+async function trajectoriesPage(params) {
   const { trajectories } = await api("/trajectories?limit=100");
-  return [el("h1", {}, "Trajectories"), trajectoryTable(trajectories)];
+  const goal = el("input", { name: "goal", placeholder: "a new run's goal", size: "40", value: params.get("goal") || "" });
+  const url = el("input", { name: "url", placeholder: "its start URL", size: "30", value: params.get("url") || "" });
+  const ask = el("form", { class: "filters", "aria-label": "Which trajectory would a run get" }, goal, url,
+                 el("button", { type: "submit" }, "Match"));
+  ask.addEventListener("submit", (event) => {
+    event.preventDefault();
+    location.hash = `#/trajectories?${new URLSearchParams({ goal: goal.value.trim(), url: url.value.trim() })}`;
+  });
+  const page = [el("h1", {}, "Trajectories"), el("h2", {}, "Which would a new run get, and why"), ask];
+  if (params.get("goal") && params.get("url")) page.push(await matchReport(params.get("goal"), params.get("url")));
+  return [...page, el("h2", {}, "Recorded"), trajectoryTable(trajectories)];
+}
+
+async function matchReport(goal, url) {
+  const found = await api(`/trajectories/match?${new URLSearchParams({ goal, url, limit: "10" })}`);
+  const verdict = found.best ? `It would get ${found.best}: ${found.reason}` : `It would get none: ${found.reason}`;
+  return [el("p", { role: "status" }, verdict),
+          table(["Goal", "Similarity", "Score", "Offered", "Why"], found.candidates.map((c) =>
+            el("tr", {}, el("td", {}, c.goal), el("td", {}, c.similarity.toFixed(2)), el("td", {}, c.score.toFixed(2)),
+               el("td", { class: c.eligible ? "ok" : "muted" }, c.eligible ? "yes" : "no"),
+               el("td", {}, [c.why, c.reason].filter(Boolean).join(" — "))))),
+          found.replay_unavailable ? el("p", { class: "muted" }, `Replay: ${found.replay_unavailable}`) : ""];
 }
 
 async function lessonsPage() {
@@ -166,7 +187,7 @@ async function route() {
     if (path.startsWith("/run/")) page = await runPage(decodeURIComponent(path.slice(5)));
     else if (path.startsWith("/site/")) page = await sitePage(decodeURIComponent(path.slice(6)));
     else if (path === "/sites") page = await sitesPage();
-    else if (path === "/trajectories") page = await trajectoriesPage();
+    else if (path === "/trajectories") page = await trajectoriesPage(params);
     else if (path === "/lessons") page = await lessonsPage();
     else page = await runsPage(params);
   } catch (error) {
