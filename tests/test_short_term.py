@@ -292,3 +292,16 @@ def test_restore_brings_back_entries_and_failures() -> None:
     memory.add(entry(3))
     memory.add(entry(4))
     assert ids(memory) == [2, 3, 4]
+
+
+def test_one_action_has_one_signature_at_every_depth() -> None:
+    first = {"tool": "fill_form", "parameters": {"fields": {"email": "a@b.c", "name": "Ann"}, "delay": 2}}
+    second = {"tool": "fill_form", "parameters": {"delay": 2.0, "fields": {"name": "Ann", "email": "a@b.c"}}}
+    assert action_signature(first, PAGE) == action_signature(second, PAGE)
+    third = {"tool": "fill_form", "parameters": {"fields": {"email": "a@b.c", "name": "Bob"}, "delay": 2}}
+    assert action_signature(first, PAGE) != action_signature(third, PAGE)
+    memory = ShortTermMemory()
+    for number, action in enumerate((first, second, first), start=1):
+        memory.add(entry(number, outcome="failure", tool="fill_form", parameters=action["parameters"]))
+    assert memory.get_action_frequency(second, PAGE) == 3 and memory.has_failed(action_signature(second, PAGE))
+    assert len(memory.get_loop_warnings()) == 1

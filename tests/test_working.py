@@ -1018,3 +1018,23 @@ def test_secrets_in_urls_and_tags_never_reach_the_store(open_memory: Any) -> Non
     again = mem.get_run(run.id).working
     assert again.has_visited_url(secret_url) and again.working.get_page_summary(secret_url) == "report"
     assert "tok-998877" not in rows.dump(mem)
+
+
+def test_start_task_clears_short_term_memory_as_the_seed_lifecycle_says(run: webmem.Run) -> None:
+    working = run.working
+    working.start_task("Find the cheapest smart watch")
+    failed = {"tool": "click", "parameters": {"selector": "#buy"}}
+    working.record_cycle("buy", failed, "not visible", "failure", url=SEARCH)
+    working.record_cycle("look", "scroll", url=SEARCH)
+    working.start_task("Find the most expensive smart watch")
+    assert working.short_term.entries == [] and working.working.cycle_count == 0
+    assert not working.is_repeated_failure(failed, url=SEARCH)  # the earlier task's failures went with it
+    assert "RECENT ACTIONS" not in working.format_for_prompt()
+    again = run._memory.get_run(run.id).working  # as stored: the same
+    assert again.short_term.entries == [] and again.working.goal == "Find the most expensive smart watch"
+    working.record_cycle("look", "scroll", url=SEARCH)
+    working.set_goal("Find the most expensive smart watch under 300 EUR")  # the same task, reworded
+    assert len(working.short_term.entries) == 1 and working.working.cycle_count == 1
+    with pytest.raises(webmem.InvalidInput):
+        working.start_task("   ")
+    assert len(working.short_term.entries) == 1  # a refused goal changes nothing

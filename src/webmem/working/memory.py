@@ -196,14 +196,27 @@ class AgentMemory:
     # -- the unified interface ---------------------------------------------------------------
 
     def start_task(self, goal: str, user_context: Mapping[str, Any] | None = None) -> None:
-        """Begin a task: its goal (and any context the user gave) replaces the previous one's."""
+        """Begin a task, as the seed's lifecycle says: short-term memory (the history and the failures it
+        saw) is cleared, the goal (and any context the user gave) replaces the previous one's, the cycle
+        count restarts; working memory (scratch pad, path, extractions) and long-term memory (patterns,
+        page maps, sitemap) stay. :meth:`set_goal` changes the goal of the task in progress instead."""
+        self._set_goal(goal, user_context, restart=True)
+
+    def set_goal(self, goal: str, user_context: Mapping[str, Any] | None = None) -> None:
+        """Give the task in progress a new goal (and user context); its history and cycle count stay."""
+        self._set_goal(goal, user_context, restart=False)
+
+    def _set_goal(self, goal: str, user_context: Mapping[str, Any] | None, *, restart: bool) -> None:
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidInput("goal: expected a non-empty string")
-        self.working.goal = self._redact(goal.strip()[:2000])
-        self.working.cycle_count = 0
         if user_context is not None:
-            self.context_store.set_user_context(user_context)
-        self._save()
+            self.context_store.set_user_context(user_context)  # checks it before anything changes
+        evicted = self.short_term.entries if restart else []
+        if restart:
+            self.short_term.clear()
+            self.working.cycle_count = 0
+        self.working.goal = self._redact(goal.strip()[:2000])
+        self._save(evicted=evicted)
 
     def record_cycle(
         self,

@@ -73,10 +73,22 @@ class Action:
 
 
 def action_signature(action: Action | Mapping[str, Any] | str, url: str | None) -> str:
-    """The identity of an action on a page: tool, parameters sorted by name, and url."""
+    """The identity of an action on a page: tool, parameters and url, canonical at every depth (keys of
+    nested mappings sorted, ``2`` and ``2.0`` spelled alike), so one action always has one signature."""
     call = Action.of(action)
-    canonical = json.dumps([call.tool, sorted(call.parameters.items()), url or ""], ensure_ascii=False, default=str)
+    canonical = json.dumps([call.tool, _canonical(dict(call.parameters)), url or ""], ensure_ascii=False,
+                           sort_keys=True, default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _canonical(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_canonical(item) for item in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 @dataclass
