@@ -52,8 +52,8 @@ def known_session(mem: webmem.Memory) -> list[EpisodeEntry]:
 EXPECTED_PROMPT = """\
 # Lessons From Previous Attempt
 These are results from a PREVIOUS attempt at this task.
-- REPEAT: actions that worked before - do them again now
-- AVOID: mistakes from before - do NOT repeat them
+- REPEAT: actions that worked before — do them again now
+- AVOID: mistakes from before — do NOT repeat them
 1. REPEAT: [/tickets 85%] click: 'Priority dropdown'
 This worked: Correctly opened the priority selector
 2. AVOID: [/tickets 72%] click: 'Delete button'

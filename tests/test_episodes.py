@@ -788,8 +788,8 @@ def test_three_reps_through_runs_with_the_episode_advice_part(mem: webmem.Memory
     advice = (
         "# Lessons From Previous Attempt\n"
         "These are results from a PREVIOUS attempt at this task.\n"
-        "- REPEAT: actions that worked before - do them again now\n"
-        "- AVOID: mistakes from before - do NOT repeat them\n"
+        "- REPEAT: actions that worked before — do them again now\n"
+        "- AVOID: mistakes from before — do NOT repeat them\n"
         "1. AVOID: [/tickets 100%] click: 'Delete button'\n"
         "This failed: Wrong action - task was to change priority\n"
         f"Do this instead: {FIX}"

@@ -26,8 +26,8 @@ CSV_COLUMNS = (
 PROMPT_HEADER = (
     "# Lessons From Previous Attempt\n"
     "These are results from a PREVIOUS attempt at this task.\n"
-    "- REPEAT: actions that worked before - do them again now\n"
-    "- AVOID: mistakes from before - do NOT repeat them"
+    "- REPEAT: actions that worked before \u2014 do them again now\n"  # the seed's own words, em dash included:
+    "- AVOID: mistakes from before \u2014 do NOT repeat them"  # agents and graders match this header
 )
 
 
