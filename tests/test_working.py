@@ -847,6 +847,9 @@ def test_run_context_includes_the_working_parts_beside_the_persistent_ones(mem: 
     assert resumed.context(budget_tokens=50_000).part("task").status == "included"
 
 
+CUT_BY_LINES = ("recent_history", "reference_trajectory")  # parts cut by whole lines, not with the marker
+
+
 def check_report(pack: ContextPack, budget: int, counter: TokenCounter) -> None:
     """The invariants of a fitted pack and its report."""
     assert pack.tokens <= budget
@@ -879,12 +882,20 @@ def check_report(pack: ContextPack, budget: int, counter: TokenCounter) -> None:
     for report in pack.report:
         if report.status == "dropped" and report.heading:
             assert f"## {report.heading}\n" not in text
-        if report.status == "truncated" and report.name != "task":
+        if report.status == "truncated" and report.name in CUT_BY_LINES:
+            # cut by whole lines (actions, steps): it says what was left out, and the next section has a heading
+            start = text.find(f"## {report.heading}\n")
+            end = text.find(SEPARATOR + "## ", start)
+            section = text[start:end if end >= 0 else len(text)]
+            assert "left out" in section or "not shown" in section, section
+            assert TRUNCATION_MARKER not in section
+            assert counter.count(section) == report.tokens
+        elif report.status == "truncated" and report.name != "task":
             # a truncated section ends with the marker (the part after it may have no heading of its own)
             start = text.find(f"## {report.heading}\n")
             end = text.find(TRUNCATION_MARKER, start)
             section = text[start:end + len(TRUNCATION_MARKER)]
-            assert end > start and text[end + len(TRUNCATION_MARKER):][:len(SEPARATOR)] in ("", SEPARATOR)
+            assert end > start and text[end + len(TRUNCATION_MARKER):][:len(SEPARATOR)] in ("", SEPARATOR), report.name
             assert counter.count(section) == report.tokens
 
 
@@ -1038,3 +1049,20 @@ def test_start_task_clears_short_term_memory_as_the_seed_lifecycle_says(run: web
     with pytest.raises(webmem.InvalidInput):
         working.start_task("   ")
     assert len(working.short_term.entries) == 1  # a refused goal changes nothing
+
+
+def test_under_a_tight_budget_the_latest_actions_stay_and_the_oldest_go(run: webmem.Run) -> None:
+    working = run.working
+    working.start_task("Compare the prices of ten watches")
+    for number in range(1, 11):
+        working.record_cycle(f"open watch {number}", click(f"#watch-{number}"),
+                             f"Watch {number} costs {number}0 EUR. " + "Its page lists straps, colours and sizes. " * 4,
+                             url=SEARCH)
+    text = working.format_for_prompt(budget_tokens=300)
+    assert "## RECENT ACTIONS" in text
+    history = text.split("## RECENT ACTIONS\n", 1)[1].split("\n\n## ", 1)[0]
+    assert "#watch-10" in history  # the latest cycle, whole
+    assert "Watch 10 costs 100 EUR" in history
+    assert "earlier action" in history.splitlines()[0]  # what went is said, before what stayed
+    first_kept = history.splitlines()[1]
+    assert first_kept[0].isdigit()  # an action starts where the cut is: never its continuation lines alone

@@ -22,11 +22,14 @@ _DEFAULT_COUNTER = TokenCounter()
 class LineCut:
     """How a part that does not fit is cut short by whole lines instead of mid-text: its first ``head``
     lines stay, then as many of the following lines as fit (at least ``least``, else the part is
-    dropped), then the line ``omitted(n)`` saying that ``n`` lines were left out."""
+    dropped), then the line ``omitted(n)`` saying that ``n`` lines were left out. With ``latest``, the
+    last lines are the ones kept, after the omission line (a history keeps its most recent entries)."""
 
     head: int
     omitted: Callable[[int], str]
     least: int = 1
+    latest: bool = False
+    units: Callable[[str], list[str]] | None = None  # how the body splits into what is kept whole (lines)
 
 
 @dataclass(frozen=True)
@@ -178,10 +181,12 @@ def _cut_by_lines(
 ) -> str | None:
     """The part with its head, the most following lines that fit in ``room`` and the omission line;
     a binary search on how many lines follow the head, so it only returns a text it counted."""
-    lines = body.split("\n")
+    lines = rule.units(body) if rule.units is not None else body.split("\n")
     head, rest = lines[:rule.head], lines[rule.head:]
 
     def shown(kept: int) -> str:
+        if rule.latest:
+            return part.render("\n".join([*head, rule.omitted(len(rest) - kept), *rest[len(rest) - kept:]]))
         return part.render("\n".join([*head, *rest[:kept], rule.omitted(len(rest) - kept)]))
 
     best: str | None = None

@@ -4,11 +4,12 @@ extractions (within their share of the budget), patterns, navigation path, scrat
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from ..core.pack import ContextPart
+from ..core.pack import ContextPart, LineCut
 from ..core.text import clean_for_prompt
 from .compression import Compressor, compress_with, head_tail
 
@@ -33,6 +34,13 @@ PRIORITY_SCRATCH = 15
 PRIORITY_SITEMAP = 12
 
 
+#: Under a tight budget the oldest actions go first: the most recent cycle is the last thing that may go.
+LATEST_ACTIONS_FIRST_TO_STAY = LineCut(
+    head=0, least=1, latest=True, units=lambda body: re.split(r"\n(?=\d+\. )", body),  # an action and its lines
+    omitted=lambda n: f"({n} earlier action{'s' if n != 1 else ''} left out)",
+)
+
+
 def working_parts(memory: AgentMemory, domain: str | None = None) -> list[ContextPart]:
     """The working-memory parts of a context, with their priorities (the task part is critical)."""
     relevant = memory.context_store.get_relevant_context(memory.working.goal or "")
@@ -46,7 +54,8 @@ def working_parts(memory: AgentMemory, domain: str | None = None) -> list[Contex
         ContextPart("user_context", "CONTEXT", PRIORITY_USER_CONTEXT, _context_text(memory, shown)),
         ContextPart("recent_history", "RECENT ACTIONS", PRIORITY_HISTORY,
                     "\n".join(f"{n}. {e.format_for_prompt()}" for n, e in
-                              enumerate(memory.short_term.get_recent(HISTORY_IN_CONTEXT), start=1))),
+                              enumerate(memory.short_term.get_recent(HISTORY_IN_CONTEXT), start=1)),
+                    by_lines=LATEST_ACTIONS_FIRST_TO_STAY),
         ContextPart("extractions", "EXTRACTED DATA", PRIORITY_EXTRACTIONS,
                     fit=lambda available: _extractions_text(memory, available)),
         ContextPart("patterns", "KNOWN PATTERNS", PRIORITY_PATTERNS,
