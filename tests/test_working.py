@@ -273,10 +273,36 @@ def test_task_summary_counts_cycles_outcomes_and_pages(run: webmem.Run) -> None:
     working.record_cycle("c", click("#c"), "ok")
     working.mark_url_visited(SEARCH)
     working.mark_url_visited(CART)
-    assert working.get_task_summary() == {
+    summary = working.get_task_summary()
+    assert {key: value for key, value in summary.items() if key != "text"} == {
         "goal": "collect prices", "mode": "scrape", "cycles": 3, "successes": 2, "failures": 1,
-        "pages_visited": 2, "current_url": SEARCH, "loop_warnings": [],
+        "pages_visited": 2, "current_url": SEARCH, "loop_warnings": [], "explored_pages": [],
+        "recent_successful_actions": ["click"],
     }
+
+
+def test_task_summary_shows_the_explored_pages_and_the_recent_successful_actions_as_the_seed_does(
+    run: webmem.Run,
+) -> None:
+    working = run.working
+    working.start_task("Extract product data")
+    working.init_sitemap_graph("https://www.example-shop.com/")
+    working.add_sitemap_links("https://www.example-shop.com/", [
+        {"url": "https://www.example-shop.com/products", "text": "Products"},
+        {"url": "https://www.example-shop.com/electronics", "text": "Electronics"},
+    ], "main_nav")
+    working.update_sitemap_visited("https://www.example-shop.com/products", title="Products",
+                                   summary="Main product listing with categories")
+    working.update_sitemap_visited("https://www.example-shop.com/electronics", title="Electronics",
+                                   summary="Electronic products including phones")
+    for tool, outcome in (("click", "success"), ("extract_text", "success"), ("type", "failure"),
+                          ("scroll", "success"), ("click", "success")):
+        working.record_cycle("step", tool, "done", outcome, url=SEARCH)
+    text = working.get_task_summary()["text"]
+    assert "Goal: Extract product data" in text and "Actions: 5 total (4 successful, 1 failed)" in text
+    assert "Explored pages (2 total):\n  - Products: Main product listing with categories\n" \
+           "  - Electronics: Electronic products including phones" in text
+    assert text.endswith("Recent successful actions: extract_text, scroll, click")
 
 
 def test_clear_task_forgets_the_in_run_state_but_keeps_the_stored_history(

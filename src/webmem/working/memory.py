@@ -25,7 +25,7 @@ from ..store.statements import upsert
 from .compression import Compressor
 from .context_store import ContextStore
 from .patterns import Pattern, PatternStore
-from .prompt_parts import working_parts
+from .prompt_parts import task_summary_text, working_parts
 from .short_term import (
     Action,
     ExecutionOutcome,
@@ -40,6 +40,7 @@ EXTRACTION_SHARE = 0.20
 MAX_EXTRACTION_TOKENS = 4000
 MAX_SINGLE_EXTRACTION_CHARS = 8000
 CONTEXT_WINDOW_BUDGET = 64_000
+RECENT_ACTION_NAMES = 5  # distinct tools of the latest successful actions, in a task summary
 
 
 
@@ -281,9 +282,10 @@ class AgentMemory:
         self._save()
 
     def get_task_summary(self) -> dict[str, Any]:
-        """The goal, cycle count, mode, step counts and pages visited, as plain data."""
+        """The goal, cycle count, mode, step counts, pages visited, the pages explored (with their summaries)
+        and the recent successful actions, as plain data; ``text`` says it all as the seed prints it."""
         entries = self.short_term.entries
-        return {
+        summary = {
             "goal": self.working.goal,
             "mode": self.operation_mode,
             "cycles": self.working.cycle_count,
@@ -292,7 +294,12 @@ class AgentMemory:
             "pages_visited": len(self._visited),
             "current_url": self.current_url(),
             "loop_warnings": self.short_term.get_loop_warnings(),
+            "explored_pages": [{"url": page.url, "title": page.title, "summary": page.summary}
+                               for page in (self.sitemap.pages() if self.sitemap else []) if page.visited],
+            "recent_successful_actions": list(dict.fromkeys(
+                entry.tool for entry in reversed(entries) if entry.outcome == "success"))[:RECENT_ACTION_NAMES][::-1],
         }
+        return {**summary, "text": task_summary_text(summary)}
 
     def clear_task(self) -> None:
         """Forget the task's in-run state (the stored history stays inspectable)."""
