@@ -329,3 +329,16 @@ def test_a_learned_pattern_reaches_a_later_runs_context(mem: webmem.Memory) -> N
     assert "## KNOWN PATTERNS\n- search: " in str(pack)
     assert "fill textbox \"Search\" {search}" in str(pack)
     assert "[search, 0% of 0 uses]" in str(pack)
+
+
+def test_a_pattern_shows_every_parameter_and_its_placeholders_in_the_prompt(mem: webmem.Memory) -> None:
+    mem.patterns.learn_pattern("example.com", "Login flow for example.com", "login_flow", [
+        {"tool": "click", "selector": "#login-btn"},
+        {"tool": "type", "selector": "#email", "text": "{email}"},
+        {"tool": "type", "selector": "#password", "text": "{password}"},
+        {"tool": "goto", "url": "https://example.com/account"},
+        {"tool": "click", "selector": "#submit"},
+    ])
+    text = mem.patterns.format_for_prompt("example.com")
+    assert "type #email text={email} -> type #password text={password} -> goto url=https://example.com/account" in text
+    assert text.endswith("(fill in: {email}, {password})")

@@ -29,6 +29,7 @@ MAX_PATTERNS = 100
 KEEP_SHARE = 0.8  # pruning keeps the strongest 80% of the maximum
 _PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
 _SLUG = re.compile(r"[^a-z0-9]+")
+_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_.]*\}")
 _COLUMNS = [column for column in patterns.c if column.name not in ("namespace", "fingerprint")]
 
 
@@ -127,10 +128,11 @@ class PatternStore:
         lines = []
         for pattern in self.get_patterns_for_domain(domain)[:limit]:
             steps = " -> ".join(_describe(step) for step in pattern.steps)
+            slots = placeholders(pattern.steps)
             lines.append(
                 f"- {clean_for_prompt(pattern.description, 200)} [{pattern.pattern_type}, "
                 f"{pattern.success_rate:.0%} of {pattern.success_count + pattern.failure_count} uses]: "
-                f"{clean_for_prompt(steps, 600)}"
+                f"{clean_for_prompt(steps, 600)}" + (f" (fill in: {', '.join(slots)})" if slots else "")
             )
         return "\n".join(lines)
 
@@ -196,10 +198,22 @@ def _in_goal(value: str, lowered_goal: str) -> bool:
 
 
 def _describe(step: Mapping[str, Any]) -> str:
-    words = [str(step.get("tool") or ""), str(step.get("target") or step.get("selector") or "")]
+    """``tool target value key=value...``: every parameter, whatever key carries it (``text``, ``url``,
+    ``query``...), so that a placeholder such as ``{email}`` is never lost."""
+    shown_as_target = "target" if step.get("target") else "selector"
+    words = [str(step.get("tool") or ""), str(step.get(shown_as_target) or "")]
     if step.get("value"):
         words.append(str(step["value"]))
+    words += [f"{key}={value}" for key, value in step.items()
+              if value and key not in ("tool", "value", shown_as_target)]
     return " ".join(word for word in words if word)
+
+
+def placeholders(steps: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The ``{name}`` placeholders of a pattern's steps, in order, each once."""
+    found = (match.group(0) for step in steps for value in step.values() if isinstance(value, str)
+             for match in _PLACEHOLDER.finditer(value))
+    return list(dict.fromkeys(found))
 
 
 def _slug(text: str) -> str:
