@@ -1092,3 +1092,22 @@ def test_under_a_tight_budget_the_latest_actions_stay_and_the_oldest_go(run: web
     assert "earlier action" in history.splitlines()[0]  # what went is said, before what stayed
     first_kept = history.splitlines()[1]
     assert first_kept[0].isdigit()  # an action starts where the cut is: never its continuation lines alone
+
+
+def test_compressed_search_results_keep_each_url_with_its_title(run: webmem.Run) -> None:
+    working = run.working
+    working.start_task("Find a review of a running watch")
+    results = [{"title": f"Result {number}: the best running watch of {2000 + number}",
+                "url": f"https://reviews.example.com/watch-{number}",
+                "snippet": f"A long snippet about watch {number}, its battery, its GPS and its strap. " * 3}
+               for number in range(40)]
+    working.add_extraction("search results", results)
+    text = working.format_for_prompt(budget_tokens=6000)
+    shown = text.split("## EXTRACTED DATA\n", 1)[1].split("\n\n## ", 1)[0]
+    urls = re.findall(r"https://reviews\.example\.com/watch-\d+", shown)
+    assert urls, shown[:500]
+    for url in urls:  # every URL shown is shown with its title
+        number = url.rsplit("-", 1)[1]
+        assert f"Result {number}: the best running watch of {2000 + int(number)} <{url}>" in shown
+    assert "snippet" not in shown or len(urls) == 40  # snippets go before any result does
+    assert "Result 0:" in shown  # the top results stay; the last ones go first

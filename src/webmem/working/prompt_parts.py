@@ -127,7 +127,43 @@ def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     if len(text) <= max_chars:
         return text
+    if _linked_records(data):
+        return _fit_records(data, max_chars)
     return _fitted(text, max_chars, compressor)
+
+
+_URL_KEYS = ("url", "href", "link")
+_LABEL_KEYS = ("title", "name", "label", "text", "link_text")
+
+
+def _linked_records(data: Any) -> bool:
+    """A list of results each with a URL (search results, links): kept as label-and-URL pairs."""
+    return isinstance(data, list) and bool(data) and all(
+        isinstance(item, dict) and any(isinstance(item.get(key), str) for key in _URL_KEYS) for item in data)
+
+
+def _fit_records(records: list[dict[str, Any]], max_chars: int) -> str:
+    """Each result as ``- label <url>`` and its other fields: the other fields go first (snippets), then
+    whole results from the end of the list; a URL never loses its label."""
+    def line(item: dict[str, Any], *, details: bool) -> str:
+        url = next(str(item[key]) for key in _URL_KEYS if isinstance(item.get(key), str))
+        label = next((str(item[key]) for key in _LABEL_KEYS if item.get(key)), "")
+        rest = [f"{key}: {value}" for key, value in item.items()
+                if key not in _URL_KEYS and key not in _LABEL_KEYS and value not in (None, "")] if details else []
+        return clean_for_prompt(" ".join(filter(None, ["-", label, f"<{url}>", "— " + "; ".join(rest) if rest else ""])),
+                                2000)
+
+    for details in (True, False):
+        lines = [line(item, details=details) for item in records]
+        if len("\n".join(lines)) <= max_chars:
+            return "\n".join(lines)
+    kept: list[str] = []
+    for number, text in enumerate(lines):
+        left = len(records) - number
+        if len("\n".join([*kept, text, f"({left - 1} more results left out)"])) > max_chars:
+            return "\n".join([*kept, f"({left} more results left out)"])
+        kept.append(text)
+    return "\n".join(kept)
 
 
 @lru_cache(maxsize=256)
