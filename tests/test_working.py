@@ -1111,3 +1111,27 @@ def test_compressed_search_results_keep_each_url_with_its_title(run: webmem.Run)
         assert f"Result {number}: the best running watch of {2000 + int(number)} <{url}>" in shown
     assert "snippet" not in shown or len(urls) == 40  # snippets go before any result does
     assert "Result 0:" in shown  # the top results stay; the last ones go first
+
+
+def test_the_seed_s_own_calls_work_frequency_page_title_and_removing_a_pattern(run: webmem.Run,
+                                                                               mem: webmem.Memory) -> None:
+    working = run.working
+    working.start_task("read the catalogue")
+    working.record_navigation({"url": SEARCH, "page_title": "Products"})
+    assert working.working.get_navigation_history()[-1].title == "Products"
+    with pytest.raises(webmem.InvalidInput, match="title or page_title"):
+        working.record_navigation({"url": SEARCH, "page_title": "A", "title": "B"})
+    for page in (SEARCH, CART, SEARCH):
+        working.record_cycle("scroll", {"tool": "scroll_page", "parameters": {"direction": "down"}}, url=page)
+    assert working.short_term.get_action_frequency("scroll_page", {"direction": "down"}) == 3  # any page
+    assert working.short_term.get_action_frequency("scroll_page", {"direction": "up"}) == 0
+    assert working.short_term.get_action_frequency({"tool": "scroll_page", "parameters": {"direction": "down"}},
+                                                   SEARCH) == 2
+    with pytest.raises(webmem.InvalidInput, match="url"):
+        working.short_term.get_action_frequency("scroll_page", 3)  # type: ignore[arg-type]
+    pattern = mem.patterns.learn_pattern("shop.example", "Scroll the catalogue", "navigation",
+                                         [{"tool": "scroll_page", "direction": "down"}])
+    mem.patterns.remove_pattern(pattern.id)
+    assert mem.patterns.get_patterns_for_domain("shop.example") == []
+    with pytest.raises(webmem.NotFound):
+        mem.patterns.remove_pattern(pattern.id)

@@ -442,8 +442,13 @@ def _page_key(url: str) -> str:
 
 
 def _snapshot(data: Mapping[str, Any]) -> StateSnapshot:
+    fields = dict(data)
+    if "page_title" in fields:  # the seed's name for the title
+        if "title" in fields:
+            raise InvalidInput("snapshot: give title or page_title, not both")
+        fields["title"] = fields.pop("page_title")
     try:
-        snapshot = StateSnapshot(**dict(data))
+        snapshot = StateSnapshot(**fields)
     except TypeError as exc:
         raise InvalidInput(f"snapshot: {exc}") from None
     if not isinstance(snapshot.url, str) or not snapshot.url:

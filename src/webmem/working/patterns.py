@@ -108,6 +108,14 @@ class PatternStore:
         found = [_pattern(row) for row in rows if domain_matches(row.domain, site)]
         return sorted(found, key=lambda p: (-p.success_rate, -p.last_used.timestamp(), p.id))
 
+    def remove_pattern(self, pattern_id: str) -> None:
+        """Forget one pattern (``NotFound`` when the namespace has no such pattern)."""
+        with self._scope.store.write() as conn:
+            removed = conn.execute(delete(patterns).where(self._mine(), patterns.c.pattern_id == pattern_id)).rowcount
+        if not removed:
+            raise NotFound(f"pattern_id: no pattern {pattern_id!r} in namespace {self._ns!r}")
+        self._scope.emit("pattern_removed", pattern_id=pattern_id)
+
     @retried
     def record_usage(self, pattern_id: str, success: bool) -> Pattern:
         """Count one use of a pattern, atomically in the database."""

@@ -186,8 +186,20 @@ class ShortTermMemory:
         return action_signature(Action(call.tool, redact_tree(dict(call.parameters), self._redact)),
                                 self._redact(url or ""))
 
-    def get_action_frequency(self, action: Action | Mapping[str, Any] | str, url: str | None = None) -> int:
-        signature = self.signature_of(action, url)
+    def get_action_frequency(self, action: Action | Mapping[str, Any] | str,
+                             url_or_parameters: str | Mapping[str, Any] | None = None) -> int:
+        """How many times the history holds this action: on the page ``url`` (no url is a page of its own),
+        or, called as the seed writes it, ``get_action_frequency("scroll_page", {"direction": "down"})``,
+        with these parameters on any page."""
+        if isinstance(url_or_parameters, Mapping):
+            if not isinstance(action, str):
+                raise InvalidInput("action: with parameters given apart, expected the tool's name")
+            wanted = {self.signature_of({"tool": action, "parameters": url_or_parameters}, entry.url)
+                      for entry in self._entries}
+            return sum(1 for entry in self._entries if entry.signature in wanted and entry.tool == action.strip())
+        if url_or_parameters is not None and not isinstance(url_or_parameters, str):
+            raise InvalidInput(f"url: expected a URL string, got {type(url_or_parameters).__name__}")
+        signature = self.signature_of(action, url_or_parameters)
         return sum(1 for entry in self._entries if entry.signature == signature)
 
     def get_loop_warnings(self, threshold: int = LOOP_THRESHOLD, window: int = LOOP_WINDOW) -> list[str]:
