@@ -9,6 +9,8 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 id -u "$USER_NAME" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$USER_NAME"
+# the user runs Debian's python3, whose venv module is a package of its own
+/usr/bin/python3 -c 'import ensurepip, venv' 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
 home=$(getent passwd "$USER_NAME" | cut -d: -f6)
 clone="$home/webmem-clone"
 rm -rf "$clone"
