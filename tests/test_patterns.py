@@ -89,7 +89,7 @@ def test_secrets_in_a_pattern_become_placeholders(tmp_path: Path) -> None:
         (DOMAIN, "d", "login_flow", "click #go"),
         (DOMAIN, "d", "login_flow", {"tool": "click"}),
         (DOMAIN, "d", "login_flow", [["click", "#go"]]),
-        (DOMAIN, "d", "login_flow", [{"tool": "click", "nth": 2}]),
+        (DOMAIN, "d", "login_flow", [{"tool": "click", "nth": [2]}]),  # a number is a parameter; a list is not
         (DOMAIN, "d", "login_flow", [{1: "click"}]),
         (DOMAIN, "d", "Login Flow", steps(1)),
         (DOMAIN, "d", "", steps(1)),

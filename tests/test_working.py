@@ -1135,3 +1135,16 @@ def test_the_seed_s_own_calls_work_frequency_page_title_and_removing_a_pattern(r
     assert mem.patterns.get_patterns_for_domain("shop.example") == []
     with pytest.raises(webmem.NotFound):
         mem.patterns.remove_pattern(pattern.id)
+
+
+def test_pattern_steps_take_numbers_and_true_false_as_the_seed_s_steps_do(mem: webmem.Memory) -> None:
+    pattern = mem.patterns.learn_pattern("shop.example", "Pay a bill", "form_fill", [
+        {"tool": "type", "selector": "#amount", "amount": 500},
+        {"tool": "check", "selector": "#terms", "checked": True},
+    ])
+    assert pattern.steps[0]["amount"] == "500" and pattern.steps[1]["checked"] == "true"
+    assert "amount=500" in mem.patterns.format_for_prompt("shop.example")
+    with pytest.raises(webmem.InvalidInput, match="finite"):
+        mem.patterns.learn_pattern("shop.example", "Bad", "form_fill", [{"tool": "type", "amount": float("nan")}])
+    with pytest.raises(webmem.InvalidInput, match="values must be"):
+        mem.patterns.learn_pattern("shop.example", "Bad", "form_fill", [{"tool": "type", "amount": [1, 2]}])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -236,9 +237,13 @@ def _check_steps(steps: object, scope: Scope) -> list[dict[str, str | None]]:
     for number, step in enumerate(steps):
         if not isinstance(step, Mapping) or not all(isinstance(key, str) for key in step):
             raise InvalidInput(f"steps.{number}: expected a mapping with string keys")
-        if not all(value is None or isinstance(value, str) for value in step.values()):
-            raise InvalidInput(f"steps.{number}: values must be strings or None")
-        checked.append({key: scope.redact(value) for key, value in step.items()})
+        if not all(value is None or isinstance(value, str | int | float | bool) for value in step.values()):
+            raise InvalidInput(f"steps.{number}: values must be strings, numbers, true/false or None")
+        if any(isinstance(value, float) and not math.isfinite(value) for value in step.values()):
+            raise InvalidInput(f"steps.{number}: a number must be finite")
+        # numbers and true/false are kept as their JSON text ("500", "true"), as a step's parameters are shown
+        checked.append({key: scope.redact(value if value is None or isinstance(value, str) else json.dumps(value))
+                        for key, value in step.items()})
     return checked
 
 
