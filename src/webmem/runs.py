@@ -290,6 +290,16 @@ class RunRegistry:
                 self._fetch(conn, run_id)  # RunNotFound, or a run without steps
             return [stored_record(Step, _STEP_NAMES, row) for row in rows]
 
+    def steps_by_run(self) -> dict[str, list[Step]]:
+        """Every recorded step of the namespace, per run, in order (one query, for exports)."""
+        query = select(run_steps.c.run_id, *_STEP_COLUMNS).where(run_steps.c.namespace == self._ns) \
+            .order_by(run_steps.c.run_id, run_steps.c.seq)
+        found: dict[str, list[Step]] = {}
+        with self._scope.store.read() as conn:
+            for run_id, *values in conn.execute(query):
+                found.setdefault(run_id, []).append(stored_record(Step, _STEP_NAMES, values))
+        return found
+
     def build_resume_scenario(self, run_id: str, goal: str | None = None) -> Scenario:
         """Continue where a run left off: same session, start at its final URL."""
         parent = self.get(run_id)

@@ -58,7 +58,8 @@ def collect(mem: Memory, kinds: Iterable[str]) -> dict[str, list[BaseModel]]:
     domains = sorted(set(mem.knowledge.domains()) | set(mem.selectors.domains()))
     for kind in chosen:
         if kind == "runs":
-            records[kind] = [RecordedRun(**run.model_dump(), steps=mem.runs.steps(run.run_id)) for run in mem.runs.list()]
+            steps = mem.runs.steps_by_run()
+            records[kind] = [RecordedRun(**run.model_dump(), steps=steps.get(run.run_id, [])) for run in mem.runs.list()]
         elif kind == "trajectories":
             records[kind] = list(mem.trajectories.list())
         elif kind == "facts":

@@ -194,9 +194,8 @@ class ShortTermMemory:
         if isinstance(url_or_parameters, Mapping):
             if not isinstance(action, str):
                 raise InvalidInput("action: with parameters given apart, expected the tool's name")
-            wanted = {self.signature_of({"tool": action, "parameters": url_or_parameters}, entry.url)
-                      for entry in self._entries}
-            return sum(1 for entry in self._entries if entry.signature in wanted and entry.tool == action.strip())
+            call = {"tool": action, "parameters": url_or_parameters}
+            return sum(1 for entry in self._entries if entry.signature == self.signature_of(call, entry.url))
         if url_or_parameters is not None and not isinstance(url_or_parameters, str):
             raise InvalidInput(f"url: expected a URL string, got {type(url_or_parameters).__name__}")
         signature = self.signature_of(action, url_or_parameters)
