@@ -37,7 +37,8 @@ def entry(mem: webmem.Memory, **changes: object) -> dict[str, object]:
 def test_values_written_by_a_prepared_statement_read_back_as_sqlalchemy_reads_them(mem: webmem.Memory) -> None:
     with mem.store.write() as conn:
         INSERT_ENTRY.execute(conn, entry(mem)).close()
-    [listed] = mem.selectors.list("shop.example")  # read by SQLAlchemy
+    with mem.store.read() as conn:  # read by SQLAlchemy
+        listed = conn.execute(select(selectors).where(selectors.c.namespace == mem.namespace)).one()
     assert listed.last_used == datetime(2026, 3, 1, 10, 30, 5, 123456, tzinfo=UTC)  # stored as UTC, given as +02:00
     assert (listed.success_count, listed.stable_selector) == (3, "#buy")
     mem.selectors.record("shop.example", 'button "Buy"', "#buy-now")  # an upsert by a prepared statement
@@ -120,3 +121,58 @@ def test_a_postgres_connection_idle_for_a_while_is_checked_before_a_read_uses_it
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                       "WHERE datname = %s AND pid <> pg_backend_pid()", (database,))
     assert mem.runs.get(run.id).goal == "Buy tea"  # a read is not run again: the ping saw the closed one
+
+
+def test_records_read_for_a_context_are_the_records_sqlalchemy_reads(mem: webmem.Memory) -> None:
+    """Facts, sessions and selectors are read by prepared statements and built without validation:
+    the records equal those validated from SQLAlchemy's own read of the same rows."""
+    mem.knowledge.record_fact("shop.example", "quirk", "modal", "a cookie modal on load")
+    mem.knowledge.record_session("shop.example", goal="Buy tea", outcome="bought", success=True,
+                                 final_url="https://shop.example/done", turns_used=4, duration_ms=1200)
+    mem.selectors.record("shop.example", 'button "Buy"', "#buy")
+    from webmem.store.schema import facts, sessions
+
+    with mem.store.read() as conn:
+        fact_row = conn.execute(select(facts).where(facts.c.namespace == mem.namespace)).one()._mapping
+        session_row = conn.execute(select(sessions).where(sessions.c.namespace == mem.namespace)).one()._mapping
+        selector_row = conn.execute(select(selectors).where(selectors.c.namespace == mem.namespace)).one()._mapping
+    fact = webmem.Fact.model_validate({name: fact_row[name] for name in webmem.Fact.model_fields})
+    session = webmem.Session.model_validate({**{name: session_row[name] for name in webmem.Session.model_fields
+                                                if name in session_row},
+                                             "id": session_row["session_id"], "timestamp": session_row["recorded_at"]})
+    entry_ = webmem.SelectorEntry.model_validate({name: selector_row[name]
+                                                  for name in webmem.SelectorEntry.model_fields})
+    for read, expected in ((mem.knowledge.facts("shop.example"), fact), (mem.knowledge.sessions("shop.example"), session),
+                           (mem.selectors.list("shop.example"), entry_)):
+        assert read == [expected]
+        assert read[0].model_dump() == expected.model_dump() and list(read[0].__dict__) == list(expected.__dict__)
+        assert read[0].model_fields_set == expected.model_fields_set
+
+
+def test_a_record_built_without_validation_is_the_one_model_construct_builds() -> None:
+    from pydantic import BaseModel, Field
+
+    from webmem.core.models import stored_record
+
+    when = datetime(2026, 3, 1, tzinfo=UTC)
+    names = ["success_count", "domain", "element", "stable_selector", "last_ref", "last_used", "stale_since"]
+    row = [3, "shop.example", 'button "Buy"', "#buy", None, when, None]
+    built = stored_record(webmem.SelectorEntry, names, row)
+    constructed = webmem.SelectorEntry.model_construct(**dict(zip(names, row)))
+    assert built == constructed and built.model_dump() == constructed.model_dump()
+    assert list(built.__dict__) == list(webmem.SelectorEntry.model_fields)  # in the fields' order, as validated
+
+    class Aliased(BaseModel):
+        name: str = Field(alias="label")
+        count: int = 0
+
+    assert stored_record(Aliased, ["label"], ["x"]) == Aliased.model_construct(label="x")  # the slow path
+    assert stored_record(Aliased, ["label"], ["x"]).count == 0
+
+
+def test_named_rows_carry_the_column_names(mem: webmem.Memory) -> None:
+    mem.selectors.record("shop.example", 'button "Buy"', "#buy")
+    with mem.store.read() as conn:
+        [row] = READ_ENTRY.named_rows(conn, {"namespace": mem.namespace, "domain": "shop.example",
+                                             "element": 'button "Buy"'})
+    assert (row.success_count, row.stable_selector) == (1, "#buy") and row.last_used.tzinfo is not None

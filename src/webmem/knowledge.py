@@ -33,14 +33,15 @@ _SESSION_COLUMNS = [column for column in sessions.c if column.name not in ("pk",
 _FACT_NAMES = [column.name for column in _FACT_COLUMNS]
 _SESSION_NAMES = [{"session_id": "id", "recorded_at": "timestamp"}.get(column.name, column.name)
                   for column in _SESSION_COLUMNS]
-_FACTS = (
+_FACTS_QUERY = (
     select(*_FACT_COLUMNS)
     .where(facts.c.namespace == bindparam("ns"), facts.c.domain == bindparam("domain"),
            facts.c.confidence >= bindparam("confidence"))
     .order_by(facts.c.confidence.desc(), facts.c.last_seen.desc(), facts.c.pk)
 )
-_FACTS_OF_TYPE = _FACTS.where(facts.c.type == bindparam("type"))
-_LAST_SESSIONS = (
+_FACTS = Prepared(_FACTS_QUERY)
+_FACTS_OF_TYPE = Prepared(_FACTS_QUERY.where(facts.c.type == bindparam("type")))
+_LAST_SESSIONS = Prepared(
     select(*_SESSION_COLUMNS)
     .where(sessions.c.namespace == bindparam("ns"), sessions.c.domain == bindparam("domain"))
     .order_by(sessions.c.recorded_at.desc(), sessions.c.pk.desc())
@@ -205,7 +206,7 @@ class AppKnowledge:
             raise InvalidInput(f"min_confidence: expected a number, got {min_confidence!r}")
         params["confidence"] = min_confidence
         with self._scope.store.read() as conn:
-            return [_fact(row) for row in conn.execute(_FACTS_OF_TYPE if type is not None else _FACTS, params)]
+            return [_fact(row) for row in (_FACTS_OF_TYPE if type is not None else _FACTS).rows(conn, params)]
 
     def domains(self) -> list[str]:
         """Every domain with facts or sessions in this namespace."""
@@ -278,7 +279,7 @@ class AppKnowledge:
     def sessions(self, domain: str) -> list[Session]:
         """The domain's last sessions, newest first."""
         with self._scope.store.read() as conn:
-            rows = conn.execute(_LAST_SESSIONS, {"ns": self._ns, "domain": check_domain(domain)})
+            rows = _LAST_SESSIONS.rows(conn, {"ns": self._ns, "domain": check_domain(domain)})
             return [_session(row) for row in rows]
 
     def format_sessions(self, domain: str, *, hide: Callable[[str, str], str] | None = None) -> str:

@@ -71,6 +71,12 @@ _SET_ITEM_STATUS = Prepared(update(advice_items).where(*_key_of(advice_items, "n
 _COUNT_PARTS = Prepared(_count_parts_statement)
 _TURN_PART_OFF = Prepared(update(advice_parts).where(*_key_of(advice_parts, "namespace", "site", "part"))
                           .values(off_reason=bindparam("off_reason")))
+_ITEM_STATUS = Prepared(select(advice_items.c.status).where(*_key_of(advice_items, "kind", "item"),
+                                                            advice_items.c.namespace == bindparam("ns")))
+_PARTS_OFF = Prepared(select(advice_parts.c.part, advice_parts.c.off_reason).where(
+    advice_parts.c.namespace == bindparam("ns"), advice_parts.c.site == bindparam("site"),
+    advice_parts.c.off_reason.is_not(None),
+))
 
 
 @dataclass
@@ -172,19 +178,12 @@ class AdviceOutcomes:
         if not wanted:
             return set()
         statuses = ("withheld", "demoted") if demoted_too else ("withheld",)
-        return set(conn.execute(select(advice_items.c.item).where(
-            advice_items.c.namespace == self._ns, advice_items.c.kind == kind, advice_items.c.item.in_(wanted),
-            advice_items.c.status.in_(statuses),
-        )).scalars())
+        return {item for item in wanted
+                if _ITEM_STATUS.scalar(conn, {"ns": self._ns, "kind": kind, "item": item}) in statuses}
 
     def parts_off(self, conn: Connection, site: str) -> dict[str, str]:
         """The parts turned off on ``site``, each with the reason."""
-        return {row.part: row.off_reason for row in conn.execute(
-            select(advice_parts.c.part, advice_parts.c.off_reason).where(
-                advice_parts.c.namespace == self._ns, advice_parts.c.site == site,
-                advice_parts.c.off_reason.is_not(None),
-            )
-        )}
+        return dict(_PARTS_OFF.rows(conn, {"ns": self._ns, "site": site}))
 
     def items(self) -> list[AdviceRecord]:
         """Every piece of advice given so far, the most failed first."""

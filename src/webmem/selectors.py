@@ -28,7 +28,7 @@ def is_cacheable(element: str) -> bool:
     return 0 < len(element) <= MAX_ELEMENT_LENGTH
 _ENTRY_COLUMNS = [column for column in selectors.c if column.name != "namespace"]
 _ENTRY_NAMES = [column.name for column in _ENTRY_COLUMNS]
-_BEST_OF_DOMAIN = (
+_BEST_OF_DOMAIN = Prepared(
     select(*_ENTRY_COLUMNS)
     .where(selectors.c.namespace == bindparam("ns"), selectors.c.domain == bindparam("domain"),
            or_(selectors.c.stale_since.is_(None), selectors.c.last_used > selectors.c.stale_since))
@@ -136,7 +136,7 @@ class SelectorCache:
         positive_int(limit, field="limit")
         params = {"ns": self._ns, "domain": check_domain(domain), "limit": limit}
         with self._scope.store.read() as conn:
-            return [_entry(row) for row in conn.execute(_BEST_OF_DOMAIN, params)]
+            return [_entry(row) for row in _BEST_OF_DOMAIN.rows(conn, params)]
 
     def domains(self) -> list[str]:
         """Every domain with selectors in this namespace."""

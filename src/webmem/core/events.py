@@ -59,7 +59,8 @@ class EventLog:
             "run_id": run_id,
             **fields,
         }
-        event = self._redacted(event)
+        if len(self._secrets):
+            event = self._redacted(event)
         line = json.dumps(event, ensure_ascii=False, default=str)
         if self.path is not None:
             self._append(line + "\n")

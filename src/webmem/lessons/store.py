@@ -23,6 +23,7 @@ from ..core.models import LESSON_CATEGORIES, Lesson, Step, positive_int, validat
 from ..core.text import clean_for_prompt
 from ..core.urls import check_domain, domain_matches, site_of
 from ..store.engine import retried
+from ..store.prepared import Prepared
 from ..store.schema import lessons
 from ..store.scope import Scope
 from ..store.statements import lock_rows, serialize_on
@@ -50,7 +51,7 @@ _active = not_(
         lessons.c.helpful_count <= lessons.c.unhelpful_count,
     )
 )
-_SITE_LESSONS = (
+_SITE_LESSONS = Prepared(
     select(lessons.c.lesson_id, lessons.c.domain)
     .where(lessons.c.namespace == bindparam("ns"), lessons.c.domain.is_not(None), _active)
     .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
@@ -237,8 +238,8 @@ class LessonStore:
             return self._in_order(conn, self._about_site(conn, site))
 
     def _about_site(self, conn: Connection, site: str) -> list[str]:
-        pool = conn.execute(_SITE_LESSONS, {"ns": self._ns}).all()
-        about = [row.lesson_id for row in pool if domain_matches(row.domain, site)]
+        pool = _SITE_LESSONS.rows(conn, {"ns": self._ns})
+        about = [lesson_id for lesson_id, domain in pool if domain_matches(domain, site)]
         return self._not_held_back(conn, about)[:RECALL_LIMIT]
 
     def _not_held_back(self, conn: Connection, ids: list[str]) -> list[str]:

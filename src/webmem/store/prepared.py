@@ -11,6 +11,7 @@ memory's secrets exactly as every other statement's are.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ class Prepared:
         self._statement = statement
         self._compiled: dict[str, _Compiled] = {}
         self._readers: dict[str, tuple[Processor, ...]] = {}  # per dialect, made at the first result
+        self._row_type: Any = None
 
     def execute(self, conn: Connection, params: Mapping[str, Any]) -> Any:
         """Run with ``params``; returns the driver's cursor (``rowcount``, rows still to read)."""
@@ -93,6 +95,15 @@ class Prepared:
             return [tuple(row) for row in fetched]
         return [tuple(value if read is None else read(value) for read, value in zip(readers, row))
                 for row in fetched]
+
+    def named_rows(self, conn: Connection, params: Mapping[str, Any]) -> list[Any]:
+        """The result rows as named tuples: each value also under its column's name (``row.goal``)."""
+        found = self.rows(conn, params)
+        if self._row_type is None:
+            names = [column.name for column in self._compiled[conn.dialect.name].columns]
+            self._row_type = namedtuple("Row", names)  # type: ignore[misc]  (names known only at run time)
+        make = self._row_type._make
+        return [make(row) for row in found]
 
     def first(self, conn: Connection, params: Mapping[str, Any]) -> tuple[Any, ...] | None:
         found = self.rows(conn, params)

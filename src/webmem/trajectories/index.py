@@ -35,11 +35,11 @@ _GOAL_COLUMNS = (
     trajectories.c.goal_template, trajectories.c.goal_signature, trajectories.c.origin_seq,
 )
 _VECTOR_COLUMNS = (trajectories.c.goal_vector, trajectories.c.goal_vector_model)
-_STAMP_AND_SNAPSHOT = plain_select(
+_STAMP_AND_SNAPSHOT = Prepared(plain_select(
     (trajectory_origins.c.version, trajectory_origins.c.removals, trajectory_origins.c.snapshot_seq,
      trajectory_origins.c.snapshot_removals), "namespace = :ns AND origin = :origin",
-)
-_SNAPSHOT = plain_select((trajectory_origins.c.snapshot,), "namespace = :ns AND origin = :origin")
+))
+_SNAPSHOT = Prepared(plain_select((trajectory_origins.c.snapshot,), "namespace = :ns AND origin = :origin"))
 _WRITE_SNAPSHOT = update(trajectory_origins).where(
     trajectory_origins.c.namespace == bindparam("snapshot_ns"),
     trajectory_origins.c.origin == bindparam("snapshot_origin"),
@@ -59,8 +59,8 @@ def _goals_query(*, with_vectors: bool, newer: bool) -> Any:
     columns = _GOAL_COLUMNS + (_VECTOR_COLUMNS if with_vectors else ())
     where = "namespace = :ns AND origin = :origin AND success"
     if newer:
-        return plain_select(columns, where + " AND origin_seq > :after", order_by="origin_seq")
-    return plain_select(columns, where)
+        return Prepared(plain_select(columns, where + " AND origin_seq > :after", order_by="origin_seq"))
+    return Prepared(plain_select(columns, where))
 
 
 _GOAL_QUERIES = {(vectors, newer): _goals_query(with_vectors=vectors, newer=newer)
@@ -82,7 +82,8 @@ class GoalIndex:
         """The origin's goals as the database holds them now (read inside the caller's transaction),
         and the vectors computed for goals stored without one or under another model (to store).
         """
-        stamp = conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).first()
+        found = _STAMP_AND_SNAPSHOT.first(conn, {"ns": self._ns, "origin": origin})
+        stamp = Stamp(*found) if found is not None else None
         version, removals = (stamp.version, stamp.removals) if stamp is not None else (0, 0)
         with self._lock:
             held = self._origins.get(origin)
@@ -103,7 +104,7 @@ class GoalIndex:
         eighth of the origin's goals: add the goals saved since it was made, or make it from the rows once
         the origin has enough goals."""
         if stamp is None:
-            stamp = Stamp(*conn.execute(_STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}).one())
+            stamp = Stamp(*_STAMP_AND_SNAPSHOT.first(conn, {"ns": self._ns, "origin": origin}))  # type: ignore[misc]
         if stamp.snapshot_seq is not None and stamp.snapshot_removals == stamp.removals and \
                 stamp.version - stamp.snapshot_seq < max(1, stamp.version // SNAPSHOT_REFRESH_SHARE):
             return  # recent enough: a reader reads the few goals saved after it from their rows
@@ -120,7 +121,7 @@ class GoalIndex:
         """The origin's snapshot when it is valid for the origin's removals, else None."""
         if stamp.snapshot_seq is None or stamp.snapshot_removals != stamp.removals:
             return None
-        held = unpack(conn.execute(_SNAPSHOT, {"ns": self._ns, "origin": origin}).scalar())
+        held = unpack(_SNAPSHOT.scalar(conn, {"ns": self._ns, "origin": origin}))
         if held is None or held.removals != stamp.removals or held.version != stamp.snapshot_seq:
             return None
         return held
@@ -130,10 +131,9 @@ class GoalIndex:
     ) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
         """``held`` with the goals saved after it (all of them when ``held`` is None)."""
         vectors = embed and self.embedder is not None
-        rows = conn.execute(
-            _GOAL_QUERIES[vectors, held is not None],
-            {"ns": self._ns, "origin": origin, "after": held.version if held is not None else 0},
-        ).all() if known else []
+        rows = _GOAL_QUERIES[vectors, held is not None].named_rows(
+            conn, {"ns": self._ns, "origin": origin, "after": held.version if held is not None else 0},
+        ) if known else []
         new_goals, unembedded = self._stored_goals(rows, embed=vectors)
         held = held if held is not None else OriginGoals()
         with self._lock:

@@ -145,11 +145,14 @@ def answers_hidden(goal: str) -> Callable[[str, str], str]:
     """A function that hides, in a text about an earlier run, the values of that run's goal which
     ``goal`` does not name: one instruction's answer never becomes advice for another."""
     named = {value.text for value in goal_values(goal)}
+    words = goal.split()
+    swaps_of: dict[str, dict[str, str]] = {}  # an earlier goal's values to hide (a session's texts share one)
 
     def hide(earlier_goal: str, text: str) -> str:
-        if earlier_goal.split() == goal.split():
-            return text
-        swaps = {value.text: FROM_INSTRUCTION for value in goal_values(earlier_goal) if value.text not in named}
+        swaps = swaps_of.get(earlier_goal)
+        if swaps is None:
+            swaps = swaps_of[earlier_goal] = {} if earlier_goal.split() == words else {
+                value.text: FROM_INSTRUCTION for value in goal_values(earlier_goal) if value.text not in named}
         return swapped(text, swaps) or text
 
     return hide

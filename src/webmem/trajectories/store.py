@@ -47,7 +47,7 @@ _TRAJECTORY_FIELDS = (
     "steps", "goal_template", "replay_steps",
 )
 _TRAJECTORY_COLUMNS = [trajectories.c[name] for name in _TRAJECTORY_FIELDS]
-_BY_ID = plain_select(_TRAJECTORY_COLUMNS, "namespace = :ns AND trajectory_id = :id")
+_BY_ID = Prepared(plain_select(_TRAJECTORY_COLUMNS, "namespace = :ns AND trajectory_id = :id"))
 _TRAJECTORY_EXISTS = Prepared(select(trajectories.c.trajectory_id).where(
     trajectories.c.namespace == bindparam("namespace"), trajectories.c.trajectory_id == bindparam("trajectory_id")
 ))
@@ -231,7 +231,7 @@ class TrajectoryStore(ReplaySearch):
         with self._scope.store.write() as conn:
             rows = conn.execute(unindexed).all()
             for row in rows:
-                trajectory = _trajectory(row)
+                trajectory = _trajectory(dict(row._mapping))
                 conn.execute(update(trajectories).where(
                     trajectories.c.namespace == self._ns, trajectories.c.trajectory_id == trajectory.id
                 ).values(
@@ -255,10 +255,10 @@ class TrajectoryStore(ReplaySearch):
         if cached and trajectory_id in self._decoded:
             self._decoded.move_to_end(trajectory_id)
             return self._decoded[trajectory_id]
-        row = conn.execute(_BY_ID, {"ns": self._ns, "id": trajectory_id}).first()
-        if row is None:
+        found = _BY_ID.named_rows(conn, {"ns": self._ns, "id": trajectory_id})
+        if not found:
             return None
-        trajectory = _trajectory(row)
+        trajectory = _trajectory(found[0]._asdict())
         self._decoded[trajectory_id] = trajectory
         if len(self._decoded) > DECODED_WINNERS:
             self._decoded.popitem(last=False)
@@ -445,11 +445,11 @@ class TrajectoryStore(ReplaySearch):
         if limit is not None:
             query = query.limit(positive_int(limit, field="limit"))
         with self._scope.store.read() as conn:
-            return [_trajectory(row) for row in conn.execute(query)]
+            return [_trajectory(dict(row._mapping)) for row in conn.execute(query)]
 
 
-def _trajectory(row: Any) -> Trajectory:
-    data = dict(row._mapping)
+def _trajectory(data: dict[str, Any]) -> Trajectory:
+    """A trajectory from its row's values by column name."""
     data["id"] = data.pop("trajectory_id")
     data["steps"] = [Step.model_validate(step) for step in data["steps"]]
     if data.get("replay_steps") is not None:
