@@ -62,16 +62,16 @@ def goal_values(goal: str) -> list[GoalValue]:
         if match.group(group).strip():
             values.append(GoalValue(match.group(group), match.start(group), match.end(group), True))
             taken.append((match.start(), match.end()))
+    opening = len(goal) - len(goal.lstrip())  # where the first word starts: only blanks before it
     for match in WORD.finditer(goal):
-        if any(start <= match.start() < end for start, end in taken):
+        begins = match.start()
+        if taken and any(start <= begins < end for start, end in taken):
             continue
         word = match.group()
-        first_word = not goal[:match.start()].strip()
-        if _NUMBER.match(word) or any(char.isdigit() for char in word) or (
-            not first_word and (word[0].isupper() or any(char.isupper() for char in word[1:]))
-        ):
-            values.append(GoalValue(word, match.start(), match.end(), False))
-    values.sort(key=lambda value: value.start)
+        if any(map(str.isdigit, word)) or (begins > opening and any(map(str.isupper, word))):
+            values.append(GoalValue(word, begins, match.end(), False))
+    if taken:
+        values.sort(key=lambda value: value.start)
     return values
 
 
