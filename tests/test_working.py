@@ -305,26 +305,32 @@ def test_task_summary_shows_the_explored_pages_and_the_recent_successful_actions
     assert text.endswith("Recent successful actions: extract_text, scroll, click")
 
 
-def test_clear_task_forgets_the_in_run_state_but_keeps_the_stored_history(
+def test_clear_task_clears_short_term_and_working_memory_and_keeps_the_rest(
     run: webmem.Run, mem: webmem.Memory, memory_dir: Path
 ) -> None:
+    """Seed 002's lifecycle: "clear_task(): Clear short-term + working". Working memory is the goal, cycle
+    count, navigation path, scratch pad and page maps; the context store, the visited pages and the
+    sitemap are not the task's own and stay for the next task."""
     working = run.working
     working.start_task("collect prices", {"currency": "EUR"})
     working.record_cycle("a", click("#a"), "no", "failure", url=SEARCH)
     working.record_cycle("b", click("#b"), "ok", url=SEARCH)
     working.set_scratch("page", 2)
+    working.record_navigation({"url": SEARCH, "page_title": "Search"})
+    working.store_page_map(SEARCH, {"sections": 2}, "results")
+    working.add_extraction("prices", [12, 14])
     working.mark_url_visited(SEARCH)
     working.init_sitemap_graph(SHOP)
     working.clear_task()
-    assert working.short_term.entries == []
+    assert working.short_term.entries == [] and not working.is_repeated_failure(click("#a"), url=SEARCH)
     assert working.working.goal is None and working.working.scratch == {} and working.working.cycle_count == 0
-    assert not working.has_visited_url(SEARCH)
-    assert working.context_store.get_all() == {}
-    assert working.sitemap is None
-    assert not working.is_repeated_failure(click("#a"), url=SEARCH)
+    assert working.working.navigation == [] and not working.has_page_map(SEARCH)
+    assert working.has_visited_url(SEARCH) and working.sitemap is not None
+    assert working.context_store.get("currency") == "EUR" and working.context_store.get_cached_extraction("prices")
     assert [row[:2] for row in stored_entries(mem, memory_dir, run.id)] == [(1, True), (2, True)]
-    again = mem.get_run(run.id).working
-    assert again.short_term.entries == [] and again.working.goal is None
+    again = mem.get_run(run.id).working  # as stored
+    assert again.short_term.entries == [] and again.working.goal is None and not again.has_page_map(SEARCH)
+    assert again.has_visited_url(SEARCH) and again.sitemap is not None and again.context_store.get("currency") == "EUR"
     entry = again.record_cycle("c", click("#c"), "ok")
     assert entry.entry_id == 3  # ids go on after a clear
 
@@ -505,7 +511,7 @@ def test_runs_do_not_share_working_memory(mem: webmem.Memory) -> None:
     second = mem.start_run(goal="two", start_url=SHOP)
     first.working.start_task("one")
     first.working.record_cycle("a", click("#a"), "no", "failure", url=SEARCH)
-    assert second.working.working.goal is None
+    assert second.working.working.goal == "two"  # its own run's goal, never the first's
     assert not second.working.is_repeated_failure(click("#a"), url=SEARCH)
     assert mem.get_run(second.id).working.short_term.entries == []
 
@@ -1024,7 +1030,7 @@ def test_other_bad_input_is_refused(mem: webmem.Memory, run: webmem.Run) -> None
     with pytest.raises(InvalidInput):
         working.format_for_prompt(budget_tokens=-5)
     with pytest.raises(InvalidInput):
-        AgentMemory(mem.scope, run.id, patterns=working.patterns, max_entries=0)
+        AgentMemory(mem.scope, run.id, patterns=working.patterns, short_term_max_entries=0)
     with pytest.raises(InvalidInput):
         AgentMemory(mem.scope, run.id, patterns=working.patterns, max_extraction_budget_percent=1.5)
 
@@ -1111,6 +1117,33 @@ def test_compressed_search_results_keep_each_url_with_its_title(run: webmem.Run)
         assert f"Result {number}: the best running watch of {2000 + int(number)} <{url}>" in shown
     assert "snippet" not in shown or len(urls) == 40  # snippets go before any result does
     assert "Result 0:" in shown  # the top results stay; the last ones go first
+
+
+def test_a_compressed_page_state_keeps_each_link_and_button_with_its_label(run: webmem.Run) -> None:
+    """A page-state extraction nests its links (text, href) and buttons (text, selector): when it must
+    shrink, every URL and selector shown keeps its label on its line, as search results do."""
+    working = run.working
+    working.start_task("Find the returns policy")
+    page = {
+        "url": SHOP, "title": "Example shop", "text": "Welcome to the shop. " * 40,
+        "links": [{"text": f"Category {number}: garden tools and more", "href": f"https://www.example-shop.com/c/{number}"}
+                  for number in range(80)],
+        "buttons": [{"text": f"Add item {number} to cart", "selector": f"#add-{number}"} for number in range(40)],
+    }
+    working.add_extraction("page state", page)
+    text = working.format_for_prompt(budget_tokens=6000)
+    shown = text.split("## EXTRACTED DATA\n", 1)[1].split("\n\n## ", 1)[0]
+    urls = re.findall(r"https://www\.example-shop\.com/c/\d+", shown)
+    selectors = re.findall(r"#add-\d+", shown)
+    assert urls and selectors, shown[:800]
+    for url in urls:
+        number = url.rsplit("/", 1)[1]
+        assert f"- Category {number}: garden tools and more <{url}>" in shown
+    for selector in selectors:
+        assert f"- Add item {selector.split('-')[1]} to cart [{selector}]" in shown
+    assert "Category 0:" in shown and "Add item 0 to cart" in shown  # the first of each list stay
+    assert "more results left out" in shown  # and what went is said
+    assert "Example shop" in shown
 
 
 def test_the_seed_s_own_calls_work_frequency_page_title_and_removing_a_pattern(run: webmem.Run,

@@ -31,6 +31,7 @@ from .store import inspect as inspect_store
 from .store.redacting import redact_parameters
 from .store.scope import Scope
 from .trajectories.store import TrajectoryStore
+from .working.options import WorkingOptions
 from .working.patterns import PatternStore
 
 DEFAULT_DIR = ".agent-memory"
@@ -102,9 +103,11 @@ class Memory(metaclass=_OpenedOnly):
         goal_embedder: Embedder | None = None,
         token_counter: TokenCounter | None = None,
         seed_lessons: bool | None = True,
+        working_options: WorkingOptions | None = None,
     ) -> None:
         """Internal: ``open`` has checked every option."""
         self.directory = directory
+        self.working_options = working_options or WorkingOptions()
         self.token_counter = token_counter or TokenCounter()
         self.namespace = namespace
         self.enabled = enabled
@@ -145,7 +148,7 @@ class Memory(metaclass=_OpenedOnly):
                 scope, seed_lessons=seed_lessons, withheld=lambda conn, ids: outcomes.held_back(conn, "lesson", ids)
             )
             self._episodes = EpisodeStore(scope, embedder=embedder)
-            self._patterns = PatternStore(scope)
+            self._patterns = PatternStore(scope, max_patterns=self.working_options.long_term_max_patterns)
             self._forgetting = Forgetting(scope, self._trajectories)
 
     @classmethod
@@ -166,6 +169,7 @@ class Memory(metaclass=_OpenedOnly):
         local_dir: str | os.PathLike[str] | None = None,
         prune_lessons: bool = True,
         seed_lessons: bool | None = True,
+        working_memory: WorkingOptions | Mapping[str, Any] | None = None,
     ) -> Memory:
         """Open the memory at ``location``, creating it if needed, and bring its schema up to date.
 
@@ -203,6 +207,10 @@ class Memory(metaclass=_OpenedOnly):
                 labelled as built-in wherever shown) the first time a namespace is opened; False
                 adds none and hides any added before; None adds none and shows those already
                 there (what tools that only look use: they never create or seed a namespace).
+            working_memory: the options of every run's working memory, by the names of seed 002's
+                ``AgentMemory``: ``context_window_budget`` (64,000), ``short_term_max_entries`` (50),
+                ``long_term_max_patterns`` (100), ``max_extraction_budget_percent`` (0.20),
+                ``max_extraction_tokens`` (4,000), ``max_single_extraction_chars`` (8,000).
 
         Raises:
             InvalidInput: an option is of the wrong type or out of range.
@@ -210,6 +218,7 @@ class Memory(metaclass=_OpenedOnly):
                 ``SchemaTooNew`` say why).
         """
         counter = TokenCounter(tokenizer=tokenizer)
+        working_options = WorkingOptions.of(working_memory)
         url = database_url(location)
         if url is not None:
             chosen = local_dir if local_dir is not None else os.environ.get(ENV_DIR) or None
@@ -256,6 +265,7 @@ class Memory(metaclass=_OpenedOnly):
             directory=directory, namespace=validated_namespace, enabled=enabled, store=store, secrets=registry,
             events=events, trace_scoring=trace_scoring, trace_ttl_days=ttl, similarity_threshold=threshold,
             embedder=embedder, goal_embedder=goal_embedder, token_counter=counter, seed_lessons=seed_lessons,
+            working_options=working_options,
         )
         if memory._lessons is not None and memory._trajectories is not None:
             try:

@@ -101,7 +101,8 @@ class Run:
             raise MemoryDisabled("working memory is not kept when memory is disabled")
         if self._working is None:
             self._working = AgentMemory.load(
-                self._memory.scope, self.id, patterns=self._memory.patterns, counter=self._memory.token_counter
+                self._memory.scope, self.id, patterns=self._memory.patterns, counter=self._memory.token_counter,
+                goal=self.goal, start_url=self._manifest.start_url, **self._memory.working_options.for_agent_memory(),
             )
         return self._working
 

@@ -71,9 +71,8 @@ def stored_record(record_type: type[ModelT], names: Sequence[str], row: Sequence
     """A record read back from the memory's own tables, whose values were validated when they were
     written: built from the row's values in the order of ``names`` without validating them again.
 
-    When ``names`` are the record's fields (the usual case), the record is made directly as
-    ``model_construct`` would make it, without its per-field search for aliases and defaults: a context
-    reads a few dozen records, and that search was most of their cost."""
+    When ``names`` are the record's fields, it is made as ``model_construct`` would make it, without its
+    per-field search for aliases and defaults (most of the cost of the few dozen a context reads)."""
     key = (record_type, tuple(names))
     fields = _DIRECT.get(key, False)
     if fields is False:

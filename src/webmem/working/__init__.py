@@ -1,12 +1,15 @@
 """Working memory: one run's in-run state, persisted as it goes, and its parts of the run's context.
 
-``AgentMemory`` (``memory``) holds the history with loop detection (``short_term``), the
-scratch pad and inferred context (``context_store``), page maps, extractions (sized by
+``AgentMemory`` (``memory``, sized by ``options``) holds the history with loop detection
+(``short_term``), the working memory proper: goal, navigation path, scratch pad and page maps
+(``state``), user and inferred context and extractions (``context_store``; sized by
 ``compression``, ``inventory`` and ``html_outline``), site exploration (``sitemap``) and the
 domain's learned action patterns (``patterns``); ``prompt_parts`` renders them for the prompt.
 """
 
-from .memory import AgentMemory, StateSnapshot
+from .memory import AgentMemory
+from .options import WorkingOptions
 from .patterns import Pattern, PatternStore
+from .state import StateSnapshot, WorkingMemory
 
-__all__ = ["AgentMemory", "Pattern", "PatternStore", "StateSnapshot"]
+__all__ = ["AgentMemory", "Pattern", "PatternStore", "StateSnapshot", "WorkingMemory", "WorkingOptions"]

@@ -25,12 +25,17 @@ MAX_EXTRACTION_CHARS = 2_000_000
 
 
 class ContextStore:
-    """User and inferred context for one run. Values must be JSON-serialisable."""
+    """User and inferred context for one run. Values must be JSON-serialisable.
+
+    ``on_change`` is called after every change (a run's working memory saves itself there), so calls
+    made on the store directly are kept as surely as those made through the working memory.
+    """
 
     def __init__(self, *, redact: Callable[[str | None], str | None] = lambda text: text,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, on_change: Callable[[], None] = lambda: None) -> None:
         self._redact = redact
         self._clock = clock
+        self._on_change = on_change
         self._user: dict[str, Any] = {}
         self._inferred: dict[str, dict[str, Any]] = {}
         self._history: list[dict[str, Any]] = []
@@ -43,6 +48,7 @@ class ContextStore:
         checked = {self._key(key): self._value(value, key) for key, value in context.items()}
         self._user = checked
         self._history.append({"at": self._clock(), "kind": "user", "keys": sorted(checked)})
+        self._on_change()
 
     def add_inferred_context(self, key: str, value: Any, source: str) -> None:
         """Remember something inferred during the run, and where it came from."""
@@ -52,6 +58,7 @@ class ContextStore:
         origin = self._redact(source[:500])
         self._inferred[name] = {"value": self._value(value, name), "source": origin}
         self._history.append({"at": self._clock(), "kind": "inferred", "keys": [name], "source": origin})
+        self._on_change()
 
     def get(self, key: str, default: Any = None) -> Any:
         if key in self._user:
@@ -86,6 +93,7 @@ class ContextStore:
 
     def cache_extraction(self, key: str, data: Any) -> None:
         self._extractions[self._key(key)] = {"at": self._clock(), "data": self._value(data, key, MAX_EXTRACTION_CHARS)}
+        self._on_change()
 
     def get_cached_extraction(self, key: str, max_age_seconds: float = EXTRACTION_TTL_SECONDS) -> Any:
         """The cached data, or None when there is none or it is older than ``max_age_seconds``."""

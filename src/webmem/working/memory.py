@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from sqlalchemy import select, update
@@ -24,6 +24,13 @@ from ..store.scope import Scope
 from ..store.statements import upsert
 from .compression import Compressor
 from .context_store import ContextStore
+from .options import (
+    CONTEXT_WINDOW_BUDGET,
+    EXTRACTION_SHARE,
+    MAX_EXTRACTION_TOKENS,
+    MAX_SINGLE_EXTRACTION_CHARS,
+    SHORT_TERM_MAX_ENTRIES,
+)
 from .patterns import Pattern, PatternStore
 from .prompt_parts import task_summary_text, working_parts
 from .short_term import (
@@ -33,65 +40,20 @@ from .short_term import (
     ShortTermMemory,
     WorkingEntry,
 )
-from .sitemap import SitemapGraph, SitemapLimits, normalize_url
+from .sitemap import SitemapGraph, SitemapLimits
+from .state import StateSnapshot, WorkingMemory, page_key, snapshot_of
 
 OPERATION_MODES = ("auto", "navigate", "execute", "scrape", "research")
-EXTRACTION_SHARE = 0.20
-MAX_EXTRACTION_TOKENS = 4000
-MAX_SINGLE_EXTRACTION_CHARS = 8000
-CONTEXT_WINDOW_BUDGET = 64_000
 RECENT_ACTION_NAMES = 5  # distinct tools of the latest successful actions, in a task summary
 
 
-
-@dataclass
-class StateSnapshot:
-    """Where the browser was: page, what was visible, form state and scroll position."""
-
-    url: str
-    title: str = ""
-    visible_elements_summary: str = ""
-    form_state: dict[str, Any] = field(default_factory=dict)
-    scroll_position: tuple[int, int] = (0, 0)
-    snapshot_id: str = ""
-    timestamp: float = field(default_factory=time.time)
-    associated_entry_id: int | None = None
-
-
-@dataclass
-class WorkingMemory:
-    """The run's current goal, cycle count, navigation path, scratch pad and page maps."""
-
-    goal: str | None = None
-    cycle_count: int = 0
-    navigation: list[StateSnapshot] = field(default_factory=list)
-    scratch: dict[str, Any] = field(default_factory=dict)
-    page_maps: dict[str, dict[str, Any]] = field(default_factory=dict)
-    page_key: Callable[[str], str] = field(default=lambda url: _page_key(url), repr=False, compare=False)
-
-    def get_navigation_history(self) -> list[StateSnapshot]:
-        return list(self.navigation)
-
-    def get_scratch(self, key: str, default: Any = None) -> Any:
-        return self.scratch.get(key, default)
-
-    def has_page_map(self, url: str) -> bool:
-        return self.page_key(url) in self.page_maps
-
-    def get_page_map(self, url: str) -> Any:
-        item = self.page_maps.get(self.page_key(url))
-        return item["map"] if item else None
-
-    def get_page_summary(self, url: str) -> str | None:
-        item = self.page_maps.get(self.page_key(url))
-        return item["summary"] if item else None
-
-    def get_all_page_maps(self) -> dict[str, Any]:
-        return {url: item["map"] for url, item in self.page_maps.items()}
-
-
 class AgentMemory:
-    """The working memory of one run. Mutate it through its methods: they also persist."""
+    """The working memory of one run. Mutate it through its methods: they also persist.
+
+    The options are seed 002's constructor options; ``Memory.open(working_memory={...})`` sets them
+    for every run. ``goal`` and ``start_url`` (the run's) stand for the goal and the current page until
+    the agent gives its own (``start_task``, ``record_navigation``, ``record_cycle``).
+    """
 
     def __init__(
         self,
@@ -100,13 +62,15 @@ class AgentMemory:
         *,
         patterns: PatternStore,
         counter: TokenCounter | None = None,
-        max_entries: int = 50,
+        short_term_max_entries: int = SHORT_TERM_MAX_ENTRIES,
         context_window_budget: int = CONTEXT_WINDOW_BUDGET,
         max_extraction_budget_percent: float = EXTRACTION_SHARE,
         max_extraction_tokens: int = MAX_EXTRACTION_TOKENS,
         max_single_extraction_chars: int = MAX_SINGLE_EXTRACTION_CHARS,
         compressor: Compressor | Callable[[str, int], str] | None = None,
         clock: Callable[[], float] = time.time,
+        goal: str | None = None,
+        start_url: str | None = None,
     ) -> None:
         self._scope = scope
         self.run_id = run_id
@@ -120,9 +84,10 @@ class AgentMemory:
         self.max_single_extraction_chars = max_single_extraction_chars
         self.compressor = compressor
         self._clock = clock
-        self.short_term = ShortTermMemory(max_entries, redact=self._redact)
-        self.working = WorkingMemory(page_key=self._page_key)
-        self.context_store = ContextStore(redact=self._redact, clock=clock)
+        self.short_term = ShortTermMemory(short_term_max_entries, redact=self._redact)
+        self.working = WorkingMemory(goal=self._redact(goal) if goal else None, owner=self)
+        self.context_store = ContextStore(redact=self._redact, clock=clock, on_change=self._save)
+        self._start_url = self._redact(start_url) if start_url else None
         self.sitemap: SitemapGraph | None = None
         self.operation_mode = "auto"
         self._visited: set[str] = set()
@@ -152,7 +117,7 @@ class AgentMemory:
 
     def _restore(self, state: Mapping[str, Any], entries: list[WorkingEntry]) -> None:
         self.working = WorkingMemory(
-            page_key=self._page_key,
+            owner=self,
             goal=state.get("goal"), cycle_count=state.get("cycle_count", 0),
             navigation=[StateSnapshot(**{**item, "scroll_position": tuple(item.get("scroll_position", (0, 0)))})
                         for item in state.get("navigation", [])],
@@ -197,10 +162,12 @@ class AgentMemory:
     # -- the unified interface ---------------------------------------------------------------
 
     def start_task(self, goal: str, user_context: Mapping[str, Any] | None = None) -> None:
-        """Begin a task, as the seed's lifecycle says: short-term memory (the history and the failures it
-        saw) is cleared, the goal (and any context the user gave) replaces the previous one's, the cycle
-        count restarts; working memory (scratch pad, path, extractions) and long-term memory (patterns,
-        page maps, sitemap) stay. :meth:`set_goal` changes the goal of the task in progress instead."""
+        """Begin a task, as the seed's lifecycle says ("clear short-term, set goal"): short-term memory (the
+        history and the failures it saw) is cleared, the goal (and any context the user gave) replaces the
+        previous one's, the cycle count restarts. The rest of the working memory (navigation path, scratch
+        pad, page maps), the context store (user and inferred context, extractions), the visited pages,
+        the sitemap and the learned patterns stay: a task often builds on what the last one found.
+        :meth:`set_goal` changes the goal of the task in progress instead; :meth:`clear_task` ends a task."""
         self._set_goal(goal, user_context, restart=True)
 
     def set_goal(self, goal: str, user_context: Mapping[str, Any] | None = None) -> None:
@@ -265,12 +232,12 @@ class AgentMemory:
 
     def mark_url_visited(self, url: str) -> None:
         """Remember that the agent has been on ``url`` in this run."""
-        self._visited.add(self._page_key(url))
+        self._visited.add(self.page_key(url))
         self._save()
 
     def has_visited_url(self, url: str) -> bool:
         """Whether the agent has been on ``url`` in this run (compared normalised)."""
-        return self._page_key(url) in self._visited
+        return self.page_key(url) in self._visited
 
     def set_operation_mode(self, mode: str) -> None:
         """How the agent works now (auto, navigate, execute, scrape, research); scraping and research give
@@ -302,20 +269,21 @@ class AgentMemory:
         return {**summary, "text": task_summary_text(summary)}
 
     def clear_task(self) -> None:
-        """Forget the task's in-run state (the stored history stays inspectable)."""
+        """End a task as the seed's lifecycle says ("clear short-term + working"): the history, and the
+        working memory (goal, cycle count, navigation path, scratch pad, page maps) are cleared. What is
+        not the task's own stays for the next one: the context store (the user's context, inferred
+        context, extractions), the visited pages, the sitemap and the learned patterns. The stored
+        history stays inspectable (its entries are marked evicted, not deleted)."""
         evicted = self.short_term.entries
         self.short_term.clear()
-        self.working = WorkingMemory(page_key=self._page_key)
-        self.context_store = ContextStore(redact=self._redact, clock=self._clock)
-        self._visited.clear()
-        self.sitemap = None
+        self.working = WorkingMemory(owner=self)
         self._save(evicted=evicted)
 
     # -- working memory ----------------------------------------------------------------------
 
     def record_navigation(self, snapshot: StateSnapshot | Mapping[str, Any]) -> StateSnapshot:
         """Add a page to the navigation path (URL, title, what was visible); returns it as kept."""
-        state = snapshot if isinstance(snapshot, StateSnapshot) else _snapshot(snapshot)
+        state = snapshot_of(snapshot)
         state.url = self._redact(state.url)
         state.title = self._redact(state.title)
         state.visible_elements_summary = self._redact(state.visible_elements_summary)
@@ -336,19 +304,38 @@ class AgentMemory:
     def store_page_map(self, url: str, page_map: Any, summary: str | None = None) -> None:
         """Keep a JSON map of the page at ``url``, with an optional one-line summary."""
         _check_json(url, page_map)
-        self.working.page_maps[self._page_key(url)] = {"map": self._redact_tree(page_map),
+        self.working.page_maps[self.page_key(url)] = {"map": self._redact_tree(page_map),
                                                   "summary": self._redact(summary or "")}
         self._save()
 
     def add_inferred_context(self, key: str, value: Any, source: str) -> None:
         """Keep a value the agent inferred, naming where it came from (``source``)."""
         self.context_store.add_inferred_context(key, value, source)
-        self._save()
+
+    def has_page_map(self, url: str) -> bool:
+        """Whether a map of the page at ``url`` is kept."""
+        return self.working.has_page_map(url)
+
+    def get_page_map(self, url: str) -> Any:
+        """The map kept for the page at ``url``, or None."""
+        return self.working.get_page_map(url)
+
+    def get_page_summary(self, url: str) -> str | None:
+        """The summary kept with the page's map, or None."""
+        return self.working.get_page_summary(url)
+
+    def get_all_page_maps(self) -> dict[str, Any]:
+        """Every page map kept, by page."""
+        return self.working.get_all_page_maps()
 
     def add_extraction(self, key: str, data: Any) -> None:
-        """Keep extracted data under ``key``; the context shows it within its share of the budget."""
+        """Keep extracted data under ``key``; the context shows it within its share of the budget.
+
+        Like ``context_store.get_cached_extraction``, the context trusts an extraction for the cache's
+        TTL (five minutes) and then leaves it out: the seed gives the TTL for the cache and says nothing
+        of the prompt, and data the cache no longer trusts is stale for the model too. Add it again to
+        keep it in view."""
         self.context_store.cache_extraction(key, data)
-        self._save()
 
     # -- long-term patterns ------------------------------------------------------------------
 
@@ -398,11 +385,11 @@ class AgentMemory:
     # -- prompt ------------------------------------------------------------------------------
 
     def current_url(self) -> str | None:
-        """The page the agent is on: the last navigation, else the last step's URL."""
+        """The page the agent is on: the last navigation, else the last step's URL, else the run's start URL."""
         if self.working.navigation:
             return self.working.navigation[-1].url
         entries = self.short_term.entries
-        return next((entry.url for entry in reversed(entries) if entry.url), None)
+        return next((entry.url for entry in reversed(entries) if entry.url), self._start_url)
 
     def context_parts(self, domain: str | None = None) -> list[ContextPart]:
         """The working-memory parts of a context, with their priorities (the task part is critical)."""
@@ -427,34 +414,12 @@ class AgentMemory:
     def _redact_url(self, url: object) -> Any:
         return self._redact(url) if isinstance(url, str) else url
 
-    def _page_key(self, url: str) -> str:
+    def page_key(self, url: str) -> str:
         """The key a page is kept under: normalised, with registered secrets replaced."""
-        return _page_key(self._redact_url(url))
+        return page_key(self._redact_url(url))
 
     def _redact_tree(self, value: Any) -> Any:
         return redact_tree(value, self._redact)
-
-
-def _page_key(url: str) -> str:
-    if not isinstance(url, str) or not url.strip():
-        raise InvalidInput(f"url: expected a URL string, got {url!r}")
-    return normalize_url(url.strip()) or url.strip()
-
-
-def _snapshot(data: Mapping[str, Any]) -> StateSnapshot:
-    fields = dict(data)
-    if "page_title" in fields:  # the seed's name for the title
-        if "title" in fields:
-            raise InvalidInput("snapshot: give title or page_title, not both")
-        fields["title"] = fields.pop("page_title")
-    try:
-        snapshot = StateSnapshot(**fields)
-    except TypeError as exc:
-        raise InvalidInput(f"snapshot: {exc}") from None
-    if not isinstance(snapshot.url, str) or not snapshot.url:
-        raise InvalidInput("snapshot.url: expected a URL string")
-    snapshot.scroll_position = tuple(snapshot.scroll_position)  # type: ignore[assignment]
-    return snapshot
 
 
 def _check_cycle_details(*, url: object, title: object, error: object, duration_ms: object, retry_count: object,

@@ -129,28 +129,54 @@ def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable
         return text
     if _linked_records(data):
         return _fit_records(data, max_chars)
+    if isinstance(data, dict) and any(_linked_records(value) for value in data.values()):
+        return _fit_page(data, max_chars, compressor)
     return _fitted(text, max_chars, compressor)
 
 
 _URL_KEYS = ("url", "href", "link")
+_SELECTOR_KEYS = ("selector", "css_selector", "xpath")
 _LABEL_KEYS = ("title", "name", "label", "text", "link_text")
 
 
 def _linked_records(data: Any) -> bool:
-    """A list of results each with a URL (search results, links): kept as label-and-URL pairs."""
+    """A list of results or elements each with a URL or a selector (search results, a page's links or
+    buttons): kept as label-and-URL (or label-and-selector) pairs."""
     return isinstance(data, list) and bool(data) and all(
-        isinstance(item, dict) and any(isinstance(item.get(key), str) for key in _URL_KEYS) for item in data)
+        isinstance(item, dict) and any(isinstance(item.get(key), str) for key in _URL_KEYS + _SELECTOR_KEYS)
+        for item in data)
+
+
+def _fit_page(data: dict[str, Any], max_chars: int,
+              compressor: Compressor | Callable[[str, int], str] | None) -> str:
+    """A page state whose lists of links or buttons keep each label with its URL or selector: the other
+    fields in a third of the room at most, each list in a share of the rest as large as its own."""
+    lists = {key: value for key, value in data.items() if _linked_records(value)}
+    others = {key: value for key, value in data.items() if key not in lists}
+    head = json.dumps(others, ensure_ascii=False) if others else ""
+    if len(head) > max_chars // 3:
+        head = _fitted(head, max_chars // 3, compressor)
+    sizes = {key: len(json.dumps(value, ensure_ascii=False)) for key, value in lists.items()}
+    room = max_chars - len(head) - sum(len(key) + 3 for key in lists)
+    parts = [head] if head else []
+    parts += [f"{key}:\n" + _fit_records(value, max(40, room * sizes[key] // sum(sizes.values())))
+              for key, value in lists.items()]
+    return "\n".join(parts)
 
 
 def _fit_records(records: list[dict[str, Any]], max_chars: int) -> str:
-    """Each result as ``- label <url>`` and its other fields: the other fields go first (snippets), then
-    whole results from the end of the list; a URL never loses its label."""
+    """Each result as ``- label <url>`` (an element as ``- label [selector]``) and its other fields: the
+    other fields go first (snippets), then whole results from the end of the list; a URL or selector
+    never loses its label."""
     def line(item: dict[str, Any], *, details: bool) -> str:
-        url = next(str(item[key]) for key in _URL_KEYS if isinstance(item.get(key), str))
+        url = next((str(item[key]) for key in _URL_KEYS if isinstance(item.get(key), str)), None)
+        reach = f"<{url}>" if url is not None else "[{}]".format(
+            next(str(item[key]) for key in _SELECTOR_KEYS if isinstance(item.get(key), str)))
+        shown = (*_LABEL_KEYS, *(_URL_KEYS if url is not None else _SELECTOR_KEYS))
         label = next((str(item[key]) for key in _LABEL_KEYS if item.get(key)), "")
         rest = [f"{key}: {value}" for key, value in item.items()
-                if key not in _URL_KEYS and key not in _LABEL_KEYS and value not in (None, "")] if details else []
-        return clean_for_prompt(" ".join(filter(None, ["-", label, f"<{url}>", "— " + "; ".join(rest) if rest else ""])),
+                if key not in shown and value not in (None, "")] if details else []
+        return clean_for_prompt(" ".join(filter(None, ["-", label, reach, "— " + "; ".join(rest) if rest else ""])),
                                 2000)
 
     for details in (True, False):
