@@ -11,7 +11,7 @@ import pytest
 
 import webmem
 from webmem import InvalidInput
-from webmem.working import StateSnapshot, WorkingMemory
+from webmem.working import LearnedPattern, OperationMode, StateSnapshot, WorkingMemory
 
 SHOP = "https://example.com/"
 PRODUCTS = "https://example.com/products"
@@ -112,3 +112,51 @@ def test_a_run_s_working_memory_starts_with_the_run_s_goal_and_start_page(mem: w
     assert "Compare laptop prices" in memory.format_for_prompt()
     memory.start_task("Compare desk prices")  # the agent's own goal wins
     assert mem.get_run(run.id).working.working.current_goal == "Compare desk prices"
+
+
+def test_a_pattern_learned_as_the_seed_writes_it_keeps_its_id_for_record_usage(mem: webmem.Memory) -> None:
+    memory = mem.start_run(goal="Sign in", start_url=SHOP).working
+    pattern = LearnedPattern(
+        pattern_id="login_example_com", domain="example.com", description="Login flow for example.com",
+        pattern_type="login_flow",
+        steps=[
+            {"tool": "click", "selector": "#login-btn"},
+            {"tool": "type", "selector": "#email", "text": "{email}"},
+            {"tool": "type", "selector": "#password", "text": "{password}"},
+            {"tool": "click", "selector": "#submit"},
+        ],
+    )
+    learned = memory.learn_pattern(pattern)
+    assert learned.id == "login_example_com" and learned.domain == "example.com"
+    assert [found.id for found in memory.get_patterns_for_domain("example.com")] == ["login_example_com"]
+    used = memory.long_term.record_usage("login_example_com", success=True)
+    assert (used.success_count, used.success_rate) == (1, 1.0)
+    assert memory.learn_pattern(pattern).id == "login_example_com"  # the same pattern again: as it is
+    other = LearnedPattern(pattern_id="login_example_com", domain="example.com", description="Another flow",
+                           pattern_type="navigation", steps=[{"tool": "click", "selector": "#home"}])
+    with pytest.raises(InvalidInput, match="login_example_com"):
+        memory.learn_pattern(other)
+    assert mem.patterns.record_usage("login_example_com", success=False).failure_count == 0 + 1
+
+
+def test_the_operation_mode_is_set_and_read_as_the_seed_does(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal="Scrape prices", start_url=SHOP)
+    memory = run.working
+    assert memory.get_operation_mode() is OperationMode.AUTO
+    memory.set_operation_mode(OperationMode.SCRAPE)
+    assert memory.get_operation_mode() is OperationMode.SCRAPE and memory.operation_mode == "scrape"
+    assert mem.get_run(run.id).working.get_operation_mode() is OperationMode.SCRAPE
+    memory.set_operation_mode("research")
+    assert memory.get_operation_mode() is OperationMode.RESEARCH
+    with pytest.raises(InvalidInput, match="mode"):
+        memory.set_operation_mode("sleep")
+
+
+def test_only_a_value_that_is_a_placeholder_whole_counts_as_one_in_a_learned_pattern() -> None:
+    from webmem.working.patterns import derive_pattern
+
+    typed = [webmem.Step(action="fill", target='textbox "Email"', value="{email}.backup")]
+    assert derive_pattern("Back up the account", typed) is None  # text around a placeholder is no placeholder
+    secret = [webmem.Step(action="fill", target='textbox "Password"', value="{password}")]
+    draft = derive_pattern("Sign in", secret)
+    assert draft is not None and draft.pattern_type == "login_flow" and draft.steps[0]["value"] == "{password}"

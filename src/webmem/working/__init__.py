@@ -7,9 +7,11 @@
 domain's learned action patterns (``patterns``); ``prompt_parts`` renders them for the prompt.
 """
 
-from .memory import AgentMemory
+from .memory import AgentMemory, OperationMode
 from .options import WorkingOptions
-from .patterns import Pattern, PatternStore
+from .patterns import LearnedPattern, Pattern, PatternStore
+from .short_term import ExecutionOutcome, MemoryPriority
 from .state import StateSnapshot, WorkingMemory
 
-__all__ = ["AgentMemory", "Pattern", "PatternStore", "StateSnapshot", "WorkingMemory", "WorkingOptions"]
+__all__ = ["AgentMemory", "ExecutionOutcome", "LearnedPattern", "MemoryPriority", "OperationMode", "Pattern",
+           "PatternStore", "StateSnapshot", "WorkingMemory", "WorkingOptions"]

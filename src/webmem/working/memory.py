@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict
+from enum import Enum
 from typing import Any
 
 from sqlalchemy import select, update
@@ -31,7 +32,7 @@ from .options import (
     MAX_SINGLE_EXTRACTION_CHARS,
     SHORT_TERM_MAX_ENTRIES,
 )
-from .patterns import Pattern, PatternStore
+from .patterns import LearnedPattern, Pattern, PatternStore
 from .prompt_parts import task_summary_text, working_parts
 from .short_term import (
     Action,
@@ -43,7 +44,18 @@ from .short_term import (
 from .sitemap import SitemapGraph, SitemapLimits
 from .state import StateSnapshot, WorkingMemory, page_key, snapshot_of
 
-OPERATION_MODES = ("auto", "navigate", "execute", "scrape", "research")
+
+class OperationMode(str, Enum):
+    """How the agent works: scraping and research give extractions a bigger share of the context."""
+
+    AUTO = "auto"
+    NAVIGATE = "navigate"
+    EXECUTE = "execute"
+    SCRAPE = "scrape"
+    RESEARCH = "research"
+
+
+OPERATION_MODES = tuple(mode.value for mode in OperationMode)
 RECENT_ACTION_NAMES = 5  # distinct tools of the latest successful actions, in a task summary
 
 
@@ -239,14 +251,19 @@ class AgentMemory:
         """Whether the agent has been on ``url`` in this run (compared normalised)."""
         return self.page_key(url) in self._visited
 
-    def set_operation_mode(self, mode: str) -> None:
+    def set_operation_mode(self, mode: OperationMode | str) -> None:
         """How the agent works now (auto, navigate, execute, scrape, research); scraping and research give
         extractions a bigger share of the context.
         """
-        if mode not in OPERATION_MODES:
+        value = mode.value if isinstance(mode, OperationMode) else mode
+        if value not in OPERATION_MODES:
             raise InvalidInput(f"mode: {mode!r} is not one of {', '.join(OPERATION_MODES)}")
-        self.operation_mode = mode
+        self.operation_mode = value
         self._save()
+
+    def get_operation_mode(self) -> OperationMode:
+        """How the agent works now."""
+        return OperationMode(self.operation_mode)
 
     def get_task_summary(self) -> dict[str, Any]:
         """The goal, cycle count, mode, step counts, pages visited, the pages explored (with their summaries)
@@ -339,10 +356,15 @@ class AgentMemory:
 
     # -- long-term patterns ------------------------------------------------------------------
 
-    def learn_pattern(self, domain: str, description: str, pattern_type: str,
-                      steps: list[Mapping[str, Any]]) -> Pattern:
-        """Learn (or strengthen) an action pattern for ``domain`` from these steps."""
+    def learn_pattern(self, domain: str | LearnedPattern, description: str | None = None,
+                      pattern_type: str | None = None, steps: list[Mapping[str, Any]] | None = None) -> Pattern:
+        """Learn an action pattern for ``domain`` from these steps, or the seed's ``LearnedPattern`` as it is."""
         return self.patterns.learn_pattern(domain, description, pattern_type, steps, run_id=self.run_id)
+
+    @property
+    def long_term(self) -> PatternStore:
+        """The learned patterns (the seed's name for them): ``record_usage``, ``prune``..."""
+        return self.patterns
 
     def get_patterns_for_domain(self, domain: str) -> list[Pattern]:
         """Patterns of this domain or a parent domain, best success rate first."""

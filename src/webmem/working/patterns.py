@@ -8,8 +8,9 @@ import hashlib
 import json
 import math
 import re
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -28,9 +29,9 @@ from ..store.statements import serialize_on
 
 MAX_PATTERNS = 100
 KEEP_SHARE = 0.8  # pruning keeps the strongest 80% of the maximum
-_PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")
+_PLACEHOLDER = re.compile(r"^\{[A-Za-z_][A-Za-z0-9_]*\}$")  # a value that is a placeholder, whole
 _SLUG = re.compile(r"[^a-z0-9]+")
-_PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_.]*\}")
+_PLACEHOLDER_IN_TEXT = re.compile(r"\{[A-Za-z_][A-Za-z0-9_.]*\}")
 _COLUMNS = [column for column in patterns.c if column.name not in ("namespace", "fingerprint")]
 
 
@@ -46,6 +47,27 @@ class Pattern(Record):
     failure_count: Count = 0
     created_at: datetime
     last_used: datetime
+
+    @property
+    def success_rate(self) -> float:
+        """Successful uses over all uses (0.0 for a pattern not used yet)."""
+        total = self.success_count + self.failure_count
+        return self.success_count / total if total else 0.0
+
+
+@dataclass
+class LearnedPattern:
+    """A pattern as seed 002 writes one (its ``LearnedPattern``), to hand to ``learn_pattern``; webmem keeps it
+    as a :class:`Pattern` under ``pattern_id``, so ``record_usage(pattern_id, ...)`` finds it."""
+
+    pattern_id: str
+    domain: str
+    description: str
+    pattern_type: str
+    steps: list[dict[str, Any]]
+    success_count: int = 0
+    failure_count: int = 0
+    last_used: float = field(default_factory=time.time)
 
     @property
     def success_rate(self) -> float:
@@ -71,19 +93,29 @@ class PatternStore:
 
     @retried
     def learn_pattern(
-        self, domain: str, description: str, pattern_type: str, steps: Sequence[Mapping[str, Any]],
-        *, run_id: str | None = None,
+        self, domain: str | LearnedPattern, description: str | None = None, pattern_type: str | None = None,
+        steps: Sequence[Mapping[str, Any]] | None = None, *, run_id: str | None = None,
     ) -> Pattern:
-        """Store a pattern; the same steps on the same domain are the same pattern (returned as is)."""
+        """Store a pattern; the same steps on the same domain are the same pattern (returned as is, under the
+        id it was first learned with). The seed's form, ``learn_pattern(LearnedPattern(pattern_id=...))``,
+        keeps the caller's id and counts (an id another pattern holds is refused)."""
+        given = domain if isinstance(domain, LearnedPattern) else None
+        if given is not None:
+            domain, description, pattern_type, steps = given.domain, given.description, given.pattern_type, given.steps
         now = utcnow()
         pattern = validated(
-            Pattern, id=new_id("pattern"), domain=check_domain(domain),
+            Pattern, id=given.pattern_id if given else new_id("pattern"), domain=check_domain(domain),
             description=self._scope.redact(description) if isinstance(description, str) else description,
             pattern_type=pattern_type, steps=_check_steps(steps, self._scope), created_at=now, last_used=now,
+            success_count=given.success_count if given else 0, failure_count=given.failure_count if given else 0,
         )
         fingerprint = _fingerprint(pattern.steps)
         with self._scope.store.write() as conn:
             serialize_on(conn, f"webmem.patterns.{self._ns}")
+            if given is not None and conn.execute(
+                select(patterns.c.domain, patterns.c.fingerprint).where(self._mine(), patterns.c.pattern_id == pattern.id)
+            ).first() not in (None, (pattern.domain, fingerprint)):
+                raise InvalidInput(f"pattern_id: {pattern.id!r} is the id of another pattern in namespace {self._ns!r}")
             existing = conn.execute(
                 select(*_COLUMNS).where(self._mine(), patterns.c.domain == pattern.domain,
                                         patterns.c.fingerprint == fingerprint)
@@ -221,7 +253,7 @@ def _describe(step: Mapping[str, Any]) -> str:
 def placeholders(steps: Sequence[Mapping[str, Any]]) -> list[str]:
     """The ``{name}`` placeholders of a pattern's steps, in order, each once."""
     found = (match.group(0) for step in steps for value in step.values() if isinstance(value, str)
-             for match in _PLACEHOLDER.finditer(value))
+             for match in _PLACEHOLDER_IN_TEXT.finditer(value))
     return list(dict.fromkeys(found))
 
 

@@ -34,6 +34,8 @@ class MemoryPriority(str, Enum):
 
 
 class ExecutionOutcome(str, Enum):
+    """How a cycle's action ended."""
+
     SUCCESS = "success"
     FAILURE = "failure"
     PARTIAL = "partial"
