@@ -160,3 +160,12 @@ def test_only_a_value_that_is_a_placeholder_whole_counts_as_one_in_a_learned_pat
     secret = [webmem.Step(action="fill", target='textbox "Password"', value="{password}")]
     draft = derive_pattern("Sign in", secret)
     assert draft is not None and draft.pattern_type == "login_flow" and draft.steps[0]["value"] == "{password}"
+
+
+def test_an_entry_answers_to_the_seed_s_names(mem: webmem.Memory) -> None:
+    memory = mem.start_run(goal="Check out", start_url=SHOP).working
+    entry = memory.record_cycle("submit the form", {"tool": "click", "parameters": {"selector": "#submit"}},
+                                "nothing happened", "failure", url=PRODUCTS, title="Products", error="Timeout")
+    assert (entry.action.tool_name, dict(entry.action.parameters)) == ("click", {"selector": "#submit"})
+    assert (entry.page_title, entry.error_message) == ("Products", "Timeout")
+    assert memory.short_term.has_failed(entry.action_signature) and entry.action_signature == entry.signature

@@ -70,6 +70,11 @@ class Action:
             return cls(action["tool"].strip(), dict(parameters))
         raise InvalidInput("action: expected a tool name or a mapping with 'tool' and 'parameters'")
 
+    @property
+    def tool_name(self) -> str:
+        """The tool's name, by the seed's name for it."""
+        return self.tool
+
     def describe(self) -> str:
         return f"{self.tool}({json.dumps(dict(self.parameters), sort_keys=True, ensure_ascii=False)})"
 
@@ -116,6 +121,27 @@ class WorkingEntry:
     @property
     def signature(self) -> str:
         return action_signature(Action(self.tool, self.parameters), self.url)
+
+    # the seed's names for what an entry holds
+    @property
+    def action_signature(self) -> str:
+        """The action's signature (tool, parameters at every depth, page): one action, one signature."""
+        return self.signature
+
+    @property
+    def action(self) -> Action:
+        """The tool call (``action.tool_name``, ``action.parameters``)."""
+        return Action(self.tool, self.parameters)
+
+    @property
+    def page_title(self) -> str:
+        """The page's title when the cycle ran."""
+        return self.title
+
+    @property
+    def error_message(self) -> str | None:
+        """The action's error, if it failed with one."""
+        return self.error
 
     def describe(self) -> str:
         return Action(self.tool, self.parameters).describe()
