@@ -152,7 +152,7 @@ def test_records_read_for_a_context_are_the_records_sqlalchemy_reads(mem: webmem
 def test_a_record_built_without_validation_is_the_one_model_construct_builds() -> None:
     from pydantic import BaseModel, Field
 
-    from webmem.core.models import stored_record
+    from webmem.core.records import stored_record
 
     when = datetime(2026, 3, 1, tzinfo=UTC)
     names = ["success_count", "domain", "element", "stable_selector", "last_ref", "last_used", "stale_since"]
@@ -161,6 +161,12 @@ def test_a_record_built_without_validation_is_the_one_model_construct_builds() -
     constructed = webmem.SelectorEntry.model_construct(**dict(zip(names, row)))
     assert built == constructed and built.model_dump() == constructed.model_dump()
     assert list(built.__dict__) == list(webmem.SelectorEntry.model_fields)  # in the fields' order, as validated
+
+    step_names = [name for name in webmem.Step.model_fields if name != "label"]  # a field with a default left out
+    step_row = ["click", None, 'button "Buy"', "#buy", None, True, True, None, None, None, 12, 2, 3, None][:len(step_names)]
+    step = stored_record(webmem.Step, step_names, step_row)
+    assert step == webmem.Step.model_construct(**dict(zip(step_names, step_row))) and step.label is None
+    assert step.model_fields_set == set(step_names) and list(step.__dict__) == list(webmem.Step.model_fields)
 
     class Aliased(BaseModel):
         name: str = Field(alias="label")

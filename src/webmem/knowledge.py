@@ -10,7 +10,8 @@ from sqlalchemy import and_, bindparam, case, delete, select, update
 
 from .core.clock import as_utc, new_id, utcnow
 from .core.errors import InvalidInput
-from .core.models import FACT_TYPES, Fact, Session, Step, stored_record, validated
+from .core.models import FACT_TYPES, Fact, Session, Step, validated
+from .core.records import stored_record
 from .core.text import clean_for_prompt
 from .core.urls import check_domain, check_url
 from .store.engine import retried

@@ -18,9 +18,9 @@ from .core.models import (
     Scenario,
     Step,
     positive_int,
-    stored_record,
     validated,
 )
+from .core.records import stored_record
 from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
 from .store.prepared import Prepared

@@ -10,7 +10,8 @@ from sqlalchemy import Text, bindparam, case, func, or_, select, update
 
 from .core.clock import utcnow
 from .core.errors import InvalidInput
-from .core.models import SelectorEntry, positive_int, stored_record, validated
+from .core.models import SelectorEntry, positive_int, validated
+from .core.records import stored_record
 from .core.text import clean_for_prompt
 from .core.urls import check_domain
 from .store.engine import retried

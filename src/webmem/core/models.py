@@ -8,7 +8,6 @@ bad input raises :class:`~webmem.errors.InvalidInput` naming the field and the r
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar, get_args
 from urllib.parse import urlsplit
@@ -65,42 +64,6 @@ class Record(BaseModel):
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-
-
-def stored_record(record_type: type[ModelT], names: Sequence[str], row: Sequence[Any]) -> ModelT:
-    """A record read back from the memory's own tables, whose values were validated when they were
-    written: built from the row's values in the order of ``names`` without validating them again.
-
-    When ``names`` are the record's fields, it is made as ``model_construct`` would make it, without its
-    per-field search for aliases and defaults (most of the cost of the few dozen a context reads)."""
-    key = (record_type, tuple(names))
-    fields = _DIRECT.get(key, False)
-    if fields is False:
-        fields = _DIRECT[key] = _fields_if_direct(record_type, key[1])
-    if fields is None:
-        return record_type.model_construct(**dict(zip(names, row)))
-    given = dict(zip(key[1], row))
-    values = given if fields == key[1] else {name: given[name] for name in fields}
-    record = record_type.__new__(record_type)
-    object.__setattr__(record, "__dict__", values)
-    object.__setattr__(record, "__pydantic_fields_set__", set(values))
-    object.__setattr__(record, "__pydantic_extra__", None)
-    object.__setattr__(record, "__pydantic_private__", None)
-    return record
-
-
-_DIRECT: dict[tuple[type[BaseModel], tuple[str, ...]], tuple[str, ...] | None] = {}
-
-
-def _fields_if_direct(record_type: type[BaseModel], names: tuple[str, ...]) -> tuple[str, ...] | None:
-    """The record's fields in order when ``model_construct`` from exactly ``names`` would only set them (the
-    names are its fields, with no aliases, extra fields, private attributes or post-init to look after)."""
-    fields = record_type.model_fields
-    direct = (sorted(names) == sorted(fields) and not record_type.__pydantic_root_model__
-              and not record_type.__pydantic_post_init__ and not record_type.__private_attributes__
-              and record_type.model_config.get("extra") != "allow"
-              and all(field.alias is None and field.validation_alias is None for field in fields.values()))
-    return tuple(fields) if direct else None
 
 
 def validated(record_type: type[ModelT], /, **data: Any) -> ModelT:
@@ -223,6 +186,8 @@ class Step(Record):
     #: The text a person reads next to an element without a name of its own ("Year" beside a text box):
     #: replay finds the field by it when the page puts its fields in another order.
     label: Annotated[str, StringConstraints(max_length=200)] | None = None
+    #: In a goal template's replay steps: the slot whose ordinal ("the 2nd textbox") gives ``target_index``.
+    place_slot: Annotated[int, Field(ge=1, le=999)] | None = None
 
     @model_validator(mode="after")
     def _index_within_count(self) -> Step:

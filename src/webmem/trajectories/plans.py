@@ -26,6 +26,7 @@ from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
 from .evidence import key
 from .lists import resize_lists
+from .places import placed
 from .slots import SLOT_REFERENCE, bind, fill_checked, misfit, unbound
 
 #: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
@@ -130,6 +131,10 @@ def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = N
                 return wrong
             template, slotted, values = resized.template, resized.steps, resized.values
         steps, unresolved = fill_checked(slotted, values)
+        placed_steps = placed(slotted, steps, values)
+        if isinstance(placed_steps, str):
+            return placed_steps
+        steps = placed_steps
         named = frozenset(index for index, step in enumerate(slotted)
                           if step.target and SLOT_REFERENCE.search(step.target))
         plan = ReplayPlan(trajectory, steps, values, template, unresolved, shape=shape_of(trajectory),

@@ -30,6 +30,7 @@ from .conversions import (
     reproducing,
 )
 from .evidence import WORD, GoalValue, key, parse_identity, used_spans
+from .places import place_spans
 
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])')
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
@@ -115,6 +116,7 @@ def parameterise(
     number_of = {value: index for index, value in enumerate(values, start=1)}
     if spans is not None:
         used = units = sorted(spans, key=lambda unit: unit.start)
+        places = {span: placed for span, placed in place_spans(goal, steps).items() if span in spans}
     else:
         compounds = [span for span in _compound_spans(goal) if _borne_out(span, values, steps, referenced)]
         units = _with_compounds(values, compounds)
@@ -122,12 +124,17 @@ def parameterise(
         used = used_spans(goal, steps, kept)
         units = sorted([*used, *(unit for unit in units if unit in kept or not _overlapping(unit, used))],
                        key=lambda unit: unit.start)
+        places = {span: placed for span, placed in place_spans(goal, steps, units).items()
+                  if not any(_overlapping(span, [unit]) for unit in units if unit != span)}
+        units = sorted({*units, *places}, key=lambda unit: unit.start)
     derived = _derived(units, steps)
     sources = {source for source, _ in derived.values()}
     rest = [step.model_copy(update={"value": None}) if index in derived else step for index, step in enumerate(steps)]
     slots: dict[str, int] = {}
     for unit in units:
-        if unit in used or number_of.get(unit) in referenced or unit.text in sources or any(
+        if unit in places:
+            slots[_place_key(unit)] = len(slots) + 1
+        elif unit in used or number_of.get(unit) in referenced or unit.text in sources or any(
             _occurs(unit.text, step) for step in rest
         ):
             slots.setdefault(unit.text, len(slots) + 1)
@@ -136,16 +143,25 @@ def parameterise(
     template_parts: list[str] = []
     position = 0
     for unit in units:
-        if unit.text in slots:
-            template_parts += [goal[position:unit.start], "{%d}" % slots[unit.text]]
+        name = _place_key(unit) if unit in places else unit.text
+        if name in slots:
+            template_parts += [goal[position:unit.start], "{%d}" % slots[name]]
             position = unit.end
     template = "".join([*template_parts, goal[position:]])
     numbered = {index: value.text for index, value in enumerate(values, start=1)}
     slotted = [_slotted_step(step, slots, numbered) for step in steps]
+    for span, placed in places.items():
+        for index in placed:
+            slotted[index] = slotted[index].model_copy(update={"place_slot": slots[_place_key(span)]})
     for index, (source, names) in derived.items():
         reference = "{%d|%s}" % (slots[source], "|".join(names))
         slotted[index] = slotted[index].model_copy(update={"value": reference})
     return template, slotted
+
+
+def _place_key(span: GoalValue) -> str:
+    """The slot key of an ordinal that places a step (one per occurrence: "1st ... 1st" are two slots)."""
+    return f"\x00place:{span.start}"
 
 
 def bind(template: str, goal: str, *, like: str | None = None) -> dict[int, str] | None:
