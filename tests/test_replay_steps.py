@@ -275,3 +275,42 @@ def test_recording_a_site_change_checks_what_it_is_given(open_memory: Any) -> No
         with pytest.raises(InvalidInput, match=problem):
             mem.site_changes.record(url, evidence, elements=elements)
     assert mem.knowledge.facts("shop.example", type="site_changed") == []
+
+
+PLACE_GOAL = 'Enter "{word}" into the {place} textbox and press Submit.'
+
+
+def fill_the_named_box(turn: Turn) -> Action:
+    """Fills the box whose place the goal names (as a person would read "2nd"), then submits."""
+    boxes = turn.observation.find("textbox", "")
+    place = int(turn.goal.split(" textbox")[0].rsplit(" ", 1)[1][:-2])
+    word = turn.goal.split('"')[1]
+    if boxes[place - 1].value != word:
+        return Action("fill", Target(ref=boxes[place - 1].ref), value=word)
+    return Action("click", Target(role="button", name="Submit"))
+
+
+def places_url(base: str, word: str, place: int) -> str:
+    return f"{base}places.html?{urlencode({'word': word, 'place': place})}"
+
+
+def test_the_place_a_goal_names_chooses_which_of_the_same_named_fields_replay_fills(
+    open_memory: Any, page: Any
+) -> None:
+    """'the 2nd textbox' recorded, 'the 3rd textbox' replayed with no decision: the goal's ordinal is a slot
+    that picks the element among the same-named ones; a place the page does not have is not guessed."""
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        recorded = run(page, mem, places_url(base, "apple", 2), PLACE_GOAL.format(word="apple", place="2nd"),
+                       ScriptedPolicy(fill_the_named_box))
+        assert recorded.success
+        [trajectory] = mem.trajectories.list()
+        assert trajectory.goal_template == 'Enter "{1}" into the {2} textbox and press {3}.'
+        untouched = ScriptedPolicy(fill_the_named_box)
+        replayed = run(page, mem, places_url(base, "pear", 3), PLACE_GOAL.format(word="pear", place="3rd"), untouched)
+        assert replayed.success and replayed.replay_outcome == "replayed" and untouched.stats.decisions == 0
+        assert page.evaluate("() => Array.from(document.querySelectorAll('input')).map(box => box.value)") == [
+            "", "", "pear"]
+        assert {stored.goal_template for stored in mem.trajectories.list()} == {trajectory.goal_template}  # one task
+        lookup = mem.trajectories.search_replay(PLACE_GOAL.format(word="fig", place="5th"), origin=base)
+    assert lookup.plan is None and 'the goal\'s "5th" names no place among the 3' in lookup.reason

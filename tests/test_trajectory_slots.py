@@ -277,3 +277,28 @@ def test_a_time_typed_as_written_then_converted_slots_the_whole_time(mem: Any) -
     assert [step.value for step in saved.replay_steps] == ["{1|time24}", None]  # the refused fill was replaced
     plan = mem.trajectories.find_replay("Enter 12:05 AM as the time and press submit.", saved.origin)
     assert plan is not None and [step.value for step in plan.steps] == ["00:05", None]
+
+
+def _placed(action: str, role: str, place: int, value: str | None = None) -> Step:
+    return Step(action=action, target=f'{role} ""', value=value, target_index=place, target_count=3)
+
+
+def test_each_ordinal_that_places_a_step_is_a_slot_of_its_own_tied_by_the_role_it_names() -> None:
+    from webmem.trajectories.places import place_of
+
+    goal = 'Check the 1st radio button and enter the number "-8" into the 1st textbox.'
+    # the textbox was filled first: the words after each ordinal say which step it places
+    steps = [_placed("fill", "textbox", 1, "-8"), _placed("check", "radio", 1), Step(action="click", target='button "Go"')]
+    template, slotted = parameterise(goal, steps)
+    assert template == 'Check the {1} radio button and enter the number "{2}" into the {3} textbox.'
+    assert [step.place_slot for step in slotted] == [3, 1, None]  # two "1st", two slots
+    assert bind(template, 'Check the 3rd radio button and enter the number "5" into the 2nd textbox.') == {
+        1: "3rd", 2: "5", 3: "2nd"}
+    assert [place_of(word, 3) for word in ("1st", "second", "Third", "last", "4th", "2", "")] == [1, 2, 3, 3, None,
+                                                                                                None, None]
+
+
+def test_an_ordinal_that_places_no_step_stays_part_of_the_template() -> None:
+    steps = [_placed("fill", "textbox", 2, "Kasie")]
+    template, slotted = parameterise('Type "Kasie" into the box. This is the 1st try.', steps)
+    assert template == 'Type "{1}" into the box. This is the 1st try.' and slotted[0].place_slot is None
