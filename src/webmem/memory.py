@@ -24,6 +24,7 @@ from .lessons.store import LessonStore
 from .outcomes import AdviceOutcomes
 from .run import Run
 from .runs import RunRegistry, new_manifest
+from .scripts import script_of
 from .selectors import SelectorCache
 from .site_changes import SiteChanges
 from .store import MigrationState, Store, apply_migrations, migration_states
@@ -380,6 +381,11 @@ class Memory(metaclass=_OpenedOnly):
     def get_run(self, run_id: str) -> Run:
         """A handle on an existing run, for example to continue recording after a restart."""
         return Run(self, self.runs.get(run_id))
+
+    def script(self, source_id: str, *, lang: str = "python") -> str:
+        """A successful run (by its run id or its trajectory's id) as a runnable Playwright script in ``lang``
+        (``python``: sync Playwright with a command line; ``typescript``: a ``@playwright/test`` spec)."""
+        return script_of(self, source_id, lang=lang)
 
     def preview_context(self, *, goal: str, url: str, budget_tokens: int = 2000) -> ContextPack:
         """The context a new run with this goal would get on this page, without recording anything."""

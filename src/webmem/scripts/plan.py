@@ -1,0 +1,207 @@
+"""What a remembered run becomes as a script, whatever its language: its parameters, each step's
+locator, value and assertion, and the header facts.
+
+A trajectory's path that worked (failed and retried steps collapsed) is turned into steps that
+find their elements the way Playwright's code generator does (role and accessible name, exactly;
+visible text; the remembered CSS selector only when the element had no name), the goal's slots
+into parameters defaulting to the recorded values, secrets into environment variables, and each
+verified effect into an assertion.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from ..core.errors import InvalidInput
+from ..core.models import Step, Trajectory
+from ..core.redaction import PLACEHOLDER
+from ..trajectories.evidence import TEXT_ROLE, parse_identity
+from ..trajectories.plans import replayable
+from ..trajectories.slots import SLOT, SLOT_REFERENCE, bind
+
+ACTIONS = ("goto", "click", "fill", "type", "press", "select", "check", "hover", "scroll", "wait")
+_SKIPPED = ("finish", "done", "extract", "note")
+_NAME = re.compile(r"[^a-z0-9]+")
+
+#: A piece of a value: literal text, a parameter (by name) or a secret (by environment variable).
+Part = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    slot: int
+    default: str
+
+
+@dataclass(frozen=True)
+class Locate:
+    """How the script finds a step's element."""
+
+    role: str | None = None
+    name: list[Part] | None = None  # the accessible name (exact), which a parameter may give
+    text: str | None = None  # found by its visible text
+    selector: str | None = None  # the remembered CSS selector (an element without a name)
+    nth: int | None = None  # 0-based place among the elements that match, as recorded
+    count: int | None = None  # how many matched when recorded
+    place_param: str | None = None  # the parameter whose ordinal says the place ("3rd")
+
+
+@dataclass(frozen=True)
+class ScriptStep:
+    number: int
+    action: str
+    describe: str
+    locate: Locate | None
+    value: list[Part] | None
+    check: str | None  # "value", "checked", "url"
+    url: str | None  # the URL expected after the step (for a "url" check, or a goto)
+
+
+@dataclass(frozen=True)
+class ScriptPlan:
+    goal: str
+    template: str | None
+    origin: str
+    start_url: str
+    trajectory_id: str
+    run_id: str | None
+    recorded_at: datetime
+    params: list[Param]
+    steps: list[ScriptStep]
+
+    @property
+    def secrets(self) -> list[str]:
+        return sorted({text for step in self.steps for kind, text in (step.value or []) if kind == "secret"})
+
+    @property
+    def uses_places(self) -> bool:
+        return any(step.locate is not None and step.locate.place_param for step in self.steps)
+
+
+def plan_script(trajectory: Trajectory, *, start_url: str | None = None) -> ScriptPlan:
+    """The script plan of a successful trajectory; ``InvalidInput`` names what cannot be scripted."""
+    if not trajectory.success:
+        raise InvalidInput(f"trajectory {trajectory.id} did not succeed: only a path that worked becomes a script")
+    template = trajectory.goal_template if trajectory.replay_steps is not None else None
+    steps = replayable(trajectory.replay_steps if template else trajectory.steps)
+    if not steps:
+        raise InvalidInput(f"trajectory {trajectory.id} has no step that worked")
+    recorded = bind(template, trajectory.goal) or {} if template else {}
+    params = _params(template, recorded, steps) if template else []
+    by_slot = {param.slot: param.name for param in params}
+    first_url = next((step.url for step in trajectory.steps if step.url), None)
+    start = start_url or first_url or trajectory.origin
+    script_steps = [_script_step(number, step, steps[number:], by_slot, recorded)
+                    for number, step in enumerate(steps, start=1) if step.action not in _SKIPPED]
+    return ScriptPlan(
+        goal=trajectory.goal, template=template, origin=trajectory.origin, start_url=start,
+        trajectory_id=trajectory.id, run_id=trajectory.run_id, recorded_at=trajectory.created_at,
+        params=params, steps=script_steps,
+    )
+
+
+def _params(template: str, recorded: dict[int, str], steps: list[Step]) -> list[Param]:
+    params: list[Param] = []
+    taken: set[str] = set()
+    for slot in dict.fromkeys(int(found.group(1)) for found in SLOT.finditer(template)):
+        name = _param_name(slot, steps) or f"value_{slot}"
+        base, number = name, 2
+        while name in taken:
+            name, number = f"{base}_{number}", number + 1
+        taken.add(name)
+        params.append(Param(name, slot, recorded.get(slot, "")))
+    return params
+
+
+def _param_name(slot: int, steps: list[Step]) -> str | None:
+    mark = "{%d" % slot
+    for step in steps:
+        identity = parse_identity(step.target)
+        if step.place_slot == slot:
+            return f"{identity[0] if identity else 'element'}_place"
+        if step.value and mark in step.value:
+            named = step.label or (identity[1] if identity and mark not in identity[1] else "") or (
+                identity[0] if identity else "")
+            return _NAME.sub("_", named.casefold()).strip("_")[:40] or None
+        if identity is not None and mark in identity[1]:
+            return f"{identity[0]}_name"
+    return None
+
+
+def _script_step(number: int, step: Step, rest: list[Step], params: dict[int, str], recorded: dict[int, str]) -> ScriptStep:
+    if step.action not in ACTIONS:
+        raise InvalidInput(f"step {number}: the action {step.action!r} has no Playwright equivalent in webmem's "
+                           f"scripts (they know {', '.join(ACTIONS)})")
+    value = _parts(step.value, params, recorded) if step.value is not None else None
+    locate = _locate(number, step, params, recorded) if step.action not in ("goto", "scroll", "wait") else None
+    if step.action not in ("goto", "scroll", "wait", "press") and locate is None:
+        raise InvalidInput(f"step {number}: {step.action} names no element (no target and no selector)")
+    check, url = None, None
+    if step.action == "goto" and value is not None and all(kind == "text" for kind, _ in value):
+        check, url = "url", _page(step.value or "")
+    elif step.verified and step.action in ("fill", "type") and value is not None:
+        check = "value"
+    elif step.verified and step.action == "check":
+        check = "checked"
+    following = next((later.url for later in rest if later.url), None)
+    if check is None and step.action == "click" and step.url and following and _page(following) != _page(step.url):
+        check, url = "url", _page(following)
+    describe = " ".join(filter(None, [step.action, step.target or step.selector]))
+    return ScriptStep(number, step.action, describe, locate, value, check, url)
+
+
+def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int, str]) -> Locate | None:
+    identity = parse_identity(step.target)
+    nth = step.target_index - 1 if step.target_index is not None else None
+    place = params.get(step.place_slot) if step.place_slot is not None else None
+    if identity is not None and identity[0] == TEXT_ROLE:
+        return Locate(text=identity[1], nth=nth, count=step.target_count)
+    if identity is not None and identity[1]:
+        return Locate(role=identity[0], name=_parts(identity[1], params, recorded), nth=nth, count=step.target_count,
+                      place_param=place)
+    if identity is not None and (nth is not None or not step.selector):
+        return Locate(role=identity[0], name=[], nth=nth, count=step.target_count, place_param=place)
+    if step.selector:
+        return Locate(selector=step.selector)
+    return None
+
+
+def _parts(text: str, params: dict[int, str], recorded: dict[int, str]) -> list[Part]:
+    """A step's text as literal pieces, parameters and secrets; a value derived from a goal value by a
+    conversion keeps the value recorded (the script cannot redo the conversion)."""
+    if PLACEHOLDER.fullmatch(text):
+        return [("secret", "WEBMEM_SECRET_" + text.strip("{}").upper())]
+    parts: list[Part] = []
+    position = 0
+    for found in SLOT_REFERENCE.finditer(text):
+        parts.append(("text", text[position:found.start()]))
+        slot = int(found.group(1))
+        if found.group(2) or slot not in params:
+            parts.append(("text", recorded.get(slot, found.group())))
+        else:
+            parts.append(("param", params[slot]))
+        position = found.end()
+    parts.append(("text", text[position:]))
+    return [part for part in parts if part != ("text", "")]
+
+
+def _page(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def header_lines(plan: ScriptPlan) -> list[str]:
+    """What the script's header says: the goal, the site, where it came from and when."""
+    lines = [f"Goal: {plan.goal}", f"Site: {plan.origin}",
+             f"Recorded by webmem: trajectory {plan.trajectory_id}" + (f", run {plan.run_id}" if plan.run_id else "")
+             + f", {plan.recorded_at:%Y-%m-%d %H:%M} UTC"]
+    if plan.params:
+        lines.append("Parameters (default: the recorded value): " + ", ".join(
+            f"{param.name} = {param.default!r}" for param in plan.params))
+    if plan.secrets:
+        lines.append("Secrets, read from the environment: " + ", ".join(plan.secrets))
+    return lines

@@ -1,0 +1,147 @@
+"""A script plan as a sync Playwright script in Python: a ``run(page, ...)`` function whose keyword
+arguments are the goal's parameters, and a command line (``--<param>``, ``--browser-path``,
+``--headed``, ``--no-sandbox``) that runs it in Chromium."""
+
+from __future__ import annotations
+
+import json
+
+from .plan import Locate, Part, ScriptPlan, ScriptStep, header_lines
+
+PLACE_HELPER = '''
+
+def place(text: str, count: int) -> int:
+    """The 0-based place an ordinal ("2nd", "third", "last") names among ``count`` elements."""
+    words = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"]
+    said = text.strip().lower()
+    number = count if said == "last" else words.index(said) + 1 if said in words else (
+        int(said[:-2]) if said[:-2].isdigit() and said[-2:] in ("st", "nd", "rd", "th") else 0)
+    if not 1 <= number <= count:
+        raise SystemExit(f"{text!r} names no place among the {count} elements this step chooses from")
+    return number - 1
+'''
+
+SECRET_HELPER = '''
+
+def secret(variable: str) -> str:
+    """A secret the run typed, read from the environment (never written in the script)."""
+    value = os.environ.get(variable)
+    if not value:
+        raise SystemExit(f"set {variable} to the secret this script types")
+    return value
+'''
+
+
+def render_python(plan: ScriptPlan) -> str:
+    signature = "".join(f", {param.name}: str = {_literal(param.default)}" for param in plan.params)
+    lines = ['"""' + "\n".join(header_lines(plan)).replace('"""', "'''") + '\n"""', "",
+             "from __future__ import annotations", "", "import argparse", "import os", "import re", "",
+             "from playwright.sync_api import Page, expect, sync_playwright", "",
+             f"START_URL = {_literal(plan.start_url)}"]
+    if plan.uses_places:
+        lines.append(PLACE_HELPER.rstrip("\n"))
+    if plan.secrets:
+        lines.append(SECRET_HELPER.rstrip("\n"))
+    lines += ["", "", f"def run(page: Page{signature}) -> None:",
+              f"    {_literal(plan.goal)}", "    page.goto(START_URL)"]
+    for step in plan.steps:
+        lines += ["    " + line for line in _step(step)]
+    options = "".join(f'    parser.add_argument("--{param.name.replace("_", "-")}", default={_literal(param.default)})\n'
+                      for param in plan.params)
+    arguments = ", ".join(f"{param.name}=options.{param.name}" for param in plan.params)
+    lines += ["", "", "def main() -> None:",
+              f"    parser = argparse.ArgumentParser(description={_literal(plan.goal)})",
+              options.rstrip("\n") if options else "    pass  # the goal has no parameters",
+              '    parser.add_argument("--browser-path", default=os.environ.get("PLAYWRIGHT_CHROMIUM_EXECUTABLE_PATH"))',
+              '    parser.add_argument("--headed", action="store_true")',
+              '    parser.add_argument("--no-sandbox", action="store_true")',
+              "    options = parser.parse_args()",
+              "    with sync_playwright() as playwright:",
+              "        browser = playwright.chromium.launch(",
+              "            headless=not options.headed, executable_path=options.browser_path or None,",
+              '            args=["--no-sandbox"] if options.no_sandbox else [],',
+              "        )",
+              "        try:",
+              f"            run(browser.new_page(){', ' + arguments if arguments else ''})",
+              "        finally:",
+              "            browser.close()",
+              "", "", 'if __name__ == "__main__":', "    main()", ""]
+    return "\n".join(lines)
+
+
+def _step(step: ScriptStep) -> list[str]:
+    lines = [f"# step {step.number}: {_comment(step.describe)}"]
+    value = _expression(step.value) if step.value is not None else '""'
+    if step.action == "goto":
+        lines.append(f"page.goto({value})")
+    elif step.action == "scroll":
+        lines.append(f"page.mouse.wheel(0, {-600 if _literal_text(step.value).lower() == 'up' else 600})")
+    elif step.action == "wait":
+        lines.append("page.wait_for_timeout(500)")
+    elif step.action == "press" and step.locate is None:
+        lines.append(f"page.keyboard.press({value})")
+    else:
+        assert step.locate is not None
+        lines += [*_locator(step.locate), "expect(element).to_be_visible()  # fails here where the page changed"]
+        act = {"click": "element.click()", "fill": f"element.fill({value})", "type": f"element.press_sequentially({value})",
+               "press": f"element.press({value})", "select": f"element.select_option(label={value})",
+               "check": "element.check()", "hover": "element.hover()"}[step.action]
+        lines.append(act)
+        if step.check == "value":
+            lines.append(f"expect(element).to_have_value({value})" if step.action == "fill"
+                         else f"expect(element).to_have_value(re.compile(re.escape({value})))")
+        elif step.check == "checked":
+            lines.append("expect(element).to_be_checked()")
+    if step.check == "url" and step.url:
+        lines.append(f"expect(page).to_have_url(re.compile({_literal('^' + _escape(step.url))}))")
+    return lines
+
+
+def _locator(locate: Locate) -> list[str]:
+    if locate.text is not None:
+        found = f"page.get_by_text({_literal(locate.text)}, exact=True)"
+    elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):
+        # a name the goal gives: in any letter case, as replay finds it ("tea" names the link "Tea")
+        found = (f"page.get_by_role({_literal(locate.role)}, "
+                 f"name=re.compile(\"^\" + re.escape({_expression(locate.name or [])}) + \"$\", re.IGNORECASE))")
+    elif locate.role is not None:
+        found = f"page.get_by_role({_literal(locate.role)}, name={_expression(locate.name or [])}, exact=True)"
+    else:
+        found = f"page.locator({_literal(locate.selector or '')})"
+    lines = []
+    if locate.place_param is not None:
+        found += f".nth(place({locate.place_param}, {locate.count}))"
+        lines.append(f"# which of the {locate.count} the goal's ordinal says (recorded: the {_ordinal(locate.nth)})")
+    elif locate.nth is not None:
+        found += f".nth({locate.nth})"
+        lines.append(f"# the {_ordinal(locate.nth)} of {locate.count} elements alike, as recorded")
+    return [*lines, f"element = {found}"]
+
+
+def _expression(parts: list[Part]) -> str:
+    pieces = [_literal(text) if kind == "text" else f'secret("{text}")' if kind == "secret" else text
+              for kind, text in parts]
+    return " + ".join(pieces) if pieces else '""'
+
+
+def _literal(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _literal_text(parts: list[Part] | None) -> str:
+    return "".join(text for kind, text in parts or [] if kind == "text")
+
+
+def _escape(url: str) -> str:
+    import re
+
+    return re.escape(url)
+
+
+def _comment(text: str) -> str:
+    return " ".join(text.split())[:200]
+
+
+def _ordinal(index: int | None) -> str:
+    number = (index or 0) + 1
+    return f"{number}{'th' if 10 <= number % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th')}"

@@ -1,0 +1,123 @@
+"""A script plan as a Playwright Test spec in TypeScript (``@playwright/test``): an exported
+``run(page, params)`` and one test that runs it; parameters come from ``WEBMEM_PARAM_<NAME>``
+environment variables, defaulting to the recorded values."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .plan import Locate, Part, ScriptPlan, ScriptStep, header_lines
+
+PLACE_HELPER = """
+function place(text: string, count: number): number {
+  const words = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
+  const said = text.trim().toLowerCase();
+  const digits = /^(\\d+)(st|nd|rd|th)$/.exec(said);
+  const number = said === 'last' ? count : words.includes(said) ? words.indexOf(said) + 1 : digits ? Number(digits[1]) : 0;
+  if (number < 1 || number > count) throw new Error(`"${text}" names no place among the ${count} elements this step chooses from`);
+  return number - 1;
+}
+"""
+
+LITERALLY_HELPER = """
+function literally(text: string): string {
+  return text.replace(/[.*+?^${}()|[\\]\\\\]/g, '\\\\$&');
+}
+"""
+
+SECRET_HELPER = """
+function secret(variable: string): string {
+  const value = process.env[variable];
+  if (!value) throw new Error(`set ${variable} to the secret this script types`);
+  return value;
+}
+"""
+
+
+def render_typescript(plan: ScriptPlan) -> str:
+    lines = ["/**", *(" * " + line.replace("*/", "* /") for line in header_lines(plan)), " */",
+             "import { test, expect, type Page } from '@playwright/test';", "",
+             f"const START_URL = {_literal(plan.start_url)};", ""]
+    lines.append("export const params = {")
+    for param in plan.params:
+        variable = "WEBMEM_PARAM_" + param.name.upper()
+        lines.append(f"  {_camel(param.name)}: process.env.{variable} ?? {_literal(param.default)},")
+    lines += ["};"]
+    if plan.uses_places:
+        lines.append(PLACE_HELPER.rstrip("\n"))
+    if plan.secrets:
+        lines.append(SECRET_HELPER.rstrip("\n"))
+    lines.append(LITERALLY_HELPER.rstrip("\n"))
+    lines += ["", "export async function run(page: Page, p: typeof params = params): Promise<void> {",
+              "  await page.goto(START_URL);"]
+    for step in plan.steps:
+        lines += ["  " + line for line in _step(step)]
+    lines += ["}", "", f"test({_literal(plan.goal)}, async ({{ page }}) => {{", "  await run(page);", "});", ""]
+    return "\n".join(lines)
+
+
+def _step(step: ScriptStep) -> list[str]:
+    lines = [f"// step {step.number}: {' '.join(step.describe.split())[:200]}"]
+    value = _expression(step.value) if step.value is not None else "''"
+    if step.action == "goto":
+        lines.append(f"await page.goto({value});")
+    elif step.action == "scroll":
+        up = "".join(text for kind, text in step.value or [] if kind == "text").lower() == "up"
+        lines.append(f"await page.mouse.wheel(0, {-600 if up else 600});")
+    elif step.action == "wait":
+        lines.append("await page.waitForTimeout(500);")
+    elif step.action == "press" and step.locate is None:
+        lines.append(f"await page.keyboard.press({value});")
+    else:
+        assert step.locate is not None
+        name = f"element{step.number}"
+        lines += [*_locator(step.locate, name), f"await expect({name}).toBeVisible();  // fails here where the page changed"]
+        act = {"click": "click()", "fill": f"fill({value})", "type": f"pressSequentially({value})",
+               "press": f"press({value})", "select": f"selectOption({{ label: {value} }})", "check": "check()",
+               "hover": "hover()"}[step.action]
+        lines.append(f"await {name}.{act};")
+        if step.check == "value":
+            lines.append(f"await expect({name}).toHaveValue({value});" if step.action == "fill" else
+                         f"await expect({name}).toHaveValue(new RegExp(literally({value})));")
+        elif step.check == "checked":
+            lines.append(f"await expect({name}).toBeChecked();")
+    if step.check == "url" and step.url:
+        lines.append(f"await expect(page).toHaveURL(new RegExp({_literal('^' + re.escape(step.url))}));")
+    return lines
+
+
+def _locator(locate: Locate, name: str) -> list[str]:
+    if locate.text is not None:
+        found = f"page.getByText({_literal(locate.text)}, {{ exact: true }})"
+    elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):
+        # a name the goal gives: in any letter case, as replay finds it ("tea" names the link "Tea")
+        found = (f"page.getByRole({_literal(locate.role)}, "
+                 f"{{ name: new RegExp('^' + literally({_expression(locate.name or [])}) + '$', 'i') }})")
+    elif locate.role is not None:
+        found = f"page.getByRole({_literal(locate.role)}, {{ name: {_expression(locate.name or [])}, exact: true }})"
+    else:
+        found = f"page.locator({_literal(locate.selector or '')})"
+    comment = []
+    if locate.place_param is not None:
+        found += f".nth(place(p.{_camel(locate.place_param)}, {locate.count}))"
+        comment.append(f"// which of the {locate.count} the goal's ordinal says")
+    elif locate.nth is not None:
+        found += f".nth({locate.nth})"
+        comment.append(f"// place {locate.nth + 1} of {locate.count} elements alike, as recorded")
+    return [*comment, f"const {name} = {found};"]
+
+
+def _expression(parts: list[Part]) -> str:
+    pieces = [_literal(text) if kind == "text" else f"secret('{text}')" if kind == "secret" else f"p.{_camel(text)}"
+              for kind, text in parts]
+    return " + ".join(pieces) if pieces else "''"
+
+
+def _literal(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.capitalize() for word in rest)

@@ -1,0 +1,125 @@
+"""A remembered run becomes a Playwright script: recorded by the reference agent on local pages, written in
+Python, and run with real Playwright and Chromium: it passes on the page it was recorded on, passes with
+other parameter values, and fails with a clear assertion on a changed copy of the page."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from test_agent_loop import ScriptedPolicy
+from test_replay_steps import PAGES, fill_movie_form, fill_the_named_box, movie, movies_url, places_url, run
+
+import webmem
+from webmem import InvalidInput, TrajectoryNotFound
+from webmem.cli import cli
+from webmem.demo.server import serve_site
+
+CHROMIUM = os.environ.get("WEBMEM_TEST_CHROMIUM", "/usr/bin/chromium")
+
+
+def run_script(path: Path, *options: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(path), "--browser-path", CHROMIUM, "--no-sandbox", *options],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+
+
+def test_a_form_search_becomes_a_script_with_the_goal_s_values_as_parameters(
+    open_memory: Any, page: Any, tmp_path: Path
+) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        goal, values = movie("comedy", "Ford", "1999")
+        result = run(page, mem, movies_url(base, values), goal, ScriptedPolicy(fill_movie_form(values)))
+        assert result.success
+        text = mem.script(result.run_id)
+        assert text == mem.script(mem.trajectories.list()[0].id)  # by the run or by its trajectory
+        script = tmp_path / "search.py"
+        script.write_text(text, encoding="utf-8")
+        assert f"Goal: {goal}" in text and f"run {result.run_id}" in text and "xpath" not in text.lower()
+        assert 'def run(page: Page, value_1: str = "comedy"' not in text  # parameters are named by their fields
+        assert '"--year", default="1999"' in text and "nth(" in text
+        passed = run_script(script)
+        assert passed.returncode == 0, passed.stderr[-2000:]
+        other = run_script(script, "--year", "1966", "--director", "Leone", "--genre", "western")
+        assert other.returncode == 0, other.stderr[-2000:]
+        changed = tmp_path / "changed.py"  # the same script on a copy of the page whose button was renamed
+        changed.write_text(text.replace(movies_url(base, values), movies_url(base, values, button="Find")),
+                           encoding="utf-8")
+        failed = run_script(changed)
+    assert failed.returncode != 0
+    assert "AssertionError" in failed.stderr and 'get_by_role("button", name="Search", exact=True)' in failed.stderr
+
+
+def test_the_place_a_goal_names_is_a_parameter_of_the_script(open_memory: Any, page: Any, tmp_path: Path) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        goal = 'Enter "apple" into the 2nd textbox and press Submit.'
+        result = run(page, mem, places_url(base, "apple", 2), goal, ScriptedPolicy(fill_the_named_box))
+        assert result.success
+        script = tmp_path / "places.py"
+        script.write_text(mem.script(result.run_id), encoding="utf-8")
+        text = script.read_text(encoding="utf-8")
+        assert '"--textbox-place", default="2nd"' in text and "place(textbox_place, 3)" in text
+        assert run_script(script).returncode == 0
+        third = run_script(script, "--textbox-place", "3rd", "--textbox", "pear")
+        assert third.returncode == 0, third.stderr[-2000:]
+        fifth = run_script(script, "--textbox-place", "5th")
+    assert fifth.returncode != 0 and "'5th' names no place among the 3" in fifth.stderr
+
+
+def test_a_secret_becomes_an_environment_variable_never_a_literal(open_memory: Any, page: Any, tmp_path: Path) -> None:
+    from test_replay_handover import SIGN_IN_SECRET, sign_in  # the sign-in page of the replay tests
+
+    mem = open_memory(secrets={"password": SIGN_IN_SECRET})
+    with serve_site(PAGES) as base:
+        result = run(page, mem, f"{base}signin.html", 'Sign in as "ann"', ScriptedPolicy(sign_in))
+        assert result.success
+        text = mem.script(result.run_id)
+        assert SIGN_IN_SECRET not in text and 'secret("WEBMEM_SECRET_PASSWORD")' in text
+        assert '"--username", default="ann"' in text
+        script = tmp_path / "signin.py"
+        script.write_text(text, encoding="utf-8")
+        missing = run_script(script)
+        assert missing.returncode != 0 and "set WEBMEM_SECRET_PASSWORD" in missing.stderr
+        signed = run_script(script, "--username", "bob", env={"WEBMEM_SECRET_PASSWORD": SIGN_IN_SECRET})
+    assert signed.returncode == 0, signed.stderr[-2000:]
+
+
+def test_what_cannot_become_a_script_is_refused_by_name(mem: webmem.Memory, tmp_path: Path) -> None:
+    failed = mem.start_run(goal="Buy tea", start_url="https://shop.example/")
+    failed.record_step(action="click", target='button "Buy"', ok=False, error="Timeout")
+    failed.finish(success=False)
+    with pytest.raises(TrajectoryNotFound, match="only a run that succeeded"):
+        mem.script(failed.id)
+    with pytest.raises(webmem.RunNotFound):
+        mem.script("run_nope")
+    dragged = mem.start_run(goal="Sort the list", start_url="https://shop.example/")
+    dragged.record_step(action="drag", target='listitem "Tea"', verified=True)
+    dragged.finish(success=True)
+    with pytest.raises(InvalidInput, match="'drag' has no Playwright equivalent"):
+        mem.script(dragged.id)
+    with pytest.raises(InvalidInput, match="lang"):
+        mem.script(dragged.id, lang="ruby")
+
+
+def test_webmem_script_writes_the_script_or_says_why_not(sqlite_mem: webmem.Memory, memory_dir: Path,
+                                                          tmp_path: Path) -> None:
+    done = sqlite_mem.start_run(goal="Open the page of a drink", start_url="https://shop.example/")
+    done.record_step(action="click", target='link "Tea"', url="https://shop.example/", verified=True)
+    done.finish(success=True)
+    failed = sqlite_mem.start_run(goal="Buy tea", start_url="https://shop.example/")
+    failed.finish(success=False)
+    runner = CliRunner()
+    target = tmp_path / "tea.spec.ts"
+    out = runner.invoke(cli, ["--memory-dir", str(memory_dir), "script", done.id, "--lang", "typescript", "-o", str(target)])
+    assert out.exit_code == 0, out.output
+    assert "getByRole(\"link\", { name: \"Tea\", exact: true })" in target.read_text(encoding="utf-8")
+    again = runner.invoke(cli, ["--memory-dir", str(memory_dir), "script", done.id, "-o", str(target)])
+    assert again.exit_code == 2 and "--force" in again.output
+    refused = runner.invoke(cli, ["--memory-dir", str(memory_dir), "script", failed.id])
+    assert refused.exit_code == 1 and "only a run that succeeded" in refused.output and "Traceback" not in refused.output
