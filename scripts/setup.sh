@@ -64,3 +64,12 @@ if [ ! -f "$NODE_DIR/node_modules/@playwright/mcp/package.json" ] \
     mkdir -p "$NODE_DIR"
     npm install --silent --no-audit --no-fund --prefix "$NODE_DIR" "@playwright/mcp@$PLAYWRIGHT_MCP_VERSION" >/dev/null
 fi
+
+# Playwright Test from npm, for the tests that run the TypeScript scripts `webmem script` writes.
+PLAYWRIGHT_TEST_VERSION=${PLAYWRIGHT_TEST_VERSION:-1.65.1}
+NODE_TEST_DIR=${WEBMEM_NODE_TEST_DIR:-.cache/node-test}
+if [ ! -f "$NODE_TEST_DIR/node_modules/@playwright/test/package.json" ] \
+        || ! grep -q "\"version\": \"$PLAYWRIGHT_TEST_VERSION\"" "$NODE_TEST_DIR/node_modules/@playwright/test/package.json"; then
+    mkdir -p "$NODE_TEST_DIR"
+    npm install --silent --no-audit --no-fund --prefix "$NODE_TEST_DIR" "@playwright/test@$PLAYWRIGHT_TEST_VERSION" >/dev/null
+fi

@@ -123,3 +123,42 @@ def test_webmem_script_writes_the_script_or_says_why_not(sqlite_mem: webmem.Memo
     assert again.exit_code == 2 and "--force" in again.output
     refused = runner.invoke(cli, ["--memory-dir", str(memory_dir), "script", failed.id])
     assert refused.exit_code == 1 and "only a run that succeeded" in refused.output and "Traceback" not in refused.output
+
+
+PLAYWRIGHT_TEST = Path(__file__).resolve().parent.parent / ".cache" / "node-test" / "node_modules"
+TS_CONFIG = """import { defineConfig } from '@playwright/test';
+export default defineConfig({
+  reporter: 'line', workers: 1, timeout: 60000, outputDir: 'results',
+  use: { launchOptions: { executablePath: process.env.WEBMEM_TEST_CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] } },
+});
+"""
+
+
+def run_spec(folder: Path, spec: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    assert PLAYWRIGHT_TEST.is_dir(), f"{PLAYWRIGHT_TEST} is missing: run scripts/setup.sh (it installs @playwright/test)"
+    (folder / "node_modules").symlink_to(PLAYWRIGHT_TEST) if not (folder / "node_modules").exists() else None
+    (folder / "playwright.config.ts").write_text(TS_CONFIG, encoding="utf-8")
+    return subprocess.run(["node", str(PLAYWRIGHT_TEST / "playwright" / "cli.js"), "test", spec, "--config",
+                           "playwright.config.ts"], cwd=folder, capture_output=True, text=True, timeout=180,
+                          env={**os.environ, "WEBMEM_TEST_CHROMIUM": CHROMIUM, **(env or {})})
+
+
+def test_the_typescript_script_runs_in_playwright_test_with_other_values_and_fails_on_a_changed_page(
+    sqlite_mem: webmem.Memory, page: Any, tmp_path: Path
+) -> None:
+    mem = sqlite_mem
+    with serve_site(PAGES) as base:
+        goal, values = movie("comedy", "Ford", "1999")
+        result = run(page, mem, movies_url(base, values), goal, ScriptedPolicy(fill_movie_form(values)))
+        assert result.success
+        text = mem.script(result.run_id, lang="typescript")
+        assert "import { test, expect, type Page } from '@playwright/test';" in text
+        (tmp_path / "search.spec.ts").write_text(text, encoding="utf-8")
+        passed = run_spec(tmp_path, "search.spec.ts")
+        assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-2000:]
+        other = run_spec(tmp_path, "search.spec.ts", {"WEBMEM_PARAM_YEAR": "1966", "WEBMEM_PARAM_DIRECTOR": "Leone"})
+        assert other.returncode == 0, other.stdout[-3000:]
+        changed = text.replace(movies_url(base, values), movies_url(base, values, button="Find"))
+        (tmp_path / "changed.spec.ts").write_text(changed, encoding="utf-8")
+        failed = run_spec(tmp_path, "changed.spec.ts")
+    assert failed.returncode != 0 and "toBeVisible" in failed.stdout and 'name: "Search"' in failed.stdout
