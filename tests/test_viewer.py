@@ -129,3 +129,21 @@ def test_the_viewer_says_which_trajectory_a_new_run_would_get_and_why(page: Any,
     page.get_by_role("button", name="Match").click()
     page.get_by_text("It would get none").wait_for()
     assert PASSWORD not in page.content() and problems == []
+
+
+def test_each_trajectory_links_to_its_playwright_script(page: Any, memory_dir: Path, viewer_url: str) -> None:
+    populate(memory_dir)
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(viewer_url + "#/trajectories")
+    page.get_by_role("link", name="Python").first.click()
+    script = page.locator("pre.script")
+    script.wait_for()
+    text = script.inner_text()
+    assert "Goal: Subscribe a@b.com to the newsletter" in text and "def run(page: Page" in text
+    assert 'get_by_role("button", name="Subscribe", exact=True)' in text
+    assert PASSWORD not in page.content() and 'secret("WEBMEM_SECRET_NEWS_PASSWORD")' in text
+    page.go_back()
+    page.get_by_role("link", name="TypeScript").first.click()
+    page.get_by_text("@playwright/test").first.wait_for()
+    assert page.get_by_role("button", name="Download").inner_text().endswith(".spec.ts") and problems == []

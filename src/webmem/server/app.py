@@ -154,6 +154,11 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     def list_trajectories(svc: Service, domain: str | None = None, limit: int = 50) -> TrajectoryList:
         return svc.list_trajectories(domain=domain, limit=limit)
 
+    @app.get(f"{API}/scripts/{{source_id}}", dependencies=guarded)
+    def run_script(source_id: str, svc: Service, lang: str = "python") -> Response:
+        media = "text/x-python" if lang == "python" else "text/typescript"
+        return Response(svc.memory.script(source_id, lang=lang), media_type=f"{media}; charset=utf-8")
+
     @app.get(f"{API}/sites", dependencies=guarded)
     def list_sites(svc: Service) -> Sites:
         return svc.sites()

@@ -15,10 +15,23 @@ document.getElementById("settings").addEventListener("submit", (event) => {
   route();
 });
 
+function headers() {
+  const sent = { "X-Webmem-Namespace": settings.namespace };
+  if (settings.token) sent.Authorization = `Bearer ${settings.token}`;
+  return sent;
+}
+
+async function apiText(path) {
+  const response = await fetch(`/v1${path}`, { headers: headers() });
+  if (!response.ok) {
+    const body = await response.json();
+    throw new Error(`${body.title || response.status}: ${body.detail || ""}`);
+  }
+  return response.text();
+}
+
 async function api(path) {
-  const headers = { "X-Webmem-Namespace": settings.namespace };
-  if (settings.token) headers.Authorization = `Bearer ${settings.token}`;
-  const response = await fetch(`/v1${path}`, { headers });
+  const response = await fetch(`/v1${path}`, { headers: headers() });
   const body = await response.json();
   if (!response.ok) throw new Error(`${body.title || response.status}: ${body.detail || ""}`);
   return body;
@@ -129,15 +142,28 @@ async function sitePage(domain) {
 }
 
 function trajectoryTable(trajectories) {
-  return table(["Recorded", "Goal", "Template", "Steps", "Run"], trajectories.map((t) =>
+  return table(["Recorded", "Goal", "Template", "Steps", "Run", "Script"], trajectories.map((t) =>
     el("tr", {}, el("td", {}, when(t.created_at)), el("td", {}, t.goal), el("td", { class: "muted" }, t.goal_template || ""),
-       el("td", {}, String(t.step_count)), el("td", {}, t.run_id ? link(`#/run/${t.run_id}`, t.run_id) : ""))));
+       el("td", {}, String(t.step_count)), el("td", {}, t.run_id ? link(`#/run/${t.run_id}`, t.run_id) : ""),
+       el("td", {}, link(`#/script/${t.id}?lang=python`, "Python"), " ", link(`#/script/${t.id}?lang=typescript`, "TypeScript")))));
 }
 
 function lessonTable(lessons) {
   return table(["Lesson", "Category", "Site", "Used", "Helpful", "Unhelpful"], lessons.map((l) =>
     el("tr", {}, el("td", {}, l.lesson), el("td", {}, l.category), el("td", {}, l.domain || "any"),
        el("td", {}, String(l.use_count)), el("td", {}, String(l.helpful_count)), el("td", {}, String(l.unhelpful_count)))));
+}
+
+async function scriptPage(id, params) {
+  const lang = params.get("lang") === "typescript" ? "typescript" : "python";
+  const text = await apiText(`/scripts/${encodeURIComponent(id)}?lang=${lang}`);
+  const name = lang === "python" ? `${id}.py` : `${id}.spec.ts`;
+  const save = el("button", { type: "button" }, `Download ${name}`);
+  save.addEventListener("click", () => {
+    const anchor = el("a", { href: URL.createObjectURL(new Blob([text], { type: "text/plain" })), download: name });
+    anchor.click();
+  });
+  return [el("h1", {}, `Playwright script (${lang})`), el("p", {}, save), el("pre", { class: "script" }, text)];
 }
 
 async function sitesPage() {
@@ -189,6 +215,7 @@ async function route() {
     else if (path === "/sites") page = await sitesPage();
     else if (path === "/trajectories") page = await trajectoriesPage(params);
     else if (path === "/lessons") page = await lessonsPage();
+    else if (path.startsWith("/script/")) page = await scriptPage(decodeURIComponent(path.slice(8)), params);
     else page = await runsPage(params);
   } catch (error) {
     page = [el("h1", {}, "Cannot read the memory"), el("p", { class: "failed", role: "alert" }, String(error.message))];
