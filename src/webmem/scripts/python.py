@@ -43,7 +43,8 @@ def render_python(plan: ScriptPlan) -> str:
     if plan.secrets:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines += ["", "", f"def run(page: Page{signature}) -> None:",
-              f"    {_literal(plan.goal)}", "    page.goto(START_URL)"]
+              f"    {_literal(plan.goal)}", "    if page.url != START_URL:  # a page already there is used as it is",
+              "        page.goto(START_URL)"]
     for step in plan.steps:
         lines += ["    " + line for line in _step(step)]
     options = "".join(f'    parser.add_argument("--{param.name.replace("_", "-")}", default={_literal(param.default)})\n'

@@ -50,7 +50,7 @@ def render_typescript(plan: ScriptPlan) -> str:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines.append(LITERALLY_HELPER.rstrip("\n"))
     lines += ["", "export async function run(page: Page, p: typeof params = params): Promise<void> {",
-              "  await page.goto(START_URL);"]
+              "  if (page.url() !== START_URL) await page.goto(START_URL);  // a page already there is used as it is"]
     for step in plan.steps:
         lines += ["  " + line for line in _step(step)]
     lines += ["}", "", f"test({_literal(plan.goal)}, async ({{ page }}) => {{", "  await run(page);", "});", ""]
