@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from ..core.errors import InvalidInput
 from ..core.models import Step, Trajectory
 from ..core.redaction import PLACEHOLDER
+from ..trajectories.conversions import derive
 from ..trajectories.evidence import TEXT_ROLE, parse_identity
 from ..trajectories.plans import replayable
 from ..trajectories.slots import SLOT, SLOT_REFERENCE, bind
@@ -26,8 +27,11 @@ ACTIONS = ("goto", "click", "fill", "type", "press", "select", "check", "hover",
 _SKIPPED = ("finish", "done", "extract", "note")
 _NAME = re.compile(r"[^a-z0-9]+")
 
-#: A piece of a value: literal text, a parameter (by name) or a secret (by environment variable).
+#: A piece of a value: literal text, a parameter (by name, with a conversion: ``name|upper``) or a secret (by
+#: environment variable).
 Part = tuple[str, str]
+#: The conversions of a goal value a script redoes (the rest keep the value recorded).
+SCRIPT_CONVERSIONS = ("identity", "lower", "upper", "title", "number")
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class Locate:
 
     role: str | None = None
     name: list[Part] | None = None  # the accessible name (exact), which a parameter may give
-    text: str | None = None  # found by its visible text
+    text: list[Part] | None = None  # found by its visible text (the first visible element with it)
     selector: str | None = None  # the remembered CSS selector (an element without a name)
     nth: int | None = None  # 0-based place among the elements that match, as recorded
     count: int | None = None  # how many matched when recorded
@@ -159,7 +163,7 @@ def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int,
     nth = step.target_index - 1 if step.target_index is not None else None
     place = params.get(step.place_slot) if step.place_slot is not None else None
     if identity is not None and identity[0] == TEXT_ROLE:
-        return Locate(text=identity[1], nth=nth, count=step.target_count)
+        return Locate(text=_parts(identity[1], params, recorded), nth=nth, count=step.target_count)
     if identity is not None and identity[1]:
         return Locate(role=identity[0], name=_parts(identity[1], params, recorded), nth=nth, count=step.target_count,
                       place_param=place)
@@ -180,13 +184,22 @@ def _parts(text: str, params: dict[int, str], recorded: dict[int, str]) -> list[
     for found in SLOT_REFERENCE.finditer(text):
         parts.append(("text", text[position:found.start()]))
         slot = int(found.group(1))
-        if found.group(2) or slot not in params:
-            parts.append(("text", recorded.get(slot, found.group())))
+        names = [name for name in (found.group(2) or "").split("|") if name]
+        redone = next((name for name in names if name in SCRIPT_CONVERSIONS), None) if names else "identity"
+        if slot not in params or redone is None:
+            parts.append(("text", _recorded_value(recorded.get(slot), names) or found.group()))
         else:
-            parts.append(("param", params[slot]))
+            parts.append(("param", params[slot] + ("" if redone == "identity" else f"|{redone}")))
         position = found.end()
     parts.append(("text", text[position:]))
     return [part for part in parts if part != ("text", "")]
+
+
+def _recorded_value(value: str | None, conversions: list[str]) -> str | None:
+    """The value the run typed: the goal's value converted as recorded (a date or time the script keeps)."""
+    if value is None or not conversions:
+        return value
+    return derive(value, tuple(conversions))[0]
 
 
 def _page(url: str) -> str:

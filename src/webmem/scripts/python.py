@@ -99,8 +99,8 @@ def _step(step: ScriptStep) -> list[str]:
 
 
 def _locator(locate: Locate) -> list[str]:
-    if locate.text is not None:
-        found = f"page.get_by_text({_literal(locate.text)}, exact=True)"
+    if locate.text is not None:  # the first visible element with the text, as the agent found it
+        found = f"page.get_by_text({_expression(locate.text)}, exact=True).filter(visible=True).first"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):
         # a name the goal gives: in any letter case, as replay finds it ("tea" names the link "Tea")
         found = (f"page.get_by_role({_literal(locate.role)}, "
@@ -119,10 +119,19 @@ def _locator(locate: Locate) -> list[str]:
     return [*lines, f"element = {found}"]
 
 
+CONVERTED = {"lower": "{}.lower()", "upper": "{}.upper()", "number": '{}.replace(",", "")',
+             "title": '" ".join(word[:1].upper() + word[1:].lower() for word in {}.split(" "))'}
+
+
 def _expression(parts: list[Part]) -> str:
-    pieces = [_literal(text) if kind == "text" else f'secret("{text}")' if kind == "secret" else text
+    pieces = [_literal(text) if kind == "text" else f'secret("{text}")' if kind == "secret" else _param(text)
               for kind, text in parts]
     return " + ".join(pieces) if pieces else '""'
+
+
+def _param(text: str) -> str:
+    name, _, conversion = text.partition("|")
+    return CONVERTED[conversion].format(name) if conversion else name
 
 
 def _literal(text: str) -> str:

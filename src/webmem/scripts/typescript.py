@@ -88,8 +88,8 @@ def _step(step: ScriptStep) -> list[str]:
 
 
 def _locator(locate: Locate, name: str) -> list[str]:
-    if locate.text is not None:
-        found = f"page.getByText({_literal(locate.text)}, {{ exact: true }})"
+    if locate.text is not None:  # the first visible element with the text, as the agent found it
+        found = f"page.getByText({_expression(locate.text)}, {{ exact: true }}).filter({{ visible: true }}).first()"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):
         # a name the goal gives: in any letter case, as replay finds it ("tea" names the link "Tea")
         found = (f"page.getByRole({_literal(locate.role)}, "
@@ -100,7 +100,7 @@ def _locator(locate: Locate, name: str) -> list[str]:
         found = f"page.locator({_literal(locate.selector or '')})"
     comment = []
     if locate.place_param is not None:
-        found += f".nth(place(p.{_camel(locate.place_param)}, {locate.count}))"
+        found += f".nth(place({_param(locate.place_param)}, {locate.count}))"
         comment.append(f"// which of the {locate.count} the goal's ordinal says")
     elif locate.nth is not None:
         found += f".nth({locate.nth})"
@@ -108,8 +108,17 @@ def _locator(locate: Locate, name: str) -> list[str]:
     return [*comment, f"const {name} = {found};"]
 
 
+CONVERTED = {"lower": "{}.toLowerCase()", "upper": "{}.toUpperCase()", "number": "{}.replace(/,/g, '')",
+             "title": "{}.split(' ').map((w) => w.slice(0, 1).toUpperCase() + w.slice(1).toLowerCase()).join(' ')"}
+
+
+def _param(text: str) -> str:
+    name, _, conversion = text.partition("|")
+    return CONVERTED[conversion].format(f"p.{_camel(name)}") if conversion else f"p.{_camel(name)}"
+
+
 def _expression(parts: list[Part]) -> str:
-    pieces = [_literal(text) if kind == "text" else f"secret('{text}')" if kind == "secret" else f"p.{_camel(text)}"
+    pieces = [_literal(text) if kind == "text" else f"secret('{text}')" if kind == "secret" else _param(text)
               for kind, text in parts]
     return " + ".join(pieces) if pieces else "''"
 
