@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,34 @@ def test_the_typescript_script_runs_in_playwright_test_with_other_values_and_fai
         (tmp_path / "changed.spec.ts").write_text(changed, encoding="utf-8")
         failed = run_spec(tmp_path, "changed.spec.ts")
     assert failed.returncode != 0 and "toBeVisible" in failed.stdout and 'name: "Search"' in failed.stdout
+
+
+def test_a_time_the_goal_gives_in_12_hours_is_converted_by_the_script_in_both_languages(
+    sqlite_mem: webmem.Memory, page: Any, tmp_path: Path
+) -> None:
+    from test_replay_handover import to_24_hours
+
+    mem = sqlite_mem
+    with serve_site(PAGES) as base:
+        result = run(page, mem, f"{base}time.html?expect=11:20", "Enter 11:20 AM as the time and press Submit",
+                     ScriptedPolicy(to_24_hours))
+        assert result.success
+        text = mem.script(result.run_id)
+        params = webmem.scripts.plan_script(mem.trajectories.list()[0]).params
+        param = next(param for param in params if param.default == "11:20 AM")
+        assert f"time24({param.name})" in text
+        head, *rest = param.name.split("_")
+        key = head + "".join(word.capitalize() for word in rest)  # the TypeScript spec's name for it
+        module = types.ModuleType("time_script")
+        exec(compile(text, "time.py", "exec"), module.__dict__)  # noqa: S102 (the script under test)
+        for said, typed in (("12:21 AM", "00:21"), ("3:15 PM", "15:15"), ("12:05 PM", "12:05")):
+            page.goto("about:blank")
+            module.run(page, **{param.name: said})
+            assert page.input_value("input") == typed, said
+        spec = mem.script(result.run_id, lang="typescript") + (
+            "\ntest('3:15 PM is typed as 15:15', async ({ page }) => {\n"
+            f"  await run(page, {{ ...params, {key}: '3:15 PM' }});\n"
+            "  await expect(page.locator('input')).toHaveValue('15:15');\n});\n")
+        (tmp_path / "time.spec.ts").write_text(spec, encoding="utf-8")
+        afternoon = run_spec(tmp_path, "time.spec.ts")
+    assert afternoon.returncode == 0 and "2 passed" in afternoon.stdout, afternoon.stdout[-3000:]

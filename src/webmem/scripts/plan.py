@@ -31,7 +31,9 @@ _NAME = re.compile(r"[^a-z0-9]+")
 #: environment variable).
 Part = tuple[str, str]
 #: The conversions of a goal value a script redoes (the rest keep the value recorded).
-SCRIPT_CONVERSIONS = ("identity", "lower", "upper", "title", "number")
+SCRIPT_CONVERSIONS = ("identity", "lower", "upper", "title", "number", "time24", "iso_date", "us_date", "us_date_short")
+#: Conversions that need a helper in the script (a time or a date read from the goal's spelling).
+READING = ("time24", "iso_date", "us_date", "us_date_short")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,13 @@ class ScriptPlan:
     @property
     def secrets(self) -> list[str]:
         return sorted({text for step in self.steps for kind, text in (step.value or []) if kind == "secret"})
+
+    @property
+    def readings(self) -> list[str]:
+        """The time and date conversions the script's values use (each needs its helper)."""
+        parts = [part for step in self.steps for part in [*(step.value or []), *((step.locate.name or []) if step.locate
+                                                                                  else [])]]
+        return sorted({text.partition("|")[2] for kind, text in parts if kind == "param"} & set(READING))
 
     @property
     def uses_places(self) -> bool:

@@ -21,6 +21,37 @@ def place(text: str, count: int) -> int:
     return number - 1
 '''
 
+READING_HELPER = '''
+
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+
+def read_date(text: str) -> datetime.date:
+    """A date as goals write it: "11/20/2016" (month first), "2016-11-20", "Nov 20, 2016", "20 November 2016"."""
+    said = text.strip()
+    named = r"([A-Za-z]{3,9})\\.?"
+    day = r"(\\d{1,2})(?:st|nd|rd|th)?"
+    if found := re.fullmatch(r"(\\d{1,2})/(\\d{1,2})/(\\d{4})", said):
+        month, day_, year = found.groups()
+    elif found := re.fullmatch(r"(\\d{4})-(\\d{1,2})-(\\d{1,2})", said):
+        year, month, day_ = found.groups()
+    elif found := re.fullmatch(rf"{named}\\s{day},?\\s(\\d{{4}})", said):
+        month, day_, year = str(MONTHS.index(found.group(1).lower()[:3]) + 1), found.group(2), found.group(3)
+    elif found := re.fullmatch(rf"{day}\\s(?:of\\s)?{named},?\\s(\\d{{4}})", said):
+        day_, month, year = found.group(1), str(MONTHS.index(found.group(2).lower()[:3]) + 1), found.group(3)
+    else:
+        raise SystemExit(f"{text!r} is no date this script reads")
+    return datetime.date(int(year), int(month), int(day_))
+
+
+def time24(text: str) -> str:
+    """A 12-hour time ("11:20 AM", "3 p.m.") as 24-hour "HH:MM"."""
+    found = re.fullmatch(r"(\\d{1,2})(?::([0-5]\\d))?\\s?([AaPp])\\.?\\s?[Mm]\\.?", text.strip())
+    if found is None or not 1 <= int(found.group(1)) <= 12:
+        raise SystemExit(f"{text!r} is no 12-hour time this script reads")
+    return f"{int(found.group(1)) % 12 + (12 if found.group(3) in 'Pp' else 0):02d}:{found.group(2) or '00'}"
+'''
+
 SECRET_HELPER = '''
 
 def secret(variable: str) -> str:
@@ -35,9 +66,11 @@ def secret(variable: str) -> str:
 def render_python(plan: ScriptPlan) -> str:
     signature = "".join(f", {param.name}: str = {_literal(param.default)}" for param in plan.params)
     lines = ['"""' + "\n".join(header_lines(plan)).replace('"""', "'''") + '\n"""', "",
-             "from __future__ import annotations", "", "import argparse", "import os", "import re", "",
+             "from __future__ import annotations", "", "import argparse", "import datetime", "import os", "import re", "",
              "from playwright.sync_api import Page, expect, sync_playwright", "",
              f"START_URL = {_literal(plan.start_url)}"]
+    if plan.readings:
+        lines.append(READING_HELPER.rstrip("\n"))
     if plan.uses_places:
         lines.append(PLACE_HELPER.rstrip("\n"))
     if plan.secrets:
@@ -120,7 +153,10 @@ def _locator(locate: Locate) -> list[str]:
 
 
 CONVERTED = {"lower": "{}.lower()", "upper": "{}.upper()", "number": '{}.replace(",", "")',
-             "title": '" ".join(word[:1].upper() + word[1:].lower() for word in {}.split(" "))'}
+             "title": '" ".join(word[:1].upper() + word[1:].lower() for word in {}.split(" "))',
+             "time24": "time24({})", "iso_date": "read_date({}).isoformat()",
+             "us_date": 'read_date({0}).strftime("%m/%d/%Y")',
+             "us_date_short": 'f"{{read_date({0}).month}}/{{read_date({0}).day}}/{{read_date({0}).year:04d}}"'}
 
 
 def _expression(parts: list[Part]) -> str:
@@ -131,7 +167,7 @@ def _expression(parts: list[Part]) -> str:
 
 def _param(text: str) -> str:
     name, _, conversion = text.partition("|")
-    return CONVERTED[conversion].format(name) if conversion else name
+    return CONVERTED[conversion].format(name) if conversion else name  # {} and {0} both name the value
 
 
 def _literal(text: str) -> str:

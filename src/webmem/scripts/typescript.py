@@ -26,6 +26,44 @@ function literally(text: string): string {
 }
 """
 
+READING_HELPER = """
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+function readDate(text: string): { year: number; month: number; day: number } {
+  const said = text.trim();
+  let m: RegExpExecArray | null;
+  if ((m = /^(\\d{1,2})\\/(\\d{1,2})\\/(\\d{4})$/.exec(said))) return { month: +m[1], day: +m[2], year: +m[3] };
+  if ((m = /^(\\d{4})-(\\d{1,2})-(\\d{1,2})$/.exec(said))) return { year: +m[1], month: +m[2], day: +m[3] };
+  if ((m = /^([A-Za-z]{3,9})\\.?\\s(\\d{1,2})(?:st|nd|rd|th)?,?\\s(\\d{4})$/.exec(said)))
+    return { month: MONTHS.indexOf(m[1].toLowerCase().slice(0, 3)) + 1, day: +m[2], year: +m[3] };
+  if ((m = /^(\\d{1,2})(?:st|nd|rd|th)?\\s(?:of\\s)?([A-Za-z]{3,9})\\.?,?\\s(\\d{4})$/.exec(said)))
+    return { day: +m[1], month: MONTHS.indexOf(m[2].toLowerCase().slice(0, 3)) + 1, year: +m[3] };
+  throw new Error(`"${text}" is no date this script reads`);
+}
+
+function isoDate(text: string): string {
+  const { year, month, day } = readDate(text);
+  return `${String(year).padStart(4, '0')}-${pad(month)}-${pad(day)}`;
+}
+
+function usDate(text: string): string {
+  const { year, month, day } = readDate(text);
+  return `${pad(month)}/${pad(day)}/${year}`;
+}
+
+function usDateShort(text: string): string {
+  const { year, month, day } = readDate(text);
+  return `${month}/${day}/${year}`;
+}
+
+function time24(text: string): string {
+  const m = /^(\\d{1,2})(?::([0-5]\\d))?\\s?([AaPp])\\.?\\s?[Mm]\\.?$/.exec(text.trim());
+  if (!m || +m[1] < 1 || +m[1] > 12) throw new Error(`"${text}" is no 12-hour time this script reads`);
+  return `${pad((+m[1] % 12) + (/[Pp]/.test(m[3]) ? 12 : 0))}:${m[2] ?? '00'}`;
+}
+"""
+
 SECRET_HELPER = """
 function secret(variable: string): string {
   const value = process.env[variable];
@@ -44,6 +82,8 @@ def render_typescript(plan: ScriptPlan) -> str:
         variable = "WEBMEM_PARAM_" + param.name.upper()
         lines.append(f"  {_camel(param.name)}: process.env.{variable} ?? {_literal(param.default)},")
     lines += ["};"]
+    if plan.readings:
+        lines.append(READING_HELPER.rstrip("\n"))
     if plan.uses_places:
         lines.append(PLACE_HELPER.rstrip("\n"))
     if plan.secrets:
@@ -109,6 +149,7 @@ def _locator(locate: Locate, name: str) -> list[str]:
 
 
 CONVERTED = {"lower": "{}.toLowerCase()", "upper": "{}.toUpperCase()", "number": "{}.replace(/,/g, '')",
+             "time24": "time24({})", "iso_date": "isoDate({})", "us_date": "usDate({})", "us_date_short": "usDateShort({})",
              "title": "{}.split(' ').map((w) => w.slice(0, 1).toUpperCase() + w.slice(1).toLowerCase()).join(' ')"}
 
 
