@@ -43,11 +43,16 @@ def test_a_form_search_becomes_a_script_with_the_goal_s_values_as_parameters(
         script.write_text(text, encoding="utf-8")
         assert f"Goal: {goal}" in text and f"run {result.run_id}" in text and "xpath" not in text.lower()
         assert 'def run(page: Page, value_1: str = "comedy"' not in text  # parameters are named by their fields
-        assert '"--year", default="1999"' in text and "nth(" in text
+        assert '"--year", default="1999"' in text and 'labelled(page, "textbox", "Year:")' in text
         passed = run_script(script)
         assert passed.returncode == 0, passed.stderr[-2000:]
         other = run_script(script, "--year", "1966", "--director", "Leone", "--genre", "western")
         assert other.returncode == 0, other.stderr[-2000:]
+        module = types.ModuleType("search_script")  # on a page with the fields in another order ...
+        exec(compile(text, "search.py", "exec"), module.__dict__)  # noqa: S102 (the script under test)
+        module.START_URL = movies_url(base, {"genre": "western", "director": "Leone", "year": "1966"}, order="gdy")
+        module.run(page, genre="western", director="Leone", year="1966")
+        assert page.evaluate("() => window.verdict") == {"done": True, "reward": 1}  # ... each by its label
         changed = tmp_path / "changed.py"  # the same script on a copy of the page whose button was renamed
         changed.write_text(text.replace(movies_url(base, values), movies_url(base, values, button="Find")),
                            encoding="utf-8")
@@ -153,7 +158,7 @@ def test_the_typescript_script_runs_in_playwright_test_with_other_values_and_fai
         result = run(page, mem, movies_url(base, values), goal, ScriptedPolicy(fill_movie_form(values)))
         assert result.success
         text = mem.script(result.run_id, lang="typescript")
-        assert "import { test, expect, type Page } from '@playwright/test';" in text
+        assert "import { test, expect, type Locator, type Page } from '@playwright/test';" in text
         (tmp_path / "search.spec.ts").write_text(text, encoding="utf-8")
         passed = run_spec(tmp_path, "search.spec.ts")
         assert passed.returncode == 0, passed.stdout[-3000:] + passed.stderr[-2000:]

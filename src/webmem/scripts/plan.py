@@ -51,6 +51,7 @@ class Locate:
     name: list[Part] | None = None  # the accessible name (exact), which a parameter may give
     text: list[Part] | None = None  # found by its visible text (the first visible element with it)
     selector: str | None = None  # the remembered CSS selector (an element without a name)
+    label: str | None = None  # the text just before an unnamed field: found by it wherever the page puts it
     nth: int | None = None  # 0-based place among the elements that match, as recorded
     count: int | None = None  # how many matched when recorded
     place_param: str | None = None  # the parameter whose ordinal says the place ("3rd")
@@ -89,6 +90,10 @@ class ScriptPlan:
         parts = [part for step in self.steps for part in [*(step.value or []), *((step.locate.name or []) if step.locate
                                                                                   else [])]]
         return sorted({text.partition("|")[2] for kind, text in parts if kind == "param"} & set(READING))
+
+    @property
+    def uses_labels(self) -> bool:
+        return any(step.locate is not None and step.locate.label for step in self.steps)
 
     @property
     def uses_places(self) -> bool:
@@ -176,6 +181,8 @@ def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int,
     if identity is not None and identity[1]:
         return Locate(role=identity[0], name=_parts(identity[1], params, recorded), nth=nth, count=step.target_count,
                       place_param=place)
+    if identity is not None and step.label and place is None:
+        return Locate(role=identity[0], name=[], label=step.label)
     if identity is not None and (nth is not None or not step.selector):
         return Locate(role=identity[0], name=[], nth=nth, count=step.target_count, place_param=place)
     if step.selector:

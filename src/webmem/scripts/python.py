@@ -52,6 +52,31 @@ def time24(text: str) -> str:
     return f"{int(found.group(1)) % 12 + (12 if found.group(3) in 'Pp' else 0):02d}:{found.group(2) or '00'}"
 '''
 
+LABEL_HELPER = '''
+
+LABEL_TEST = """(field, label) => {
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  let last = "";
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node === field) return last === label;
+    if (node.nodeType === Node.TEXT_NODE) { const text = node.textContent.trim(); if (text) last = text; }
+    else if (node.matches("input, textarea, select, button, a[href], [role]")) last = "";
+  }
+  return false;
+}"""
+
+
+def labelled(page: Page, role: str, label: str) -> Locator:
+    """The unnamed field of ``role`` that the text ``label`` stands just before, wherever the page puts it."""
+    fields = page.get_by_role(role, name="", exact=True)
+    fields.first.wait_for()
+    for index in range(fields.count()):
+        if fields.nth(index).evaluate(LABEL_TEST, label):
+            return fields.nth(index)
+    raise AssertionError(f"no {role} labelled {label!r} is on the page (the page changed)")
+'''
+
 SECRET_HELPER = '''
 
 def secret(variable: str) -> str:
@@ -67,12 +92,14 @@ def render_python(plan: ScriptPlan) -> str:
     signature = "".join(f", {param.name}: str = {_literal(param.default)}" for param in plan.params)
     lines = ['"""' + "\n".join(header_lines(plan)).replace('"""', "'''") + '\n"""', "",
              "from __future__ import annotations", "", "import argparse", "import datetime", "import os", "import re", "",
-             "from playwright.sync_api import Page, expect, sync_playwright", "",
+             "from playwright.sync_api import Locator, Page, expect, sync_playwright", "",
              f"START_URL = {_literal(plan.start_url)}"]
     if plan.readings:
         lines.append(READING_HELPER.rstrip("\n"))
     if plan.uses_places:
         lines.append(PLACE_HELPER.rstrip("\n"))
+    if plan.uses_labels:
+        lines.append(LABEL_HELPER.rstrip("\n"))
     if plan.secrets:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines += ["", "", f"def run(page: Page{signature}) -> None:",
@@ -132,6 +159,8 @@ def _step(step: ScriptStep) -> list[str]:
 
 
 def _locator(locate: Locate) -> list[str]:
+    if locate.label is not None:
+        return [f"element = labelled(page, {_literal(locate.role or '')}, {_literal(locate.label)})"]
     if locate.text is not None:  # the first visible element with the text, as the agent found it
         found = f"page.get_by_text({_expression(locate.text)}, exact=True).filter(visible=True).first"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):

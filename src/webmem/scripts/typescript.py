@@ -64,6 +64,29 @@ function time24(text: string): string {
 }
 """
 
+LABEL_HELPER = """
+const LABEL_TEST = (field: Element, label: string): boolean => {
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  let last = '';
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node === field) return last === label;
+    if (node.nodeType === Node.TEXT_NODE) { const text = (node.textContent ?? '').trim(); if (text) last = text; }
+    else if ((node as Element).matches('input, textarea, select, button, a[href], [role]')) last = '';
+  }
+  return false;
+};
+
+async function labelled(page: Page, role: Parameters<Page['getByRole']>[0], label: string): Promise<Locator> {
+  const fields = page.getByRole(role, { name: '', exact: true });
+  await fields.first().waitFor();
+  for (let index = 0; index < await fields.count(); index++) {
+    if (await fields.nth(index).evaluate(LABEL_TEST, label)) return fields.nth(index);
+  }
+  throw new Error(`no ${role} labelled "${label}" is on the page (the page changed)`);
+}
+"""
+
 SECRET_HELPER = """
 function secret(variable: string): string {
   const value = process.env[variable];
@@ -75,7 +98,7 @@ function secret(variable: string): string {
 
 def render_typescript(plan: ScriptPlan) -> str:
     lines = ["/**", *(" * " + line.replace("*/", "* /") for line in header_lines(plan)), " */",
-             "import { test, expect, type Page } from '@playwright/test';", "",
+             "import { test, expect, type Locator, type Page } from '@playwright/test';", "",
              f"const START_URL = {_literal(plan.start_url)};", ""]
     lines.append("export const params = {")
     for param in plan.params:
@@ -86,6 +109,8 @@ def render_typescript(plan: ScriptPlan) -> str:
         lines.append(READING_HELPER.rstrip("\n"))
     if plan.uses_places:
         lines.append(PLACE_HELPER.rstrip("\n"))
+    if plan.uses_labels:
+        lines.append(LABEL_HELPER.rstrip("\n"))
     if plan.secrets:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines.append(LITERALLY_HELPER.rstrip("\n"))
@@ -128,6 +153,8 @@ def _step(step: ScriptStep) -> list[str]:
 
 
 def _locator(locate: Locate, name: str) -> list[str]:
+    if locate.label is not None:
+        return [f"const {name} = await labelled(page, {_literal(locate.role or '')}, {_literal(locate.label)});"]
     if locate.text is not None:  # the first visible element with the text, as the agent found it
         found = f"page.getByText({_expression(locate.text)}, {{ exact: true }}).filter({{ visible: true }}).first()"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):
