@@ -26,6 +26,8 @@ from ..trajectories.slots import SLOT, SLOT_REFERENCE, bind
 ACTIONS = ("goto", "click", "fill", "type", "press", "select", "check", "hover", "scroll", "wait")
 _SKIPPED = ("finish", "done", "extract", "note")
 _NAME = re.compile(r"[^a-z0-9]+")
+MAX_LABEL_WORDS = 4
+MAX_LABEL_CHARS = 40
 
 #: A piece of a value: literal text, a parameter (by name, with a conversion: ``name|upper``) or a secret (by
 #: environment variable).
@@ -181,7 +183,7 @@ def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int,
     if identity is not None and identity[1]:
         return Locate(role=identity[0], name=_parts(identity[1], params, recorded), nth=nth, count=step.target_count,
                       place_param=place)
-    if identity is not None and step.label and place is None:
+    if identity is not None and _label_like(step.label) and place is None:
         return Locate(role=identity[0], name=[], label=step.label)
     if identity is not None and (nth is not None or not step.selector):
         return Locate(role=identity[0], name=[], nth=nth, count=step.target_count, place_param=place)
@@ -209,6 +211,12 @@ def _parts(text: str, params: dict[int, str], recorded: dict[int, str]) -> list[
         position = found.end()
     parts.append(("text", text[position:]))
     return [part for part in parts if part != ("text", "")]
+
+
+def _label_like(text: str | None) -> bool:
+    """Whether the text before a field reads as its label ("Year:", "Director name"), not as a sentence such
+    as the page's instruction, which changes with every task it states."""
+    return bool(text) and len(text) <= MAX_LABEL_CHARS and len(text.split()) <= MAX_LABEL_WORDS  # type: ignore[union-attr]
 
 
 def _recorded_value(value: str | None, conversions: list[str]) -> str | None:
