@@ -199,3 +199,20 @@ def test_a_time_the_goal_gives_in_12_hours_is_converted_by_the_script_in_both_la
         (tmp_path / "time.spec.ts").write_text(spec, encoding="utf-8")
         afternoon = run_spec(tmp_path, "time.spec.ts")
     assert afternoon.returncode == 0 and "2 passed" in afternoon.stdout, afternoon.stdout[-3000:]
+
+
+def test_only_text_that_reads_as_a_label_finds_a_field_by_it() -> None:
+    from datetime import UTC, datetime
+
+    from webmem.scripts import script_for
+
+    def trajectory(label: str) -> webmem.Trajectory:
+        step = webmem.Step(action="fill", target='textbox ""', value="1999", label=label, verified=True,
+                           target_index=2, target_count=3, url="https://shop.example/")
+        return webmem.Trajectory(id="traj_1", goal="Search the films", origin="https://shop.example",
+                                 domain="shop.example", steps=[step], success=True, duration_ms=10,
+                                 created_at=datetime(2026, 11, 25, tzinfo=UTC))
+
+    assert 'labelled(page, "textbox", "Year:")' in script_for(trajectory("Year:"))
+    instruction = script_for(trajectory('Enter "1999" into the text field and press Submit.'))
+    assert "labelled(" not in instruction and 'get_by_role("textbox", name="", exact=True).nth(1)' in instruction
