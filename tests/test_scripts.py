@@ -216,3 +216,19 @@ def test_only_text_that_reads_as_a_label_finds_a_field_by_it() -> None:
     assert 'labelled(page, "textbox", "Year:")' in script_for(trajectory("Year:"))
     instruction = script_for(trajectory('Enter "1999" into the text field and press Submit.'))
     assert "labelled(" not in instruction and 'get_by_role("textbox", name="", exact=True).nth(1)' in instruction
+
+
+def test_any_goal_and_field_names_give_a_script_that_compiles(mem: webmem.Memory) -> None:
+    import ast
+
+    run_ = mem.start_run(goal='Type "C:\\new\\x" in the Class box, then """ in Page', start_url="https://shop.example/")
+    run_.record_step(action="fill", target='textbox "class"', value="C:\\new\\x", url="https://shop.example/",
+                     verified=True)
+    run_.record_step(action="fill", target='textbox "page"', value='"""', url="https://shop.example/", verified=True)
+    run_.finish(success=True)
+    text = mem.script(run_.id)
+    tree = ast.parse(text)  # backslashes and triple quotes in the goal never break the script
+    run_function = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "run")
+    names = [argument.arg for argument in run_function.args.args]
+    assert names[0] == "page" and len(set(names)) == len(names)  # no parameter shadows the page or another
+    assert all(name.isidentifier() and name not in ("class", "page") for name in names[1:])

@@ -10,6 +10,7 @@ verified effect into an assertion.
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +27,9 @@ from ..trajectories.slots import SLOT, SLOT_REFERENCE, bind
 ACTIONS = ("goto", "click", "fill", "type", "press", "select", "check", "hover", "scroll", "wait")
 _SKIPPED = ("finish", "done", "extract", "note")
 _NAME = re.compile(r"[^a-z0-9]+")
+#: Names a script already uses (its own variables, helpers and modules): never a parameter's name.
+_RESERVED = frozenset("""page options parser playwright browser element params p run main place secret labelled read_date
+time24 re os datetime argparse expect sync_playwright Page Locator START_URL MONTHS LABEL_TEST""".split())
 MAX_LABEL_WORDS = 4
 MAX_LABEL_CHARS = 40
 
@@ -129,6 +133,8 @@ def _params(template: str, recorded: dict[int, str], steps: list[Step]) -> list[
     taken: set[str] = set()
     for slot in dict.fromkeys(int(found.group(1)) for found in SLOT.finditer(template)):
         name = _param_name(slot, steps) or f"value_{slot}"
+        if not name.isidentifier() or keyword.iskeyword(name) or name in _RESERVED:
+            name = f"value_{name}" if f"value_{name}".isidentifier() else f"value_{slot}"
         base, number = name, 2
         while name in taken:
             name, number = f"{base}_{number}", number + 1
@@ -144,7 +150,7 @@ def _param_name(slot: int, steps: list[Step]) -> str | None:
         if step.place_slot == slot:
             return f"{identity[0] if identity else 'element'}_place"
         if step.value and mark in step.value:
-            named = step.label or (identity[1] if identity and mark not in identity[1] else "") or (
+            named = step.label or (identity[1] if identity and not SLOT_REFERENCE.search(identity[1]) else "") or (
                 identity[0] if identity else "")
             return _NAME.sub("_", named.casefold()).strip("_")[:40] or None
         if identity is not None and mark in identity[1]:

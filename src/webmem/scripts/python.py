@@ -90,7 +90,7 @@ def secret(variable: str) -> str:
 
 def render_python(plan: ScriptPlan) -> str:
     signature = "".join(f", {param.name}: str = {_literal(param.default)}" for param in plan.params)
-    lines = ['"""' + "\n".join(header_lines(plan)).replace('"""', "'''") + '\n"""', "",
+    lines = [*("# " + " ".join(line.split()) for line in header_lines(plan)), "",
              "from __future__ import annotations", "", "import argparse", "import datetime", "import os", "import re", "",
              "from playwright.sync_api import Locator, Page, expect, sync_playwright", "",
              f"START_URL = {_literal(plan.start_url)}"]
