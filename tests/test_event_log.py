@@ -23,7 +23,8 @@ def all_events(directory: Path) -> list[dict[str, object]]:
     """Every event kept, oldest first (the highest-numbered rotated file is the oldest)."""
     rotated = sorted(directory.glob(EVENTS_FILE + ".[0-9]*"), key=lambda file: -int(file.suffix[1:]))
     found = []
-    for file in [*rotated, directory / EVENTS_FILE]:
+    current = directory / EVENTS_FILE
+    for file in [*rotated, *([current] if current.exists() else [])]:  # a rotation by the last write leaves none
         found += [json.loads(line) for line in file.read_text().splitlines()]  # every line whole
     return found
 
