@@ -232,3 +232,35 @@ def test_any_goal_and_field_names_give_a_script_that_compiles(mem: webmem.Memory
     names = [argument.arg for argument in run_function.args.args]
     assert names[0] == "page" and len(set(names)) == len(names)  # no parameter shadows the page or another
     assert all(name.isidentifier() and name not in ("class", "page") for name in names[1:])
+
+
+def test_typescript_scripts_read_secrets_and_places_from_the_environment(
+    sqlite_mem: webmem.Memory, page: Any, tmp_path: Path
+) -> None:
+    from test_replay_handover import SIGN_IN_SECRET, sign_in
+
+    mem = sqlite_mem
+    mem.secrets.add(SIGN_IN_SECRET, name="password")
+    with serve_site(PAGES) as base:
+        signed = run(page, mem, f"{base}signin.html", 'Sign in as "ann"', ScriptedPolicy(sign_in))
+        placed = run(page, mem, places_url(base, "apple", 2), 'Enter "apple" into the 2nd textbox and press Submit.',
+                     ScriptedPolicy(fill_the_named_box))
+        assert signed.success and placed.success
+        secret_spec = mem.script(signed.run_id, lang="typescript")
+        assert SIGN_IN_SECRET not in secret_spec
+        (tmp_path / "signin.spec.ts").write_text(secret_spec, encoding="utf-8")
+        missing = run_spec(tmp_path, "signin.spec.ts")
+        assert missing.returncode != 0 and "set WEBMEM_SECRET_PASSWORD" in missing.stdout
+        with_secret = run_spec(tmp_path, "signin.spec.ts", {"WEBMEM_SECRET_PASSWORD": SIGN_IN_SECRET,
+                                                            "WEBMEM_PARAM_USERNAME": "bob"})
+        assert with_secret.returncode == 0, with_secret.stdout[-3000:]
+        place_spec = mem.script(placed.run_id, lang="typescript") + (
+            "\ntest('the 3rd box gets pear', async ({ page }) => {\n"
+            "  await run(page, { ...params, textboxPlace: '3rd', textbox: 'pear' });\n"
+            "  await expect(page.locator('input').nth(2)).toHaveValue('pear');\n"
+            "  await expect(page.locator('input').nth(1)).toHaveValue('');\n});\n")
+        (tmp_path / "places.spec.ts").write_text(place_spec, encoding="utf-8")
+        third = run_spec(tmp_path, "places.spec.ts")
+        assert third.returncode == 0 and "2 passed" in third.stdout, third.stdout[-3000:]
+        fifth = run_spec(tmp_path, "places.spec.ts", {"WEBMEM_PARAM_TEXTBOX_PLACE": "5th"})
+    assert fifth.returncode != 0 and '"5th" names no place among the 3' in fifth.stdout
