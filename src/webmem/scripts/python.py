@@ -5,6 +5,7 @@ arguments are the goal's parameters, and a command line (``--<param>``, ``--brow
 from __future__ import annotations
 
 import json
+import re
 
 from .plan import Locate, Part, ScriptPlan, ScriptStep, header_lines
 
@@ -154,7 +155,7 @@ def _step(step: ScriptStep) -> list[str]:
         elif step.check == "checked":
             lines.append("expect(element).to_be_checked()")
     if step.check == "url" and step.url:
-        lines.append(f"expect(page).to_have_url(re.compile({_literal('^' + _escape(step.url))}))")
+        lines.append(f"expect(page).to_have_url(re.compile({_literal('^' + re.escape(step.url))}))")
     return lines
 
 
@@ -205,12 +206,6 @@ def _literal(text: str) -> str:
 
 def _literal_text(parts: list[Part] | None) -> str:
     return "".join(text for kind, text in parts or [] if kind == "text")
-
-
-def _escape(url: str) -> str:
-    import re
-
-    return re.escape(url)
 
 
 def _comment(text: str) -> str:
