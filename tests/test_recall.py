@@ -4,6 +4,7 @@ origin, kept right across processes, decoding only the winner."""
 from __future__ import annotations
 
 import json
+import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -158,6 +159,28 @@ def test_every_trajectory_of_an_origin_is_reachable_not_only_the_newest(mem: web
     report = mem.trajectories.match("export quarterly invoices to a spreadsheet", origin=ORIGIN, now=NOW, limit=3)
     assert report.scored == 701
     assert report.best is not None and report.best.id == oldest.id
+
+
+def test_the_closest_goals_found_through_the_index_are_those_a_full_scan_finds(mem: webmem.Memory) -> None:
+    """The index skips goals that cannot beat the ones found (rare words first, common ones only as
+    far as they could still matter); whatever it skips, the closest ``limit`` are the full scan's."""
+    rng = random.Random(3)
+    verbs = ["buy", "sell", "find", "compare", "review", "rate", "open", "export"]
+    things = ["smart watch", "running shoes", "desk lamp", "coffee beans", "laptop bag", "phone case"]
+    extras = ["cheapest", "most expensive", "for today", "on sale", "", "", "with free delivery"]
+    with mem.store.write():
+        for index in range(400):
+            number = f" #{rng.randrange(50)}" if index % 3 else ""
+            save(mem, f"{rng.choice(verbs)} the {rng.choice(things)} {rng.choice(extras)}{number}",
+                 age_days=rng.random() * 5)
+    for _ in range(60):
+        goal = f"{rng.choice(verbs)} {rng.choice(things)} {rng.choice(extras)} #{rng.randrange(60)}"
+        full = mem.trajectories.match(goal, origin=ORIGIN, now=NOW)
+        for limit in (1, 3):
+            pruned = mem.trajectories.match(goal, origin=ORIGIN, now=NOW, limit=limit)
+            assert [(c.similarity, c.score) for c in pruned.candidates] == [
+                (c.similarity, c.score) for c in full.candidates[:limit]], goal
+            assert (pruned.best and pruned.best.id) == (full.best and full.best.id), goal
 
 
 def test_only_the_winner_is_decoded(mem: webmem.Memory) -> None:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, signature
+from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
 _SHAPE_SEPARATOR = "\x1f"
 
 
@@ -84,10 +84,15 @@ class OriginGoals:
     ids: set[str] = field(default_factory=set)
     postings: dict[str, list[int]] = field(default_factory=dict)
     templated: list[int] = field(default_factory=list)  # positions of the goals with a template
+    fixed: dict[str, list[int]] = field(default_factory=dict)  # from each word of a template's fixed text to its goals
+    fixed_sizes: dict[int, int] = field(default_factory=dict)  # how many such words each templated goal's template has
+    unfixed: list[int] = field(default_factory=list)  # templated goals without fixed words: any goal may fit them
     shapes: set[str] = field(default_factory=set)  # the distinct token sets among the goals, as keys
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
     valued: dict[str, list[int]] = field(default_factory=dict)  # from each value to the goals that name it
     _weights: dict[str, float] = field(default_factory=dict)
+    _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
+    _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
     _vectors: Any = None
 
     @property
@@ -101,6 +106,12 @@ class OriginGoals:
         self.ids.add(goal.id)
         if goal.signature.template:
             self.templated.append(position)
+            terms = fixed_terms(goal.signature.template)
+            self.fixed_sizes[position] = len(terms)
+            if not terms:
+                self.unfixed.append(position)
+            for term in terms:
+                self.fixed.setdefault(term, []).append(position)
         words = goal.signature.tokens
         for token in words:
             self.postings.setdefault(token, []).append(position)
@@ -113,7 +124,18 @@ class OriginGoals:
             for token in shape:
                 self.spread[token] = self.spread.get(token, 0) + 1
             self._weights.clear()
+            self._sums.clear()
+            self._value_sums.clear()
         self._vectors = None
+
+    def fitting(self, query: Signature) -> list[int]:
+        """The positions of the goals whose template the goal ``query`` may fit: it names every word of
+        the template's fixed text (``Signature.may_fit``), found through the words it names."""
+        hits: dict[int, int] = {}
+        for term in query.terms:
+            for position in self.fixed.get(term, ()):
+                hits[position] = hits.get(position, 0) + 1
+        return [position for position, count in hits.items() if count == self.fixed_sizes[position]] + self.unfixed
 
     def weight(self, token: str) -> float:
         """How much a token says about which task a goal is, on this origin: a word that most of its
@@ -122,6 +144,20 @@ class OriginGoals:
         if known is None:
             rarity = (len(self.shapes) + 1) / (self.spread.get(token, 0) + 1)
             known = self._weights[token] = (1.0 + math.log(rarity)) ** 2
+        return known
+
+    def weigh(self, tokens: frozenset[str]) -> float:
+        """The weight of a goal's tokens (``weight`` summed), remembered until a new shape changes the weights."""
+        known = self._sums.get(tokens)
+        if known is None:
+            known = self._sums[tokens] = sum(map(self.weight, tokens))
+        return known
+
+    def weigh_values(self, values: frozenset[str]) -> float:
+        """The weight of a goal's values (``recall.value_weight``), remembered as ``weigh`` is."""
+        known = self._value_sums.get(values)
+        if known is None:
+            known = self._value_sums[values] = value_weight(values, self.weight)
         return known
 
     def vectors(self) -> Any:
@@ -139,7 +175,9 @@ class OriginGoals:
             "removals": self.removals, "ids": sorted(self.ids), "postings": self.postings,
             "records": [record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)
                         for record in self.records],
-            "templated": self.templated, "shapes": sorted(self.shapes), "spread": self.spread, "valued": self.valued,
+            "templated": self.templated, "fixed": self.fixed,
+            "fixed_sizes": [[position, size] for position, size in self.fixed_sizes.items()], "unfixed": self.unfixed,
+            "shapes": sorted(self.shapes), "spread": self.spread, "valued": self.valued,
         }, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -157,7 +195,8 @@ def unpack(text: str | None) -> OriginGoals | None:
     try:
         return OriginGoals(
             version=data["version"], removals=data["removals"], records=data["records"], ids=set(data["ids"]),
-            postings=data["postings"], templated=data["templated"], shapes=set(data["shapes"]),
+            postings=data["postings"], templated=data["templated"], fixed=data["fixed"],
+            fixed_sizes={position: size for position, size in data["fixed_sizes"]}, unfixed=data["unfixed"], shapes=set(data["shapes"]),
             spread=data["spread"], valued=data["valued"],
         )
     except (KeyError, TypeError, IndexError):

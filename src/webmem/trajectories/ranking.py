@@ -21,6 +21,9 @@ from .recall import VALUE_WEIGHT, Signature, contrast_conflict, explain, score
 SEMANTIC_THRESHOLD = 0.75
 #: ... provided the two goals still share this much lexical similarity.
 SEMANTIC_LEXICAL_FLOOR = 0.3
+#: The share of a new goal's token weight its commonest tokens may hold and still be read only when needed.
+COMMON_SHARE = 0.125
+TIE_MARGIN = 1e-9
 
 
 @dataclass(frozen=True)
@@ -49,26 +52,21 @@ def rank(
 
     A stored goal holds at least the tokens it shares with the new goal, so sharing the weight ``s``
     of the new goal's total ``t`` bounds its Dice by ``2s / (t + s)``, lifted only if it shares a
-    value; goals are scored in the order of their bounds until no bound beats the ``limit``-th best.
+    value. The commonest of the new goal's tokens are read only when a goal that shares none of the
+    others could still beat the best found by those; goals are then scored in the order of their
+    bounds (counting the tokens not read as shared) until no bound beats the ``limit``-th best.
     """
     if limit is None:
         return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
     weighted = sorted(((held.weight(token), held.postings.get(token, ())) for token in query.tokens),
-                      key=lambda pair: len(pair[1]), reverse=True)
+                      key=lambda pair: pair[0], reverse=True)
     total = sum(weight for weight, _ in weighted)
-    shared: dict[int, float] = dict.fromkeys(weighted[0][1], weighted[0][0]) if weighted else {}
-    for weight, postings in weighted[1:]:
-        for position in postings:
-            shared[position] = shared.get(position, 0.0) + weight
-    # goals that share a value may be lifted: they go first; the rest by the weight they share
-    valued = {position for value in query.values for position in held.valued.get(value, ()) if position in shared}
-    order = sorted(valued, key=shared.__getitem__, reverse=True) + sorted(
-        (position for position in shared if position not in valued) if valued else shared,
-        key=shared.__getitem__, reverse=True)
     top: list[float] = []
     results: list[Scored] = []
+    scored: set[int] = set()
 
     def take(position: int) -> None:
+        scored.add(position)
         item = _scored(held, position, query, query_goal)
         results.append(item)
         if competing(item.goal):
@@ -77,26 +75,65 @@ def rank(
             elif item.similarity > top[0]:
                 heapq.heapreplace(top, item.similarity)
 
-    # a goal whose template's words are all in the new goal may fit the template (similarity 1)
-    fitting = {p for p in held.templated if held.goals[p].signature.may_fit(query)}
-    for position in fitting:
-        take(position)
-    lifted = len(valued)
-    for rank_, position in enumerate(order):
-        common = shared[position]
+    def beaten(common: float, lifted: bool) -> bool:  # (with a margin for sums added in another order)
         dice = 2 * common / (total + common)
-        if len(top) >= limit and (dice + VALUE_WEIGHT * (1 - dice) if rank_ < lifted else dice) < top[0]:
-            if rank_ >= lifted:
+        return len(top) >= limit and (dice + VALUE_WEIGHT * (1 - dice) if lifted else dice) < top[0] - TIE_MARGIN
+
+    # a goal whose template's words are all in the new goal may fit the template (similarity 1)
+    for position in held.fitting(query):
+        take(position)
+    # goals that share a value may be lifted: they are bounded as if they shared every token not yet read
+    valued = {position for value in query.values for position in held.valued.get(value, ())}
+    # the commonest tokens, worth together at most an eighth of the goal's weight, are read only if
+    # a goal that shares none of the others could still compete once the best of those is scored
+    tail, kept = len(weighted), total
+    while tail and kept - weighted[tail - 1][0] >= total * (1 - COMMON_SHARE):
+        tail -= 1
+        kept -= weighted[tail][0]
+    remaining = total - kept
+    shared: dict[int, float] = {}
+
+    def read(tokens: list[tuple[float, Any]]) -> None:
+        tokens = sorted(tokens, key=lambda pair: len(pair[1]), reverse=True)
+        if tokens and not shared:  # the longest list at C speed
+            shared.update(dict.fromkeys(tokens[0][1], tokens[0][0]))
+            tokens = tokens[1:]
+        for weight, postings in tokens:
+            for position in postings:
+                shared[position] = shared.get(position, 0.0) + weight
+
+    read(weighted[:tail])
+    if len(top) < limit and shared:
+        closest = max(shared, key=shared.__getitem__)
+        if closest not in scored:
+            take(closest)
+    if not beaten(remaining, False):
+        read(weighted[tail:])
+        remaining = 0.0
+    for lifted, positions in ((True, valued), (False, shared.keys() - valued)):
+        least = _least_shared(top[0], total, lifted) - remaining if len(top) >= limit else float("-inf")
+        contenders = [position for position in positions if shared.get(position, 0.0) >= least]
+        for position in sorted(contenders, key=lambda p: shared.get(p, 0.0), reverse=True):
+            if beaten(shared.get(position, 0.0) + remaining, lifted):
                 break
-            continue
-        if position not in fitting:
-            take(position)
+            if position not in scored:
+                take(position)
     return _sorted(results)
+
+
+def _least_shared(bar: float, total: float, lifted: bool) -> float:
+    """Just under the least shared weight whose bound can reach ``bar`` (the bound solved for the weight):
+    goals that share less need not even be sorted."""
+    if lifted:
+        bar = (bar - VALUE_WEIGHT) / (1 - VALUE_WEIGHT)
+    bar -= TIE_MARGIN
+    return bar * total / (2 - bar) - TIE_MARGIN * (total + 1) if bar > 0 else float("-inf")
 
 
 def _scored(held: OriginGoals, position: int, query: Signature, query_goal: str) -> Scored:
     goal = held.goals[position]
-    similarity, agree = score(query, goal.signature, query_goal, held.weight, like=goal.goal)
+    similarity, agree = score(query, goal.signature, query_goal, held.weight, like=goal.goal, weigh=held.weigh,
+                              weigh_values=held.weigh_values)
     return Scored(goal, similarity, agree)
 
 
@@ -122,8 +159,8 @@ def rescue(
         item = by_id.get(goal.id)
         if item is None and cosine < SEMANTIC_THRESHOLD:
             continue
-        similarity, agree = (item.similarity, item.agree) if item else score(
-            query, goal.signature, query_goal, held.weight, like=goal.goal)
+        found = item or _scored(held, position, query, query_goal)
+        similarity, agree = found.similarity, found.agree
         rescued = (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
                    and not contrast_conflict(query, goal.signature))
         if rescued:

@@ -140,37 +140,45 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
 
 def value_agreement(
     query: Signature, stored: Signature, weight: Callable[[str], float] = lambda token: 1.0,
+    *, weigh_values: Callable[[frozenset[str]], float] | None = None,
 ) -> float:
     """The share of values the two goals have in common (0 when either has none), each value
     counted by its ``weight``: among goals of one shape, the one with the same values ranks first,
-    and a value every goal names ("Submit") says little."""
+    and a value every goal names ("Submit") says little. ``weigh_values`` gives the same sums, remembered."""
     if not query.values or not stored.values:
         return 0.0
-    def total(values: frozenset[str]) -> float:
-        return sum(weight(VALUE_MARK + value) - 1.0 for value in values)
+    total = weigh_values or (lambda values: value_weight(values, weight))
     return total(query.values & stored.values) / (max(total(query.values), total(stored.values)) or 1.0)
+
+
+def value_weight(values: frozenset[str], weight: Callable[[str], float]) -> float:
+    """The weight of a goal's values: how far each says more than a word every goal uses."""
+    return sum(weight(VALUE_MARK + value) - 1.0 for value in values)
 
 
 def score(
     query: Signature, stored: Signature, query_goal: str, weight: Callable[[str], float] = lambda token: 1.0,
-    *, like: str | None = None,
+    *, like: str | None = None, weigh: Callable[[frozenset[str]], float] | None = None,
+    weigh_values: Callable[[frozenset[str]], float] | None = None,
 ) -> tuple[float, float]:
     """How alike two goals are (0-1), and how far their values agree (0-1).
 
     The similarity is the share of their tokens the goals have in common (Dice), each token counted
     by its ``weight`` (rare words on the origin weigh more), lifted by agreeing values; a goal that
     fits the stored goal's template (with values of the kinds its slots held in ``like``, the stored
-    goal) scores 1, one that disagrees on a contrast 0.
+    goal) scores 1, one that disagrees on a contrast 0. ``weigh`` and ``weigh_values`` give the
+    weights of a whole goal's tokens and values as ``weight`` would, remembered for goals met again.
     """
     if stored.template and bind(stored.template, query_goal, like=like) is not None:
-        return 1.0, value_agreement(query, stored, weight)
-    if contrast_conflict(query, stored):
+        return 1.0, value_agreement(query, stored, weight, weigh_values=weigh_values)
+    if (query.contrasts or stored.contrasts) and contrast_conflict(query, stored):
         return 0.0, 0.0
     left, right = query.tokens, stored.tokens
     if not left and not right:
         return 0.0, 0.0
-    dice = 2 * sum(map(weight, left & right)) / (sum(map(weight, left)) + sum(map(weight, right)))
-    agree = value_agreement(query, stored, weight)
+    whole = weigh or (lambda tokens: sum(map(weight, tokens)))
+    dice = 2 * sum(map(weight, left & right)) / (whole(left) + whole(right))
+    agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     return dice + VALUE_WEIGHT * agree * (1 - dice), agree
 
 

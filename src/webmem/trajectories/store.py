@@ -145,8 +145,7 @@ class TrajectoryStore(ReplaySearch):
         seen: set[str] = set()
         with self._scope.store.read() as conn:
             held = self._held(conn, origin)
-            fitting = [goal for goal in (held.goals[position] for position in held.templated)
-                       if goal.signature.may_fit(query)]
+            fitting = [held.goals[position] for position in held.fitting(query)]
             for stored in sorted(fitting, key=lambda stored: (stored.created_at, stored.id), reverse=True):
                 template = stored.signature.template
                 if template is None or template in seen:
