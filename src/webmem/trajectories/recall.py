@@ -90,15 +90,19 @@ def decode(text: str | None, template: str | None) -> Signature | None:
 def signature(goal: str, template: str | None = None) -> Signature:
     """The signature of a goal; with its template, the template's literal words are the terms."""
     spans: list[tuple[int, int, str, str]] = []
-    for kind, pattern in (("email", _EMAIL), ("url", _URL), ("date", _DATE)):
-        spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
-    capitals_mean_names = not _mostly_capitalised(goal)
+    for kind, pattern, mark in (("email", _EMAIL, "@"), ("url", _URL, ""), ("date", _DATE, "")):
+        if mark in goal:
+            spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
+    capitals_mean_names: bool | None = None
     for value in goal_values(goal):
-        if any(start <= value.start < end for start, end, _, _ in spans):
+        if spans and any(start <= value.start < end for start, end, _, _ in spans):
             continue
         kind = "quoted" if value.quoted else "number" if _is_number(value.text) else "name"
-        if kind == "name" and not capitals_mean_names and not any(char.isdigit() for char in value.text):
-            continue
+        if kind == "name" and not any(char.isdigit() for char in value.text):
+            if capitals_mean_names is None:
+                capitals_mean_names = not _mostly_capitalised(goal)
+            if not capitals_mean_names:
+                continue
         spans.append((value.start, value.end, kind, " ".join(words(value.text))))
     spans.sort()
     rest = []
