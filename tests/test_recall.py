@@ -280,10 +280,12 @@ def test_a_snapshot_older_than_a_deletion_is_never_used(open_memory: Any) -> Non
     assert open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW).scored == MANY + more + 1
 
 
-@pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]"])
+@pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]", "cut"])
 def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> None:
     first = open_memory()
     saved = fill(first)
+    if broken == "cut":  # a snapshot of this version, cut short
+        broken = rows.value(first, "trajectory_origins", "snapshot")[:-40]
     rows.execute(first, "UPDATE trajectory_origins SET snapshot = :broken", broken=broken)
     reader = open_memory()
     assert best(reader, "export the quarterly invoices") == saved[0].goal

@@ -17,7 +17,7 @@ from typing import Any
 
 from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3
 _SHAPE_SEPARATOR = "\x1f"
 
 
@@ -73,6 +73,24 @@ class _Goals(Sequence[StoredGoal]):
         return (self[position] for position in range(len(self)))
 
 
+class PositionLists(dict[str, list[int]]):
+    """From a key (a word, a value) to the positions of the goals that have it. A snapshot's lists stay
+    text ("3,5,8") until ``get`` or ``setdefault`` first asks for them: a match reads a handful."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = dict.get(self, key, default)
+        if type(found) is str:
+            found = self[key] = [int(position) for position in found.split(",")] if found else []
+        return found
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        found = self.get(key)
+        return found if found is not None else dict.setdefault(self, key, default)
+
+    def packed(self) -> dict[str, str]:
+        return {key: found if type(found) is str else ",".join(map(str, found)) for key, found in self.items()}
+
+
 @dataclass
 class OriginGoals:
     """One origin's stored goals, with an inverted index from each word to the goals that use it."""
@@ -81,23 +99,39 @@ class OriginGoals:
     removals: int = 0
     records: list[list[Any] | str] = field(default_factory=list)  # a goal's fields, or as JSON text
     built: dict[int, StoredGoal] = field(default_factory=dict)
-    ids: set[str] = field(default_factory=set)
-    postings: dict[str, list[int]] = field(default_factory=dict)
+    ids_text: str | None = None  # the ids as a snapshot holds them (JSON), read when first needed
+    postings: PositionLists = field(default_factory=lambda: PositionLists())
     templated: list[int] = field(default_factory=list)  # positions of the goals with a template
-    fixed: dict[str, list[int]] = field(default_factory=dict)  # from each word of a template's fixed text to its goals
+    fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from each word of a template's fixed text to its goals
     fixed_sizes: dict[int, int] = field(default_factory=dict)  # how many such words each templated goal's template has
     unfixed: list[int] = field(default_factory=list)  # templated goals without fixed words: any goal may fit them
-    shapes: set[str] = field(default_factory=set)  # the distinct token sets among the goals, as keys
+    shapes_text: str | None = None  # the shapes as a snapshot holds them (JSON), read when first needed
+    shape_count: int = 0  # how many distinct token sets the goals have
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
-    valued: dict[str, list[int]] = field(default_factory=dict)  # from each value to the goals that name it
+    valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
     _vectors: Any = None
+    _ids: set[str] | None = None
+    _shapes: set[str] | None = None
 
     @property
     def goals(self) -> _Goals:
         return _Goals(self)
+
+    @property
+    def ids(self) -> set[str]:
+        if self._ids is None:
+            self._ids = set(json.loads(self.ids_text)) if self.ids_text else set()
+        return self._ids
+
+    @property
+    def shapes(self) -> set[str]:
+        """The distinct token sets among the goals, each as one key."""
+        if self._shapes is None:
+            self._shapes = set(json.loads(self.shapes_text)) if self.shapes_text else set()
+        return self._shapes
 
     def add(self, goal: StoredGoal) -> None:
         position = len(self.records)
@@ -121,6 +155,7 @@ class OriginGoals:
         key = _SHAPE_SEPARATOR.join(sorted(shape))
         if key not in self.shapes:
             self.shapes.add(key)
+            self.shape_count += 1
             for token in shape:
                 self.spread[token] = self.spread.get(token, 0) + 1
             self._weights.clear()
@@ -142,7 +177,7 @@ class OriginGoals:
         goals use ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)²."""
         known = self._weights.get(token)
         if known is None:
-            rarity = (len(self.shapes) + 1) / (self.spread.get(token, 0) + 1)
+            rarity = (self.shape_count + 1) / (self.spread.get(token, 0) + 1)
             known = self._weights[token] = (1.0 + math.log(rarity)) ** 2
         return known
 
@@ -169,35 +204,46 @@ class OriginGoals:
         return self._vectors
 
     def pack(self) -> str:
-        """The whole structure as one JSON text (without vectors)."""
-        return json.dumps({
-            "format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": self.version,
-            "removals": self.removals, "ids": sorted(self.ids), "postings": self.postings,
-            "records": [record if isinstance(record, str) else json.dumps(record, ensure_ascii=False)
-                        for record in self.records],
-            "templated": self.templated, "fixed": self.fixed,
-            "fixed_sizes": [[position, size] for position, size in self.fixed_sizes.items()], "unfixed": self.unfixed,
-            "shapes": sorted(self.shapes), "spread": self.spread, "valued": self.valued,
-        }, ensure_ascii=False, separators=(",", ":"))
+        """The whole structure as text (without vectors): lines of JSON, so that a reader parses only the
+        index up front (the ids and shapes when it adds a goal, each goal's line when ranking touches it)."""
+        header = {"format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": self.version,
+                  "removals": self.removals, "shape_count": self.shape_count, "templated": self.templated,
+                  "fixed": self.fixed.packed(), "fixed_sizes": [[position, size] for position, size in self.fixed_sizes.items()],
+                  "unfixed": self.unfixed, "postings": self.postings.packed(), "spread": self.spread,
+                  "valued": self.valued.packed()}
+        rest = "\n".join([_json_line(sorted(self.ids)), _json_line(sorted(self.shapes)),
+                          *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
+        header["length"] = len(rest)  # a snapshot cut short or pasted over is not read
+        return _json_line(header) + "\n" + rest
+
+
+def _json_line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # never a raw line break
 
 
 def unpack(text: str | None) -> OriginGoals | None:
-    """The structure a snapshot holds, or None when there is none or it was written by another
-    version of the matcher (then the origin is read from its rows)."""
+    """The structure a snapshot holds, or None when there is none, it is unreadable, or it was written
+    by another version of the matcher (then the origin is read from its rows)."""
     if not text:
         return None
+    header_text, _, rest = text.partition("\n")
     try:
-        data = json.loads(text)
+        data = json.loads(header_text)
     except ValueError:
         return None
-    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or data.get("signature") != SIGNATURE_VERSION:
+    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or data.get("signature") != SIGNATURE_VERSION \
+            or data.get("length") != len(rest):
+        return None
+    lines = rest.split("\n")
+    if len(lines) < 2 or not all(line.startswith("[") and line.endswith("]") for line in lines[:2]):
         return None
     try:
         return OriginGoals(
-            version=data["version"], removals=data["removals"], records=data["records"], ids=set(data["ids"]),
-            postings=data["postings"], templated=data["templated"], fixed=data["fixed"],
-            fixed_sizes={position: size for position, size in data["fixed_sizes"]}, unfixed=data["unfixed"], shapes=set(data["shapes"]),
-            spread=data["spread"], valued=data["valued"],
+            version=data["version"], removals=data["removals"], records=lines[2:], ids_text=lines[0],
+            shapes_text=lines[1], shape_count=data["shape_count"], postings=PositionLists(data["postings"]),
+            templated=data["templated"], fixed=PositionLists(data["fixed"]),
+            fixed_sizes={position: size for position, size in data["fixed_sizes"]}, unfixed=data["unfixed"],
+            spread=data["spread"], valued=PositionLists(data["valued"]),
         )
-    except (KeyError, TypeError, IndexError):
+    except (KeyError, TypeError, ValueError):
         return None

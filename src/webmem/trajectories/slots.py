@@ -104,7 +104,7 @@ def parameterise(
     conversion that reproduces it. A compound span is taken whole only when a conversion of it was
     typed and no part of it is used on its own by another step.
     """
-    if _BRACES.search(goal):
+    if _BRACES.search(goal) or (spans is None and not _may_hold_values(goal, steps)):
         return None
     values = goal_values(goal)
     if any(_BRACES.search(step.target or "") or (
@@ -401,6 +401,15 @@ def _derived(units: list[GoalValue], steps: Sequence[Step]) -> dict[int, tuple[s
         if len(found) == 1:
             derived[index] = found[0]
     return derived
+
+
+def _may_hold_values(goal: str, steps: Sequence[Step]) -> bool:
+    """Whether a step may hold a value of the goal (a quick test before the spans are looked for): one typed
+    or went to something, or was placed by an ordinal, or its target has a word of the goal in it."""
+    if any(step.value or step.target_index is not None for step in steps):
+        return True
+    targets = " ".join(step.target for step in steps if step.target).casefold()
+    return any(word.casefold() in targets for word in WORD.findall(goal))
 
 
 def _overlapping(unit: GoalValue, spans: Sequence[GoalValue]) -> bool:
