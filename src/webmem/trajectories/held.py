@@ -63,11 +63,7 @@ class _Goals(Sequence[StoredGoal]):
         return len(self._held.records)
 
     def __getitem__(self, position: int) -> StoredGoal:  # type: ignore[override]
-        built = self._held.built
-        goal = built.get(position)
-        if goal is None:
-            goal = built[position] = _goal(self._held.records[position])
-        return goal
+        return self._held.goal(position)
 
     def __iter__(self) -> Iterator[StoredGoal]:
         return (self[position] for position in range(len(self)))
@@ -119,6 +115,13 @@ class OriginGoals:
     @property
     def goals(self) -> _Goals:
         return _Goals(self)
+
+    def goal(self, position: int) -> StoredGoal:
+        """The goal at ``position``, built from its record the first time it is asked for."""
+        goal = self.built.get(position)
+        if goal is None:
+            goal = self.built[position] = _goal(self.records[position])
+        return goal
 
     @property
     def ids(self) -> set[str]:

@@ -26,7 +26,7 @@ COMMON_SHARE = 0.125
 TIE_MARGIN = 1e-9
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Scored:
     """A stored goal with its similarity to the new goal, how far their values agree (the tie-break
     between goals of one shape), and the cosine of their vectors when a goal embedder was asked."""
@@ -103,10 +103,10 @@ def rank(
                 shared[position] = shared.get(position, 0.0) + weight
 
     read(weighted[:tail])
-    if len(top) < limit and shared:
-        closest = max(shared, key=shared.__getitem__)
-        if closest not in scored:
-            take(closest)
+    if len(top) < limit:  # the closest by the tokens read set the bar
+        for closest in heapq.nlargest(limit - len(top), shared, key=shared.__getitem__):
+            if closest not in scored:
+                take(closest)
     if not beaten(remaining, False):
         read(weighted[tail:])
         remaining = 0.0
@@ -131,7 +131,7 @@ def _least_shared(bar: float, total: float, lifted: bool) -> float:
 
 
 def _scored(held: OriginGoals, position: int, query: Signature, query_goal: str) -> Scored:
-    goal = held.goals[position]
+    goal = held.goal(position)
     similarity, agree = score(query, goal.signature, query_goal, held.weight, like=goal.goal, weigh=held.weigh,
                               weigh_values=held.weigh_values)
     return Scored(goal, similarity, agree)

@@ -149,10 +149,11 @@ def value_agreement(
     """The share of values the two goals have in common (0 when either has none), each value
     counted by its ``weight``: among goals of one shape, the one with the same values ranks first,
     and a value every goal names ("Submit") says little. ``weigh_values`` gives the same sums, remembered."""
-    if not query.values or not stored.values:
+    common = query.values & stored.values
+    if not common:
         return 0.0
     total = weigh_values or (lambda values: value_weight(values, weight))
-    return total(query.values & stored.values) / (max(total(query.values), total(stored.values)) or 1.0)
+    return total(common) / (max(total(query.values), total(stored.values)) or 1.0)
 
 
 def value_weight(values: frozenset[str], weight: Callable[[str], float]) -> float:
