@@ -58,7 +58,8 @@ def rank(
     """
     if limit is None:
         return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
-    weighted = sorted(((held.weight(token), held.postings.get(token, ())) for token in query.tokens),
+    weights = {token: held.weight(token) for token in query.tokens}
+    weighted = sorted(((weight, held.postings.get(token, ())) for token, weight in weights.items()),
                       key=lambda pair: pair[0], reverse=True)
     total = sum(weight for weight, _ in weighted)
     top: list[float] = []
@@ -67,7 +68,7 @@ def rank(
 
     def take(position: int) -> None:
         scored.add(position)
-        item = _scored(held, position, query, query_goal)
+        item = _scored(held, position, query, query_goal, weights.__getitem__)
         results.append(item)
         if competing(item.goal):
             if len(top) < limit:
@@ -130,10 +131,13 @@ def _least_shared(bar: float, total: float, lifted: bool) -> float:
     return bar * total / (2 - bar) - TIE_MARGIN * (total + 1) if bar > 0 else float("-inf")
 
 
-def _scored(held: OriginGoals, position: int, query: Signature, query_goal: str) -> Scored:
+def _scored(
+    held: OriginGoals, position: int, query: Signature, query_goal: str, weight: Callable[[str], float] | None = None,
+) -> Scored:
+    """``weight``: the weights of the new goal's tokens, looked up (the shared tokens are among them)."""
     goal = held.goal(position)
-    similarity, agree = score(query, goal.signature, query_goal, held.weight, like=goal.goal, weigh=held.weigh,
-                              weigh_values=held.weigh_values)
+    similarity, agree = score(query, goal.signature, query_goal, weight or held.weight, like=goal.goal,
+                              weigh=held.weigh, weigh_values=held.weigh_values)
     return Scored(goal, similarity, agree)
 
 
