@@ -1,8 +1,9 @@
 """Do the scripts `webmem script` writes pass? MiniWoB++'s default set, with the heuristic policy.
 
 Per task: the heuristic agent records a run (replay off; up to three seeds until one succeeds); its
-Python script is written (`mem.script`) and loaded as a module; its `run(page, **params)` is called
-on the instance it was recorded on (default parameters), then on ``--new`` new instances, each with
+Python script is written (`mem.script`) and loaded as a module; its `run(page, **params)` is called, in
+a fresh page of its own each time, on the instance it was recorded on (default parameters), then on
+``--new`` new instances, each with
 the parameters the new instruction gives (the goal template bound to it). A new instance whose
 instruction does not fit the template is counted apart (the script is not for that instruction).
 An episode passes when MiniWoB++ rewards it. Prints a table by task and the totals.
@@ -13,6 +14,7 @@ Usage: python benchmarks/bench_scripts.py [--tasks a,b] [--new 5] [--seed 0]
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 import types
@@ -49,16 +51,26 @@ def load_script(text: str, task: str) -> Any:
     return module
 
 
-def attempt(task_page: TaskPage, seed: str, module: Any, params: dict[str, str]) -> tuple[bool, str]:
-    task_page.start(seed)
+def attempt(browser: Any, task_page: TaskPage, seed: str, module: Any, params: dict[str, str]) -> tuple[bool, str]:
+    """Run the script on the seeded instance in a page of its own, as a script runs in its own browser (a
+    page the agent used keeps its mouse where the agent left it, and a hover there moves nothing)."""
+    context = browser.new_context()
     try:
-        module.run(task_page.page, **params)
-    except Exception as exc:  # noqa: BLE001 (a failing script is a result, reported by its message)
-        task_page.finish()
-        return False, " ".join(str(exc).split())[:160]
-    time.sleep(0.05)
-    state = task_page.finish()
-    return state.success, "" if state.success else state.reason
+        page = context.new_page()
+        page.set_default_timeout(3000)
+        own = TaskPage(page, task_page.url.rsplit("/miniwob/", 1)[0], task_page.task)
+        own.load()
+        own.start(seed)
+        try:
+            module.run(page, **params)
+        except Exception as exc:  # noqa: BLE001 (a failing script is a result, reported by its message)
+            own.finish()
+            return False, " ".join(str(exc).split())[:int(os.environ.get("WHY_CHARS", "160"))]
+        time.sleep(0.05)
+        state = own.finish()
+        return state.success, "" if state.success else state.reason
+    finally:
+        context.close()
 
 
 def bench_task(browser: Any, base_url: str, task: str, new: int, seed: int) -> TaskResult:
@@ -92,7 +104,7 @@ def bench_task(browser: Any, base_url: str, task: str, new: int, seed: int) -> T
         trajectory = next(found for found in mem.trajectories.list() if found.run_id == run_id)
         plan = plan_script(trajectory)
         module = load_script(text, task)
-        result.recorded_pass, why = attempt(task_page, recorded_seed, module, {})
+        result.recorded_pass, why = attempt(browser, task_page, recorded_seed, module, {})
         if not result.recorded_pass:
             result.failures.append(f"recorded: {why}")
         for number in range(new):
@@ -107,7 +119,7 @@ def bench_task(browser: Any, base_url: str, task: str, new: int, seed: int) -> T
                 continue
             result.fitting += 1
             params = {param.name: values[param.slot] for param in plan.params if param.slot in values}
-            passed, why = attempt(task_page, instance, module, params)
+            passed, why = attempt(browser, task_page, instance, module, params)
             result.passed += passed
             if not passed:
                 result.failures.append(f"{utterance[:60]!r}: {why}")

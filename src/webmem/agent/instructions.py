@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..core.terms import NAME_SPELLINGS
+
 if TYPE_CHECKING:
     from .page_items import PageItem
 
@@ -33,7 +35,6 @@ ROLE_WORDS = {
     "text": ("textbox", "searchbox"), "textarea": ("textbox",), "checkbox": ("checkbox",), "radio": ("radio",),
     "button": ("button",), "link": ("link",), "tab": ("tab",), "dropdown": ("combobox",), "result": ("link",),
     "spinner": ("spinbutton",)}
-_SYNONYMS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
 
 
 def norm(text: str) -> str:
@@ -59,7 +60,7 @@ def ordinal_of(word: str) -> int | None:
 
 
 def same_name(name: str, quoted: str) -> bool:
-    return name.strip().casefold() in (quoted.casefold(), *_SYNONYMS.get(quoted.casefold(), ()))
+    return name.strip().casefold() in (quoted.casefold(), *NAME_SPELLINGS.get(quoted.casefold(), ()))
 
 
 def input_form(text: str) -> str | None:

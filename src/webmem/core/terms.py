@@ -49,6 +49,8 @@ _CONTRAST_WORDS = {
     "modify": "update", "rename": "update", "cancel": "cancel", "subscribe": "subscribe",
     "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",
 }
+#: Names a page may spell otherwise than the goal does: a close button reads "×" where a goal says "x".
+NAME_SPELLINGS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
 #: Each contrast term's dimension: two goals that name different terms of one dimension differ.
 DIMENSIONS = {
     "cheapest": "price", "priciest": "price", "newest": "age", "oldest": "age",

@@ -19,8 +19,10 @@ from urllib.parse import urlsplit
 from ..core.errors import InvalidInput
 from ..core.models import Step, Trajectory
 from ..core.redaction import PLACEHOLDER
+from ..core.terms import NAME_SPELLINGS
 from ..trajectories.conversions import derive
 from ..trajectories.evidence import TEXT_ROLE, parse_identity
+from ..trajectories.lists import listed_steps
 from ..trajectories.plans import replayable
 from ..trajectories.slots import SLOT, SLOT_REFERENCE, bind
 
@@ -29,13 +31,16 @@ _SKIPPED = ("finish", "done", "extract", "note")
 _NAME = re.compile(r"[^a-z0-9]+")
 #: Names a script already uses (its own variables, helpers and modules): never a parameter's name.
 _RESERVED = frozenset("""page options parser playwright browser element params p run main place secret labelled read_date
-time24 re os datetime argparse expect sync_playwright Page Locator START_URL MONTHS LABEL_TEST""".split())
+time24 re os datetime argparse expect sync_playwright Page Locator START_URL MONTHS LABEL_TEST item listed named
+SAME_NAMES""".split())
 MAX_LABEL_WORDS = 4
 MAX_LABEL_CHARS = 40
 
-#: A piece of a value: literal text, a parameter (by name, with a conversion: ``name|upper``) or a secret (by
-#: environment variable).
+#: A piece of a value: literal text, a parameter (by name, with a conversion: ``name|upper``), a secret (by
+#: environment variable) or the list value a loop is at (``item``, with a conversion after ``|`` if any).
 Part = tuple[str, str]
+#: The spellings pages use for one name, as groups (a close button reads "×" where the goal says "x").
+SAME_NAMES = [sorted({key, *others}) for key, others in NAME_SPELLINGS.items()]
 #: The conversions of a goal value a script redoes (the rest keep the value recorded).
 SCRIPT_CONVERSIONS = ("identity", "lower", "upper", "title", "number", "time24", "iso_date", "us_date", "us_date_short")
 #: Conversions that need a helper in the script (a time or a date read from the goal's spelling).
@@ -75,6 +80,15 @@ class ScriptStep:
 
 
 @dataclass(frozen=True)
+class Loop:
+    """The steps ``steps[start:end]`` of the plan, run once per value of the list parameter ``param``."""
+
+    param: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
 class ScriptPlan:
     goal: str
     template: str | None
@@ -85,6 +99,7 @@ class ScriptPlan:
     recorded_at: datetime
     params: list[Param]
     steps: list[ScriptStep]
+    loop: Loop | None = None
 
     @property
     def secrets(self) -> list[str]:
@@ -105,6 +120,12 @@ class ScriptPlan:
     def uses_places(self) -> bool:
         return any(step.locate is not None and step.locate.place_param for step in self.steps)
 
+    @property
+    def uses_names(self) -> bool:
+        """Whether an element is found by a name the goal gives (any letter case, other spellings)."""
+        return any(step.locate is not None and step.locate.role is not None and step.locate.label is None
+                   and any(kind != "text" for kind, _ in step.locate.name or []) for step in self.steps)
+
 
 def plan_script(trajectory: Trajectory, *, start_url: str | None = None) -> ScriptPlan:
     """The script plan of a successful trajectory; ``InvalidInput`` names what cannot be scripted."""
@@ -114,25 +135,39 @@ def plan_script(trajectory: Trajectory, *, start_url: str | None = None) -> Scri
     steps = replayable(trajectory.replay_steps if template else trajectory.steps)
     if not steps:
         raise InvalidInput(f"trajectory {trajectory.id} has no step that worked")
+    listing = listed_steps(template, steps) if template else None
+    if listing is not None:  # the list's first value's steps, once per value of the list the script is given
+        template = listing.template
+        looped = steps[listing.first:listing.end]
+        steps = [*steps[:listing.first], *looped, *steps[listing.after:]]
     recorded = bind(template, trajectory.goal) or {} if template else {}
-    params = _params(template, recorded, steps) if template else []
+    params = _params(template, recorded, steps, listed=listing.slot if listing else None) if template else []
     by_slot = {param.slot: param.name for param in params}
     first_url = next((step.url for step in trajectory.steps if step.url), None)
     start = start_url or first_url or trajectory.origin
-    script_steps = [_script_step(number, step, steps[number:], by_slot, recorded)
+    loop = Loop(by_slot[listing.slot], listing.first, listing.end) if listing is not None else None
+    script_steps = [_script_step(number, step, steps[number:], by_slot, recorded,
+                                 item_slot=listing.slot if loop and loop.start < number <= loop.end else None)
                     for number, step in enumerate(steps, start=1) if step.action not in _SKIPPED]
+    if loop is not None:
+        numbers = [step.number for step in script_steps]
+        loop = Loop(loop.param, sum(number <= loop.start for number in numbers),
+                    sum(number <= loop.end for number in numbers))
     return ScriptPlan(
         goal=trajectory.goal, template=template, origin=trajectory.origin, start_url=start,
         trajectory_id=trajectory.id, run_id=trajectory.run_id, recorded_at=trajectory.created_at,
-        params=params, steps=script_steps,
+        params=params, steps=script_steps, loop=loop,
     )
 
 
-def _params(template: str, recorded: dict[int, str], steps: list[Step]) -> list[Param]:
+def _params(template: str, recorded: dict[int, str], steps: list[Step], *, listed: int | None = None) -> list[Param]:
+    """The goal template's slots as parameters; ``listed``: the slot that takes a list (its name is plural)."""
     params: list[Param] = []
     taken: set[str] = set()
     for slot in dict.fromkeys(int(found.group(1)) for found in SLOT.finditer(template)):
         name = _param_name(slot, steps) or f"value_{slot}"
+        if slot == listed and not name.endswith("s"):
+            name += "s"
         if not name.isidentifier() or keyword.iskeyword(name) or name in _RESERVED:
             name = f"value_{name}" if f"value_{name}".isidentifier() else f"value_{slot}"
         base, number = name, 2
@@ -158,12 +193,13 @@ def _param_name(slot: int, steps: list[Step]) -> str | None:
     return None
 
 
-def _script_step(number: int, step: Step, rest: list[Step], params: dict[int, str], recorded: dict[int, str]) -> ScriptStep:
+def _script_step(number: int, step: Step, rest: list[Step], params: dict[int, str], recorded: dict[int, str], *,
+                 item_slot: int | None = None) -> ScriptStep:
     if step.action not in ACTIONS:
         raise InvalidInput(f"step {number}: the action {step.action!r} has no Playwright equivalent in webmem's "
                            f"scripts (they know {', '.join(ACTIONS)})")
-    value = _parts(step.value, params, recorded) if step.value is not None else None
-    locate = _locate(number, step, params, recorded) if step.action not in ("goto", "scroll", "wait") else None
+    value = _parts(step.value, params, recorded, item_slot) if step.value is not None else None
+    locate = _locate(number, step, params, recorded, item_slot) if step.action not in ("goto", "scroll", "wait") else None
     if step.action not in ("goto", "scroll", "wait", "press") and locate is None:
         raise InvalidInput(f"step {number}: {step.action} names no element (no target and no selector)")
     check, url = None, None
@@ -180,15 +216,16 @@ def _script_step(number: int, step: Step, rest: list[Step], params: dict[int, st
     return ScriptStep(number, step.action, describe, locate, value, check, url)
 
 
-def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int, str]) -> Locate | None:
+def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int, str],
+            item_slot: int | None = None) -> Locate | None:
     identity = parse_identity(step.target)
     nth = step.target_index - 1 if step.target_index is not None else None
     place = params.get(step.place_slot) if step.place_slot is not None else None
     if identity is not None and identity[0] == TEXT_ROLE:
-        return Locate(text=_parts(identity[1], params, recorded), nth=nth, count=step.target_count)
+        return Locate(text=_parts(identity[1], params, recorded, item_slot), nth=nth, count=step.target_count)
     if identity is not None and identity[1]:
-        return Locate(role=identity[0], name=_parts(identity[1], params, recorded), nth=nth, count=step.target_count,
-                      place_param=place)
+        return Locate(role=identity[0], name=_parts(identity[1], params, recorded, item_slot), nth=nth,
+                      count=step.target_count, place_param=place)
     if identity is not None and _label_like(step.label) and place is None:
         return Locate(role=identity[0], name=[], label=step.label)
     if identity is not None and (nth is not None or not step.selector):
@@ -198,9 +235,10 @@ def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int,
     return None
 
 
-def _parts(text: str, params: dict[int, str], recorded: dict[int, str]) -> list[Part]:
-    """A step's text as literal pieces, parameters and secrets; a value derived from a goal value by a
-    conversion keeps the value recorded (the script cannot redo the conversion)."""
+def _parts(text: str, params: dict[int, str], recorded: dict[int, str], item_slot: int | None = None) -> list[Part]:
+    """A step's text as literal pieces, parameters and secrets (``item_slot``: the list's slot, which is the
+    value the loop is at); a value derived from a goal value by a conversion the script cannot redo keeps
+    the value recorded."""
     if PLACEHOLDER.fullmatch(text):
         return [("secret", "WEBMEM_SECRET_" + text.strip("{}").upper())]
     parts: list[Part] = []
@@ -210,7 +248,9 @@ def _parts(text: str, params: dict[int, str], recorded: dict[int, str]) -> list[
         slot = int(found.group(1))
         names = [name for name in (found.group(2) or "").split("|") if name]
         redone = next((name for name in names if name in SCRIPT_CONVERSIONS), None) if names else "identity"
-        if slot not in params or redone is None:
+        if slot == item_slot and redone is not None:
+            parts.append(("item", "" if redone == "identity" else redone))
+        elif slot not in params or redone is None:
             parts.append(("text", _recorded_value(recorded.get(slot), names) or found.group()))
         else:
             parts.append(("param", params[slot] + ("" if redone == "identity" else f"|{redone}")))
@@ -245,6 +285,9 @@ def header_lines(plan: ScriptPlan) -> list[str]:
     if plan.params:
         lines.append("Parameters (default: the recorded value): " + ", ".join(
             f"{param.name} = {param.default!r}" for param in plan.params))
+    if plan.loop is not None:
+        lines.append(f"{plan.loop.param} is a list (\"A, B, C\"): steps {plan.steps[plan.loop.start].number}-"
+                     f"{plan.steps[plan.loop.end - 1].number} run once per value")
     if plan.secrets:
         lines.append("Secrets, read from the environment: " + ", ".join(plan.secrets))
     return lines

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from .plan import Locate, Part, ScriptPlan, ScriptStep, header_lines
+from .plan import SAME_NAMES, Locate, Part, ScriptPlan, ScriptStep, header_lines
 
 PLACE_HELPER = '''
 
@@ -78,6 +78,26 @@ def labelled(page: Page, role: str, label: str) -> Locator:
     raise AssertionError(f"no {role} labelled {label!r} is on the page (the page changed)")
 '''
 
+NAMES_HELPER = '''
+
+SAME_NAMES = {same_names}
+
+
+def named(text: str) -> re.Pattern[str]:
+    """A name the goal gives, as the page may write it: in any letter case, or spelt otherwise ("x" is "×")."""
+    said = text.strip()
+    spellings = next((group for group in SAME_NAMES if said.lower() in group), [])
+    names = dict.fromkeys([said, *spellings])
+    return re.compile("^(?:" + "|".join(re.escape(name) for name in names) + ")$", re.IGNORECASE)
+'''
+
+LIST_HELPER = '''
+
+def listed(text: str) -> list[str]:
+    """The values of a list as a goal writes it ("A, B, C" or "A; B"), in order."""
+    return [value.strip() for value in re.split(r"[,;]", text.strip().rstrip(".!?")) if value.strip()]
+'''
+
 SECRET_HELPER = '''
 
 def secret(variable: str) -> str:
@@ -101,13 +121,22 @@ def render_python(plan: ScriptPlan) -> str:
         lines.append(PLACE_HELPER.rstrip("\n"))
     if plan.uses_labels:
         lines.append(LABEL_HELPER.rstrip("\n"))
+    if plan.uses_names:
+        lines.append(NAMES_HELPER.replace("{same_names}", _literal_list(SAME_NAMES)).rstrip("\n"))
+    if plan.loop is not None:
+        lines.append(LIST_HELPER.rstrip("\n"))
     if plan.secrets:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines += ["", "", f"def run(page: Page{signature}) -> None:",
               f"    {_literal(plan.goal)}", "    if page.url != START_URL:  # a page already there is used as it is",
               "        page.goto(START_URL)"]
-    for step in plan.steps:
-        lines += ["    " + line for line in _step(step)]
+    for index, step in enumerate(plan.steps):
+        indent = "    "
+        if plan.loop is not None and plan.loop.start <= index < plan.loop.end:
+            if index == plan.loop.start:
+                lines.append(f"    for item in listed({plan.loop.param}):  # the same steps for each value of the list")
+            indent += "    "
+        lines += [indent + line for line in _step(step)]
     options = "".join(f'    parser.add_argument("--{param.name.replace("_", "-")}", default={_literal(param.default)})\n'
                       for param in plan.params)
     arguments = ", ".join(f"{param.name}=options.{param.name}" for param in plan.params)
@@ -165,9 +194,11 @@ def _locator(locate: Locate) -> list[str]:
     if locate.text is not None:  # the first visible element with the text, as the agent found it
         found = f"page.get_by_text({_expression(locate.text)}, exact=True).filter(visible=True).first"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):
-        # a name the goal gives: in any letter case, as replay finds it ("tea" names the link "Tea")
-        found = (f"page.get_by_role({_literal(locate.role)}, "
-                 f"name=re.compile(\"^\" + re.escape({_expression(locate.name or [])}) + \"$\", re.IGNORECASE))")
+        # a name the goal gives, as replay finds it ("tea" names the link "Tea", "x" the button "×"); the goal
+        # names the element by it, so where several have it the first is the one
+        found = f"page.get_by_role({_literal(locate.role)}, name=named({_expression(locate.name or [])}))"
+        if locate.nth is None and locate.place_param is None:
+            found += ".first"
     elif locate.role is not None:
         found = f"page.get_by_role({_literal(locate.role)}, name={_expression(locate.name or [])}, exact=True)"
     else:
@@ -190,7 +221,8 @@ CONVERTED = {"lower": "{}.lower()", "upper": "{}.upper()", "number": '{}.replace
 
 
 def _expression(parts: list[Part]) -> str:
-    pieces = [_literal(text) if kind == "text" else f'secret("{text}")' if kind == "secret" else _param(text)
+    pieces = [_literal(text) if kind == "text" else f'secret("{text}")' if kind == "secret"
+              else _param(f"item|{text}" if text else "item") if kind == "item" else _param(text)
               for kind, text in parts]
     return " + ".join(pieces) if pieces else '""'
 
@@ -202,6 +234,10 @@ def _param(text: str) -> str:
 
 def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
+
+
+def _literal_list(groups: list[list[str]]) -> str:
+    return "[" + ", ".join("[" + ", ".join(_literal(name) for name in group) + "]" for group in groups) + "]"
 
 
 def _literal_text(parts: list[Part] | None) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from .plan import Locate, Part, ScriptPlan, ScriptStep, header_lines
+from .plan import SAME_NAMES, Locate, Part, ScriptPlan, ScriptStep, header_lines
 
 PLACE_HELPER = """
 function place(text: string, count: number): number {
@@ -87,6 +87,24 @@ async function labelled(page: Page, role: Parameters<Page['getByRole']>[0], labe
 }
 """
 
+NAMES_HELPER = """
+const SAME_NAMES: string[][] = {same_names};
+
+// A name the goal gives, as the page may write it: in any letter case, or spelt otherwise ("x" is "×").
+function named(text: string): RegExp {
+  const said = text.trim();
+  const spellings = SAME_NAMES.find((group) => group.includes(said.toLowerCase())) ?? [];
+  return new RegExp('^(?:' + [...new Set([said, ...spellings])].map(literally).join('|') + ')$', 'i');
+}
+"""
+
+LIST_HELPER = """
+// The values of a list as a goal writes it ("A, B, C" or "A; B"), in order.
+function listed(text: string): string[] {
+  return text.trim().replace(/[.!?]+$/, '').split(/[,;]/).map((value) => value.trim()).filter((value) => value);
+}
+"""
+
 SECRET_HELPER = """
 function secret(variable: string): string {
   const value = process.env[variable];
@@ -111,13 +129,23 @@ def render_typescript(plan: ScriptPlan) -> str:
         lines.append(PLACE_HELPER.rstrip("\n"))
     if plan.uses_labels:
         lines.append(LABEL_HELPER.rstrip("\n"))
+    if plan.uses_names:
+        lines.append(NAMES_HELPER.replace("{same_names}", json.dumps(SAME_NAMES, ensure_ascii=False)).rstrip("\n"))
+    if plan.loop is not None:
+        lines.append(LIST_HELPER.rstrip("\n"))
     if plan.secrets:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines.append(LITERALLY_HELPER.rstrip("\n"))
     lines += ["", "export async function run(page: Page, p: typeof params = params): Promise<void> {",
               "  if (page.url() !== START_URL) await page.goto(START_URL);  // a page already there is used as it is"]
-    for step in plan.steps:
-        lines += ["  " + line for line in _step(step)]
+    loop = plan.loop
+    for index, step in enumerate(plan.steps):
+        looped = loop is not None and loop.start <= index < loop.end
+        if loop is not None and index == loop.start:
+            lines.append(f"  for (const item of listed({_param(loop.param)})) {{  // the same steps for each value of the list")
+        lines += [("    " if looped else "  ") + line for line in _step(step)]
+        if loop is not None and index == loop.end - 1:
+            lines.append("  }")
     lines += ["}", "", f"test({_literal(plan.goal)}, async ({{ page }}) => {{", "  await run(page);", "});", ""]
     return "\n".join(lines)
 
@@ -158,9 +186,11 @@ def _locator(locate: Locate, name: str) -> list[str]:
     if locate.text is not None:  # the first visible element with the text, as the agent found it
         found = f"page.getByText({_expression(locate.text)}, {{ exact: true }}).filter({{ visible: true }}).first()"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):
-        # a name the goal gives: in any letter case, as replay finds it ("tea" names the link "Tea")
-        found = (f"page.getByRole({_literal(locate.role)}, "
-                 f"{{ name: new RegExp('^' + literally({_expression(locate.name or [])}) + '$', 'i') }})")
+        # a name the goal gives, as replay finds it ("tea" names the link "Tea", "x" the button "×"); the goal
+        # names the element by it, so where several have it the first is the one
+        found = f"page.getByRole({_literal(locate.role)}, {{ name: named({_expression(locate.name or [])}) }})"
+        if locate.nth is None and locate.place_param is None:
+            found += ".first()"
     elif locate.role is not None:
         found = f"page.getByRole({_literal(locate.role)}, {{ name: {_expression(locate.name or [])}, exact: true }})"
     else:
@@ -186,7 +216,8 @@ def _param(text: str) -> str:
 
 
 def _expression(parts: list[Part]) -> str:
-    pieces = [_literal(text) if kind == "text" else f"secret('{text}')" if kind == "secret" else _param(text)
+    pieces = [_literal(text) if kind == "text" else f"secret('{text}')" if kind == "secret"
+              else (CONVERTED[text].format("item") if text else "item") if kind == "item" else _param(text)
               for kind, text in parts]
     return " + ".join(pieces) if pieces else "''"
 

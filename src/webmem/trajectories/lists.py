@@ -43,6 +43,41 @@ def resize_lists(template: str, steps: Sequence[Step], goal: str, recorded_goal:
     return None
 
 
+@dataclass(frozen=True)
+class ListedSteps:
+    """A template's list whose steps do the same to each value: the template with the list as one slot
+    (its first), which binds a list of any length, and the steps of the list's first value."""
+
+    template: str
+    slot: int
+    first: int  # the first value's steps are steps[first:end]
+    end: int
+    after: int  # the steps after the list start at steps[after:]
+    recorded: int  # how many values the list had
+
+
+def listed_steps(template: str, steps: Sequence[Step]) -> ListedSteps | None:
+    """The first list in ``template`` whose slotted ``steps`` are one block per value, each the first block
+    with only its slot changed; None when there is none. A value alone is a list of one only when its steps
+    click or check the elements it names ("Select {1} and click {2}"): a typed value may hold a comma."""
+    parts = [part for part in re.split(r"(\{\d{1,3}\})", template) if part]
+    for start, end in _runs(parts):
+        numbers = [int(SLOT.fullmatch(parts[index]).group(1)) for index in range(start, end + 1, 2)]  # type: ignore[union-attr]
+        blocks = _blocks(steps, numbers)
+        if blocks is not None and end == start and not all(
+                steps[index].action in _CHOOSING and steps[index].value is None for index in blocks[0]):
+            continue
+        if blocks is not None:
+            collapsed = "".join(parts[:start]) + parts[start] + "".join(parts[end + 1:])
+            return ListedSteps(collapsed, numbers[0], blocks[0][0], blocks[0][-1] + 1, blocks[-1][-1] + 1, len(numbers))
+    return None
+
+
+def listed_values(text: str) -> list[str]:
+    """The values of a list as a goal writes it ("A, B; C."), in order."""
+    return [item.strip() for item in _SEPARATOR.split(text.strip().rstrip(_ITEM_CLOSING)) if item.strip()]
+
+
 def _runs(parts: list[str]) -> list[tuple[int, int]]:
     """Each list of the template as (first, last) indexes into ``parts``: unquoted slots that only a
     comma or a semicolon separate (a slot alone is a list of one)."""
@@ -76,7 +111,7 @@ def _resize(parts: list[str], start: int, end: int, steps: Sequence[Step], goal:
     if bound is None:
         return None
     listed_text = bound[numbers[0]].strip().rstrip(_ITEM_CLOSING)
-    items = [item.strip() for item in _SEPARATOR.split(listed_text)]
+    items = [item.strip() for item in _SEPARATOR.split(listed_text)]  # (not listed_values: an empty item refuses)
     if not 1 <= len(items) <= MAX_ITEMS or len(items) == len(numbers) or not all(items):
         return None
     others = {number: value for number, value in bound.items() if number != numbers[0]}
@@ -130,6 +165,7 @@ def _blocks(steps: Sequence[Step], numbers: list[int]) -> list[list[int]] | None
 
 
 _SHAPE = {"action", "target", "value", "url"}
+_CHOOSING = ("click", "check")
 
 
 def _slots_of(step: Step) -> set[int]:
