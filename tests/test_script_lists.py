@@ -1,7 +1,8 @@
-"""Scripts for goals that list values and name elements as the page does not spell them: a recorded list
-becomes a list parameter whose steps run once per value (any number of values, both languages), and a
-name the goal gives finds the page's own spelling of it ("x" is the "×" button) and the first of several
-elements with it. Recorded by the reference agent on local pages and run with real Playwright and Chromium."""
+"""Scripts that choose among elements: a recorded list becomes a list parameter whose steps run once per
+value (any number of values, both languages); a name the goal gives finds the page's own spelling of it
+("x" is the "×" button) and the first of several elements with it; of two same-named buttons the script
+says which one it presses. Recorded by the reference agent on local pages and run with real Playwright
+and Chromium."""
 
 from __future__ import annotations
 
@@ -106,3 +107,27 @@ def test_a_name_the_goal_gives_finds_the_page_s_spelling_and_the_first_of_severa
         failed = run_script(absent, "--button-name", "Help")
     assert typescript.returncode == 0 and "2 passed" in typescript.stdout, typescript.stdout[-3000:]
     assert failed.returncode != 0 and "AssertionError" in failed.stderr and "Help" in failed.stderr
+
+
+def delete_the_second(turn: Turn) -> Action:
+    return Action("click", Target(ref=turn.observation.find("button", "Delete")[1].ref))
+
+
+def test_of_two_same_named_buttons_the_script_says_which_one_it_presses(
+    sqlite_mem: Any, page: Any, tmp_path: Path
+) -> None:
+    mem = sqlite_mem
+    with serve_site(PAGES) as base:
+        url = f"{base}rows.html?{urlencode({'invoices': '1001,1002', 'want': '1002'})}"
+        result = run(page, mem, url, 'Delete the invoice "1002"', ScriptedPolicy(delete_the_second))
+        assert result.success
+        text = mem.script(result.run_id)
+        assert "# the 2nd of 2 elements alike, as recorded" in text
+        assert 'get_by_role("button", name="Delete", exact=True).nth(1)' in text
+        assert in_process(text, page, url) == {"done": True, "reward": 1}
+        typescript = mem.script(result.run_id, lang="typescript")
+        assert "// place 2 of 2 elements alike, as recorded" in typescript and ".nth(1)" in typescript
+        script = tmp_path / "rows.py"  # on a copy of the page with one row left, there is no 2nd to press
+        script.write_text(text.replace(url, url.replace("1001%2C1002", "1002")), encoding="utf-8")
+        failed = run_script(script)
+    assert failed.returncode != 0 and "AssertionError" in failed.stderr and ".nth(1)" in failed.stderr
