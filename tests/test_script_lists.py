@@ -131,3 +131,21 @@ def test_of_two_same_named_buttons_the_script_says_which_one_it_presses(
         script.write_text(text.replace(url, url.replace("1001%2C1002", "1002")), encoding="utf-8")
         failed = run_script(script)
     assert failed.returncode != 0 and "AssertionError" in failed.stderr and ".nth(1)" in failed.stderr
+
+
+def test_a_button_whose_centre_another_covers_is_clicked_where_it_shows(
+    sqlite_mem: Any, page: Any, tmp_path: Path
+) -> None:
+    mem = sqlite_mem
+    with serve_site(PAGES) as base:
+        result = run(page, mem, f"{base}covered.html", 'Click button "ONE"', ScriptedPolicy(press_the_named_button))
+        assert result.success
+        text = mem.script(result.run_id)
+        assert "click(element)" in text
+        assert in_process(text, page, f"{base}covered.html?layout=covered") == {"done": True, "reward": 1}
+        spec = mem.script(result.run_id, lang="typescript").replace(f"{base}covered.html", f"{base}covered.html?layout=covered")
+        spec += ("\ntest('ONE under TWO', async ({ page }) => {\n  await run(page);\n"
+                 "  expect(await page.evaluate(() => (window as any).verdict)).toEqual({ done: true, reward: 1 });\n});\n")
+        (tmp_path / "covered.spec.ts").write_text(spec, encoding="utf-8")
+        typescript = run_spec(tmp_path, "covered.spec.ts")
+    assert typescript.returncode == 0 and "2 passed" in typescript.stdout, typescript.stdout[-3000:]

@@ -32,7 +32,7 @@ _NAME = re.compile(r"[^a-z0-9]+")
 #: Names a script already uses (its own variables, helpers and modules): never a parameter's name.
 _RESERVED = frozenset("""page options parser playwright browser element params p run main place secret labelled read_date
 time24 re os datetime argparse expect sync_playwright Page Locator START_URL MONTHS LABEL_TEST item listed named
-SAME_NAMES""".split())
+SAME_NAMES click SHOWN_POINT""".split())
 MAX_LABEL_WORDS = 4
 MAX_LABEL_CHARS = 40
 
@@ -119,6 +119,10 @@ class ScriptPlan:
     @property
     def uses_places(self) -> bool:
         return any(step.locate is not None and step.locate.place_param for step in self.steps)
+
+    @property
+    def clicks(self) -> bool:
+        return any(step.action == "click" and step.locate is not None for step in self.steps)
 
     @property
     def uses_names(self) -> bool:

@@ -91,6 +91,26 @@ def named(text: str) -> re.Pattern[str]:
     return re.compile("^(?:" + "|".join(re.escape(name) for name in names) + ")$", re.IGNORECASE)
 '''
 
+CLICK_HELPER = '''
+
+SHOWN_POINT = """(element) => {
+  const box = element.getBoundingClientRect();
+  for (const down of [0.5, 0.25, 0.75, 0.1, 0.9]) for (const across of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+    const x = box.left + box.width * across, y = box.top + box.height * down;
+    const hit = document.elementFromPoint(x, y);
+    if (hit && (hit === element || element.contains(hit))) return {x: x - box.left, y: y - box.top};
+  }
+  return null;
+}"""
+
+
+def click(element: Locator) -> None:
+    """Click the element; where another one covers its centre, at a point of it that shows, as a person would."""
+    element.scroll_into_view_if_needed()
+    point = element.evaluate(SHOWN_POINT)
+    element.click(position=point) if point else element.click()
+'''
+
 LIST_HELPER = '''
 
 def listed(text: str) -> list[str]:
@@ -125,6 +145,8 @@ def render_python(plan: ScriptPlan) -> str:
         lines.append(NAMES_HELPER.replace("{same_names}", _literal_list(SAME_NAMES)).rstrip("\n"))
     if plan.loop is not None:
         lines.append(LIST_HELPER.rstrip("\n"))
+    if plan.clicks:
+        lines.append(CLICK_HELPER.rstrip("\n"))
     if plan.secrets:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines += ["", "", f"def run(page: Page{signature}) -> None:",
@@ -174,7 +196,7 @@ def _step(step: ScriptStep) -> list[str]:
     else:
         assert step.locate is not None
         lines += [*_locator(step.locate), "expect(element).to_be_visible()  # fails here where the page changed"]
-        act = {"click": "element.click()", "fill": f"element.fill({value})", "type": f"element.press_sequentially({value})",
+        act = {"click": "click(element)", "fill": f"element.fill({value})", "type": f"element.press_sequentially({value})",
                "press": f"element.press({value})", "select": f"element.select_option(label={value})",
                "check": "element.check()", "hover": "element.hover()"}[step.action]
         lines.append(act)

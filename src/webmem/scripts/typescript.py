@@ -98,6 +98,25 @@ function named(text: string): RegExp {
 }
 """
 
+CLICK_HELPER = """
+const SHOWN_POINT = (element: Element): { x: number; y: number } | null => {
+  const box = element.getBoundingClientRect();
+  for (const down of [0.5, 0.25, 0.75, 0.1, 0.9]) for (const across of [0.5, 0.25, 0.75, 0.1, 0.9]) {
+    const x = box.left + box.width * across, y = box.top + box.height * down;
+    const hit = document.elementFromPoint(x, y);
+    if (hit && (hit === element || element.contains(hit))) return { x: x - box.left, y: y - box.top };
+  }
+  return null;
+};
+
+// Click the element; where another one covers its centre, at a point of it that shows, as a person would.
+async function click(element: Locator): Promise<void> {
+  await element.scrollIntoViewIfNeeded();
+  const point = await element.evaluate(SHOWN_POINT);
+  await (point ? element.click({ position: point }) : element.click());
+}
+"""
+
 LIST_HELPER = """
 // The values of a list as a goal writes it ("A, B, C" or "A; B"), in order.
 function listed(text: string): string[] {
@@ -133,6 +152,8 @@ def render_typescript(plan: ScriptPlan) -> str:
         lines.append(NAMES_HELPER.replace("{same_names}", json.dumps(SAME_NAMES, ensure_ascii=False)).rstrip("\n"))
     if plan.loop is not None:
         lines.append(LIST_HELPER.rstrip("\n"))
+    if plan.clicks:
+        lines.append(CLICK_HELPER.rstrip("\n"))
     if plan.secrets:
         lines.append(SECRET_HELPER.rstrip("\n"))
     lines.append(LITERALLY_HELPER.rstrip("\n"))
@@ -169,7 +190,7 @@ def _step(step: ScriptStep) -> list[str]:
         act = {"click": "click()", "fill": f"fill({value})", "type": f"pressSequentially({value})",
                "press": f"press({value})", "select": f"selectOption({{ label: {value} }})", "check": "check()",
                "hover": "hover()"}[step.action]
-        lines.append(f"await {name}.{act};")
+        lines.append(f"await click({name});" if step.action == "click" else f"await {name}.{act};")
         if step.check == "value":
             lines.append(f"await expect({name}).toHaveValue({value});" if step.action == "fill" else
                          f"await expect({name}).toHaveValue(new RegExp(literally({value})));")
