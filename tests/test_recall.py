@@ -16,6 +16,7 @@ import webmem
 from webmem.store.migrations import apply_migrations
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE
 from webmem.trajectories.recall import decode, signature
+from webmem.trajectories.slots import goal_values
 
 SHOP = "https://www.example-shop.com/"
 ORIGIN = "https://www.example-shop.com"
@@ -56,6 +57,18 @@ def test_values_are_slots_so_other_values_are_the_same_task(mem: webmem.Memory) 
     )
     assert best(mem, "Buy 12 pears") == "Buy 3 apples"
     assert best(mem, "Sell 3 apples") is None
+
+
+def test_a_list_with_values_in_it_is_a_list_of_values_whatever_their_case(mem: webmem.Memory) -> None:
+    """"fzzqo" is no word of the task: a list whose items are half values or more holds values only,
+    so the same task with another list is found (and a list names no connecting word as a value)."""
+    for goal in ("Select fzzqo, NYYyS82 and click Submit.", "Click the Delete button of the first row",
+                 "Sort the table by date", "Open the Settings page and click Privacy"):
+        save(mem, goal)
+    assert best(mem, "Select k9, zzq, key and click Submit.") == "Select fzzqo, NYYyS82 and click Submit."
+    assert [value.text for value in goal_values("Select fzzqo, NYYyS82 and click Submit.")] == [
+        "fzzqo", "NYYyS82", "Submit"]
+    assert [value.text for value in goal_values("Go to Settings, then Privacy")] == ["Settings", "Privacy"]
 
 
 def test_words_that_change_the_meaning_must_agree(mem: webmem.Memory) -> None:

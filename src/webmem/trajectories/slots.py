@@ -20,6 +20,7 @@ from functools import lru_cache
 
 from ..core.models import Step
 from ..core.redaction import PLACEHOLDER
+from ..core.terms import STOP_WORDS
 from .conversions import (
     GROUPED_NUMBER,
     SLASHED_DATE,
@@ -51,6 +52,8 @@ _SPAN_SLOT = r"(?=\S)[^\"“”\n]{0,200}?[^\W_][^\"“”\n]{0,200}?(?<=\S)"
 _TYPED = frozenset({"fill", "type", "select"})
 _CLOSING = ".!? "  # how a goal may end or not: "Delete the book X." and "delete the book X" are one goal
 _LIST = re.compile(r"[,;]\s|>")  # "a, b", "a>b": several values where the recorded run had one
+#: Single words separated by commas or semicolons: "fzzqo, NYYyS82" (a list of values).
+_LISTED = re.compile(r"(?<![\w-])[^\W_]+(?:\s*[,;]\s*[^\W_]+)+(?![\w-])")
 
 
 def goal_values(goal: str) -> list[GoalValue]:
@@ -71,9 +74,29 @@ def goal_values(goal: str) -> list[GoalValue]:
         word = match.group()
         if any(map(str.isdigit, word)) or (begins > opening and any(map(str.isupper, word))):
             values.append(GoalValue(word, begins, match.end(), False))
-    if taken:
+    values += _listed_with_values(goal, values, taken, opening)
+    if taken or len(values) > 1:
         values.sort(key=lambda value: value.start)
     return values
+
+
+def _listed_with_values(goal: str, values: list[GoalValue], taken: list[tuple[int, int]],
+                        opening: int) -> list[GoalValue]:
+    """The other words of a list of single words, half or more of them values already ("Select fzzqo,
+    NYYyS82 and click Submit"): a list holds values of one kind, lower-case ones too."""
+    if not _LISTED.search(goal):
+        return []
+    found = {value.start for value in values}
+    added: list[GoalValue] = []
+    for listed in _LISTED.finditer(goal):
+        items = [item for item in WORD.finditer(goal, listed.start(), listed.end())
+                 if item.group().casefold() not in STOP_WORDS]  # "Settings, then Privacy" lists no "then"
+        if len(items) < 2 or sum(item.start() in found for item in items) * 2 < len(items):
+            continue
+        added += [GoalValue(item.group(), item.start(), item.end(), False) for item in items
+                  if item.start() not in found and item.start() > opening
+                  and not any(start <= item.start() < end for start, end in taken)]
+    return added
 
 
 def goal_value_reference(goal: str, value: str) -> str | None:
