@@ -138,9 +138,9 @@ class Run:
             return ContextPack.assemble([], budget)
         mem = self._memory
         domain = domain_of(page)
-        if domain != self._site:
-            self.on_domain(page)
-        with mem.store.read() as conn:
+        with mem.store.read() as conn:  # one read for the whole context (a domain's lessons counted apart)
+            if domain != self._site:
+                self.on_domain(page)
             reference = self._reference(origin_of(page))
             parts = memory_parts(
                 mem, goal=self.goal, domain=domain, reference=reference, last_failure=self._last_failure,

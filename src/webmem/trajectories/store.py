@@ -329,7 +329,7 @@ class TrajectoryStore(ReplaySearch):
             candidates=candidates,
             scored=len(held.goals),
             best=best,
-            reason=_verdict(winner, closest and (closest, closest.item.why(query, goal)),
+            reason=_verdict(winner, (closest, closest.item.why(query, goal)) if closest and winner is None else None,
                             sum(1 for j in judged if j.eligible), threshold, len(held.goals)),
         )
         if winner is not None:
