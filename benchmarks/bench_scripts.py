@@ -26,7 +26,7 @@ import webmem
 from webmem.agent import Agent
 from webmem.agent.browser import launch_chromium
 from webmem.agent.heuristic import HeuristicPolicy
-from webmem.bench.miniwob import DEFAULT_TASKS, TaskPage, serve_miniwob
+from webmem.bench.miniwob import DEFAULT_TASKS, INSTRUCTION_DETERMINED, TaskPage, serve_miniwob
 from webmem.bench.runner import MiniWobEnvironment
 from webmem.scripts import plan_script
 from webmem.trajectories.slots import bind
@@ -152,6 +152,10 @@ def main() -> None:
     print(f"\ntasks {len(results)}, scripts written {len(scripted)}, pass on the recorded instance "
           f"{sum(item.recorded_pass for item in scripted)}/{len(scripted)}, new instances that fit the script "
           f"{sum(item.fitting for item in scripted)}, of which passed {sum(item.passed for item in scripted)}")
+    determined = [item for item in scripted if item.task in INSTRUCTION_DETERMINED]
+    print(f"tasks whose instruction determines the actions: {len(determined)}, pass on the recorded instance "
+          f"{sum(item.recorded_pass for item in determined)}/{len(determined)}, new instances that fit the script "
+          f"{sum(item.fitting for item in determined)}, of which passed {sum(item.passed for item in determined)}")
 
 
 if __name__ == "__main__":

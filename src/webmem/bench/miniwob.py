@@ -73,6 +73,17 @@ DEFAULT_TASKS: tuple[str, ...] = (
     "use-autocomplete",
 )
 
+#: The default tasks whose instruction alone says what to do (which element, which value): a remembered
+#: run can do a new instance of them without reading the page for the answer. The others name the element
+#: by page content (which tab holds the link, the text to copy, the nth search result, a layout drawn at
+#: random), so no memory of an earlier instance can say it.
+INSTRUCTION_DETERMINED: tuple[str, ...] = (
+    "choose-list", "click-button", "click-button-sequence", "click-checkboxes", "click-dialog", "click-dialog-2",
+    "click-link", "click-menu", "click-option", "click-tab", "click-test", "click-test-2", "enter-date",
+    "enter-password", "enter-text", "enter-text-2", "enter-text-dynamic", "focus-text", "focus-text-2",
+    "form-sequence-2", "login-user", "multi-orderings", "unicode-test",
+)
+
 #: The tasks' own limit is 10 s, written for a model acting in milliseconds; an agent that reads the
 #: page and may call an LLM each turn gets a minute.
 EPISODE_MAX_TIME_MS = 60_000
