@@ -43,6 +43,16 @@ def in_process(text: str, page: Any, url: str, **params: str) -> Any:
     return page.evaluate("() => window.verdict")
 
 
+def spec_with_verdict(folder: Path, name: str, text: str, recorded: str, url: str, call: str) -> Any:
+    """Run the TypeScript script, moved from its ``recorded`` URL to ``url``, with one more test that awaits
+    ``call`` and expects the page's verdict to be a success."""
+    spec = text.replace(recorded, url) + (
+        f"\ntest({name!r}, async ({{ page }}) => {{\n  await {call};\n"
+        "  expect(await page.evaluate(() => (window as any).verdict)).toEqual({ done: true, reward: 1 });\n});\n")
+    (folder / f"{name}.spec.ts").write_text(spec, encoding="utf-8")
+    return run_spec(folder, f"{name}.spec.ts")
+
+
 def test_a_recorded_list_becomes_a_list_parameter_whose_steps_run_once_per_value(
     sqlite_mem: Any, page: Any, tmp_path: Path
 ) -> None:
@@ -64,12 +74,9 @@ def test_a_recorded_list_becomes_a_list_parameter_whose_steps_run_once_per_value
         assert run_script(script, "--checkbox-names", "ef, gh, cd").returncode == 0
         missing = run_script(script, "--checkbox-names", "ef, zz")  # a value the page has no box for
         assert missing.returncode != 0 and "AssertionError" in missing.stderr and "zz" in missing.stderr
-        spec = mem.script(result.run_id, lang="typescript").replace(choose_url(base, "ab,cd"), choose_url(base, "gh,ef,ab"))
-        spec += ("\ntest('three boxes of another list', async ({ page }) => {\n"
-            "  await run(page, { ...params, checkboxNames: 'gh, ef, ab' });\n"
-            "  expect(await page.evaluate(() => (window as any).verdict)).toEqual({ done: true, reward: 1 });\n});\n")
-        (tmp_path / "choose.spec.ts").write_text(spec, encoding="utf-8")
-        typescript = run_spec(tmp_path, "choose.spec.ts")
+        typescript = spec_with_verdict(tmp_path, "another-list", mem.script(result.run_id, lang="typescript"),
+                                       choose_url(base, "ab,cd"), choose_url(base, "gh,ef,ab"),
+                                       "run(page, { ...params, checkboxNames: 'gh, ef, ab' })")
     assert typescript.returncode == 0 and "2 passed" in typescript.stdout, typescript.stdout[-3000:]
 
 
@@ -96,12 +103,9 @@ def test_a_name_the_goal_gives_finds_the_page_s_spelling_and_the_first_of_severa
         # two Cancel buttons: the goal names either one, the script presses the first instead of failing
         assert in_process(text, page, dialog_url(base, "Cancel", twice="Cancel"),
                           button_name="cancel") == {"done": True, "reward": 1}
-        spec = mem.script(result.run_id, lang="typescript").replace(dialog_url(base, "OK"), dialog_url(base, "x"))
-        spec += ("\ntest('the close button for x', async ({ page }) => {\n"
-            "  await run(page, { ...params, buttonName: 'x' });\n"
-            "  expect(await page.evaluate(() => (window as any).verdict)).toEqual({ done: true, reward: 1 });\n});\n")
-        (tmp_path / "dialog.spec.ts").write_text(spec, encoding="utf-8")
-        typescript = run_spec(tmp_path, "dialog.spec.ts")
+        typescript = spec_with_verdict(tmp_path, "close-for-x", mem.script(result.run_id, lang="typescript"),
+                                       dialog_url(base, "OK"), dialog_url(base, "x"),
+                                       "run(page, { ...params, buttonName: 'x' })")
         absent = tmp_path / "absent.py"  # a name the page has in no spelling still fails loudly
         absent.write_text(text.replace(dialog_url(base, "OK"), dialog_url(base, "Help")), encoding="utf-8")
         failed = run_script(absent, "--button-name", "Help")
@@ -143,9 +147,6 @@ def test_a_button_whose_centre_another_covers_is_clicked_where_it_shows(
         text = mem.script(result.run_id)
         assert "click(element)" in text
         assert in_process(text, page, f"{base}covered.html?layout=covered") == {"done": True, "reward": 1}
-        spec = mem.script(result.run_id, lang="typescript").replace(f"{base}covered.html", f"{base}covered.html?layout=covered")
-        spec += ("\ntest('ONE under TWO', async ({ page }) => {\n  await run(page);\n"
-                 "  expect(await page.evaluate(() => (window as any).verdict)).toEqual({ done: true, reward: 1 });\n});\n")
-        (tmp_path / "covered.spec.ts").write_text(spec, encoding="utf-8")
-        typescript = run_spec(tmp_path, "covered.spec.ts")
+        typescript = spec_with_verdict(tmp_path, "one-under-two", mem.script(result.run_id, lang="typescript"),
+                                       f"{base}covered.html", f"{base}covered.html?layout=covered", "run(page)")
     assert typescript.returncode == 0 and "2 passed" in typescript.stdout, typescript.stdout[-3000:]
