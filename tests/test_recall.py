@@ -196,6 +196,13 @@ def test_the_closest_goals_found_through_the_index_are_those_a_full_scan_finds(m
             assert (pruned.best and pruned.best.id) == (full.best and full.best.id), goal
 
 
+def test_a_goal_of_no_words_that_count_is_matched_to_nothing_without_an_error(mem: webmem.Memory) -> None:
+    save(mem, "Buy the blue kettle")
+    for goal in ("do it", "please", "?!"):
+        report = mem.trajectories.match(goal, origin=ORIGIN, now=NOW, limit=1)
+        assert report.best is None and report.scored == 1
+
+
 def test_only_the_winner_is_decoded(mem: webmem.Memory) -> None:
     winner = save(mem, "Search for smart watch reviews")
     loser = save(mem, "Search for running shoe reviews")

@@ -77,8 +77,10 @@ def rank(
                 heapq.heapreplace(top, item.similarity)
 
     def beaten(common: float, lifted: bool) -> bool:  # (with a margin for sums added in another order)
-        dice = 2 * common / (total + common)
-        return len(top) >= limit and (dice + VALUE_WEIGHT * (1 - dice) if lifted else dice) < top[0] - TIE_MARGIN
+        if len(top) < limit:
+            return False
+        dice = 2 * common / (total + common) if common else 0.0
+        return (dice + VALUE_WEIGHT * (1 - dice) if lifted else dice) < top[0] - TIE_MARGIN
 
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
     for position in held.fitting(query):
