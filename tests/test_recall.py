@@ -69,6 +69,9 @@ def test_a_list_with_values_in_it_is_a_list_of_values_whatever_their_case(mem: w
     assert [value.text for value in goal_values("Select fzzqo, NYYyS82 and click Submit.")] == [
         "fzzqo", "NYYyS82", "Submit"]
     assert [value.text for value in goal_values("Go to Settings, then Privacy")] == ["Settings", "Privacy"]
+    # words that go on after a comma are no list: "published" and "genre" stay words of the task
+    assert [value.text for value in goal_values("add a book by Ann Carson, published in 2011, genre history")] == [
+        "Ann", "Carson", "2011"]
 
 
 def test_words_that_change_the_meaning_must_agree(mem: webmem.Memory) -> None:

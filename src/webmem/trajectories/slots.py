@@ -54,6 +54,8 @@ _CLOSING = ".!? "  # how a goal may end or not: "Delete the book X." and "delete
 _LIST = re.compile(r"[,;]\s|>")  # "a, b", "a>b": several values where the recorded run had one
 #: Single words separated by commas or semicolons: "fzzqo, NYYyS82" (a list of values).
 _LISTED = re.compile(r"(?<![\w-])[^\W_]+(?:\s*[,;]\s*[^\W_]+)+(?![\w-])")
+#: Where such a list ends: "and" or "or", or the end of the goal or of its sentence.
+_LIST_END = re.compile(r"\s*(?:(?:and|or)\b|[.!?]?\s*$)", re.IGNORECASE)
 
 
 def goal_values(goal: str) -> list[GoalValue]:
@@ -83,12 +85,15 @@ def goal_values(goal: str) -> list[GoalValue]:
 def _listed_with_values(goal: str, values: list[GoalValue], taken: list[tuple[int, int]],
                         opening: int) -> list[GoalValue]:
     """The other words of a list of single words, half or more of them values already ("Select fzzqo,
-    NYYyS82 and click Submit"): a list holds values of one kind, lower-case ones too."""
+    NYYyS82 and click Submit"): a list holds values of one kind, lower-case ones too. A list ends the goal
+    or is followed by "and" or "or"."""
     if not _LISTED.search(goal):
         return []
     found = {value.start for value in values}
     added: list[GoalValue] = []
     for listed in _LISTED.finditer(goal):
+        if not _LIST_END.match(goal, listed.end()):
+            continue  # "by Ann Carson, published in 2011": the words go on, it is no list
         items = [item for item in WORD.finditer(goal, listed.start(), listed.end())
                  if item.group().casefold() not in STOP_WORDS]  # "Settings, then Privacy" lists no "then"
         if len(items) < 2 or sum(item.start() in found for item in items) * 2 < len(items):
