@@ -131,9 +131,11 @@ def test_of_two_same_named_buttons_the_script_says_which_one_it_presses(
         assert in_process(text, page, url) == {"done": True, "reward": 1}
         typescript = mem.script(result.run_id, lang="typescript")
         assert "// place 2 of 2 elements alike, as recorded" in typescript and ".nth(1)" in typescript
+        spec = spec_with_verdict(tmp_path, "second-delete", typescript, url, url, "run(page)")
         script = tmp_path / "rows.py"  # on a copy of the page with one row left, there is no 2nd to press
         script.write_text(text.replace(url, url.replace("1001%2C1002", "1002")), encoding="utf-8")
         failed = run_script(script)
+    assert spec.returncode == 0 and "2 passed" in spec.stdout, spec.stdout[-3000:]
     assert failed.returncode != 0 and "AssertionError" in failed.stderr and ".nth(1)" in failed.stderr
 
 
