@@ -97,7 +97,6 @@ class OriginGoals:
     built: dict[int, StoredGoal] = field(default_factory=dict)
     ids_text: str | None = None  # the ids as a snapshot holds them (JSON), read when first needed
     postings: PositionLists = field(default_factory=lambda: PositionLists())
-    templated: list[int] = field(default_factory=list)  # positions of the goals with a template
     fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from each word of a template's fixed text to its goals
     fixed_sizes: dict[int, int] = field(default_factory=dict)  # how many such words each templated goal's template has
     unfixed: list[int] = field(default_factory=list)  # templated goals without fixed words: any goal may fit them
@@ -142,7 +141,6 @@ class OriginGoals:
         self.built[position] = goal
         self.ids.add(goal.id)
         if goal.signature.template:
-            self.templated.append(position)
             terms = fixed_terms(goal.signature.template)
             self.fixed_sizes[position] = len(terms)
             if not terms:
@@ -210,7 +208,7 @@ class OriginGoals:
         """The whole structure as text (without vectors): lines of JSON, so that a reader parses only the
         index up front (the ids and shapes when it adds a goal, each goal's line when ranking touches it)."""
         header = {"format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": self.version,
-                  "removals": self.removals, "shape_count": self.shape_count, "templated": self.templated,
+                  "removals": self.removals, "shape_count": self.shape_count,
                   "fixed": self.fixed.packed(), "fixed_sizes": [[position, size] for position, size in self.fixed_sizes.items()],
                   "unfixed": self.unfixed, "postings": self.postings.packed(), "spread": self.spread,
                   "valued": self.valued.packed()}
@@ -244,7 +242,7 @@ def unpack(text: str | None) -> OriginGoals | None:
         return OriginGoals(
             version=data["version"], removals=data["removals"], records=lines[2:], ids_text=lines[0],
             shapes_text=lines[1], shape_count=data["shape_count"], postings=PositionLists(data["postings"]),
-            templated=data["templated"], fixed=PositionLists(data["fixed"]),
+            fixed=PositionLists(data["fixed"]),
             fixed_sizes={position: size for position, size in data["fixed_sizes"]}, unfixed=data["unfixed"],
             spread=data["spread"], valued=PositionLists(data["valued"]),
         )

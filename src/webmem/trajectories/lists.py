@@ -53,7 +53,6 @@ class ListedSteps:
     first: int  # the first value's steps are steps[first:end]
     end: int
     after: int  # the steps after the list start at steps[after:]
-    recorded: int  # how many values the list had
 
 
 def listed_steps(template: str, steps: Sequence[Step]) -> ListedSteps | None:
@@ -69,13 +68,8 @@ def listed_steps(template: str, steps: Sequence[Step]) -> ListedSteps | None:
             continue
         if blocks is not None:
             collapsed = "".join(parts[:start]) + parts[start] + "".join(parts[end + 1:])
-            return ListedSteps(collapsed, numbers[0], blocks[0][0], blocks[0][-1] + 1, blocks[-1][-1] + 1, len(numbers))
+            return ListedSteps(collapsed, numbers[0], blocks[0][0], blocks[0][-1] + 1, blocks[-1][-1] + 1)
     return None
-
-
-def listed_values(text: str) -> list[str]:
-    """The values of a list as a goal writes it ("A, B; C."), in order."""
-    return [item.strip() for item in _SEPARATOR.split(text.strip().rstrip(_ITEM_CLOSING)) if item.strip()]
 
 
 def _runs(parts: list[str]) -> list[tuple[int, int]]:
@@ -111,7 +105,7 @@ def _resize(parts: list[str], start: int, end: int, steps: Sequence[Step], goal:
     if bound is None:
         return None
     listed_text = bound[numbers[0]].strip().rstrip(_ITEM_CLOSING)
-    items = [item.strip() for item in _SEPARATOR.split(listed_text)]  # (not listed_values: an empty item refuses)
+    items = [item.strip() for item in _SEPARATOR.split(listed_text)]
     if not 1 <= len(items) <= MAX_ITEMS or len(items) == len(numbers) or not all(items):
         return None
     others = {number: value for number, value in bound.items() if number != numbers[0]}

@@ -87,8 +87,6 @@ def _listed_with_values(goal: str, values: list[GoalValue], taken: list[tuple[in
     """The other words of a list of single words, half or more of them values already ("Select fzzqo,
     NYYyS82 and click Submit"): a list holds values of one kind, lower-case ones too. A list ends the goal
     or is followed by "and" or "or"."""
-    if not _LISTED.search(goal):
-        return []
     found = {value.start for value in values}
     added: list[GoalValue] = []
     for listed in _LISTED.finditer(goal):
