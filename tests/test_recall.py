@@ -199,6 +199,39 @@ def test_the_closest_goals_found_through_the_index_are_those_a_full_scan_finds(m
             assert (pruned.best and pruned.best.id) == (full.best and full.best.id), goal
 
 
+def _repeated_task(rng: random.Random) -> tuple[str, list[webmem.Step]]:
+    """A goal of one of three tasks an agent does again and again, with values that recur, and its steps."""
+    name, city, number = rng.choice(["Ann", "Bob", "Cyd", "Dee"]), rng.choice(["Paris", "Rome", "Oslo"]), rng.randrange(40)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return f"Search for order {number} of customer {name}", [
+            webmem.Step(action="fill", target='textbox "Order"', value=str(number)),
+            webmem.Step(action="click", target='button "Search"')]
+    city_step = webmem.Step(action="fill", target='textbox "City"', value=city)
+    if kind == 1:
+        return f"Book a trip to {city} for {name}", [city_step, webmem.Step(action="fill", target='textbox "Name"',
+                                                                             value=name)]
+    return f"Book a trip to {city}", [city_step]
+
+
+def test_a_task_done_many_times_is_ranked_as_a_full_scan_ranks_it(mem: webmem.Memory) -> None:
+    """Goals of one task differ only by their values and score alike: of those that agree alike on values
+    with the new goal only the newest are scored; whatever is skipped, the closest are the full scan's,
+    with runs stored out of the order they were made (an import, two processes saving at once) too."""
+    rng = random.Random(5)
+    with mem.store.write():
+        for index in range(300):
+            goal, steps = _repeated_task(rng)
+            save(mem, goal, steps=steps, age_days=(300 - index) / 100 if index % 7 else rng.random() * 4)
+    for _ in range(60):
+        goal, _ = _repeated_task(rng)
+        full = mem.trajectories.match(goal, origin=ORIGIN, now=NOW)
+        for limit in (1, 3):
+            pruned = mem.trajectories.match(goal, origin=ORIGIN, now=NOW, limit=limit)
+            assert [(c.trajectory.id, c.similarity, c.score) for c in pruned.candidates] == [
+                (c.trajectory.id, c.similarity, c.score) for c in full.candidates[:limit]], goal
+
+
 def test_a_goal_of_no_words_that_count_is_matched_to_nothing_without_an_error(mem: webmem.Memory) -> None:
     save(mem, "Buy the blue kettle")
     for goal in ("do it", "please", "?!"):

@@ -7,6 +7,7 @@ bad input raises :class:`~webmem.errors.InvalidInput` naming the field and the r
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar, get_args
@@ -74,10 +75,15 @@ def validated(record_type: type[ModelT], /, **data: Any) -> ModelT:
         raise InvalidInput(describe_validation_error(exc)) from None
 
 
+@functools.lru_cache(maxsize=64)
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)  # building one costs a schema: ~0.1 ms, paid once per type
+
+
 def validated_value(annotation: Any, value: object, *, field: str) -> Any:
     """Check one value against a type, turning a validation failure into InvalidInput."""
     try:
-        return TypeAdapter(annotation).validate_python(value, strict=True)
+        return _adapter(annotation).validate_python(value, strict=True)
     except ValidationError as exc:
         reasons = "; ".join(error["msg"] for error in exc.errors(include_url=False))
         raise InvalidInput(f"{field}: {reasons}") from None

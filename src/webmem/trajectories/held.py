@@ -8,16 +8,17 @@ trajectory row and decodes nothing up front.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
-SNAPSHOT_FORMAT = 3
+SNAPSHOT_FORMAT = 4
 _SHAPE_SEPARATOR = "\x1f"
 
 
@@ -96,10 +97,18 @@ class OriginGoals:
     records: list[list[Any] | str] = field(default_factory=list)  # a goal's fields, or as JSON text
     built: dict[int, StoredGoal] = field(default_factory=dict)
     ids_text: str | None = None  # the ids as a snapshot holds them (JSON), read when first needed
-    postings: PositionLists = field(default_factory=lambda: PositionLists())
-    fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from each word of a template's fixed text to its goals
-    fixed_sizes: dict[int, int] = field(default_factory=dict)  # how many such words each templated goal's template has
-    unfixed: list[int] = field(default_factory=list)  # templated goals without fixed words: any goal may fit them
+    forms: list[str] = field(default_factory=list)  # the distinct token sets of the goals (a key each), by number
+    form_members: PositionLists = field(default_factory=lambda: PositionLists())  # from a form's number to its goals
+    form_text: str | None = None  # each goal's form number as a snapshot holds them, read when first needed
+    postings: PositionLists = field(default_factory=lambda: PositionLists())  # from each token to the forms that have it
+    templates: list[str] = field(default_factory=list)  # the distinct goal templates, by number
+    members: PositionLists = field(default_factory=lambda: PositionLists())  # from a template's number to its goals
+    template_text: str | None = None  # each goal's template number as a snapshot holds them, read when first needed
+    fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from each word of a template's fixed text to the templates
+    fixed_sizes: list[int] = field(default_factory=list)  # how many such words each template has
+    unfixed: list[int] = field(default_factory=list)  # templates without fixed words: any goal may fit them
+    late: list[int] = field(default_factory=list)  # goals created before one stored ahead of them (imports, races)
+    last_created: datetime | None = None  # the newest time a goal not late was created at
     shapes_text: str | None = None  # the shapes as a snapshot holds them (JSON), read when first needed
     shape_count: int = 0  # how many distinct token sets the goals have
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
@@ -110,6 +119,12 @@ class OriginGoals:
     _vectors: Any = None
     _ids: set[str] | None = None
     _shapes: set[str] | None = None
+    _numbers: dict[str, int] | None = None
+    _late_newest: list[int] | None = None
+    _template_of: list[int] | None = None
+    _form_of: list[int] | None = None
+    _form_numbers: dict[str, int] | None = None
+    _form_tokens: dict[int, frozenset[str]] = field(default_factory=dict)
 
     @property
     def goals(self) -> _Goals:
@@ -140,16 +155,19 @@ class OriginGoals:
         self.records.append(_record(goal))
         self.built[position] = goal
         self.ids.add(goal.id)
-        if goal.signature.template:
-            terms = fixed_terms(goal.signature.template)
-            self.fixed_sizes[position] = len(terms)
-            if not terms:
-                self.unfixed.append(position)
-            for term in terms:
-                self.fixed.setdefault(term, []).append(position)
+        number = self._template_number(goal.signature.template) if goal.signature.template else -1
+        self.template_of.append(number)
+        if number >= 0:
+            self.members.setdefault(str(number), []).append(position)
+        if self.last_created is not None and goal.created_at <= self.last_created:
+            self.late.append(position)
+            self._late_newest = None
+        else:
+            self.last_created = goal.created_at
         words = goal.signature.tokens
-        for token in words:
-            self.postings.setdefault(token, []).append(position)
+        form = self._form_number(words)
+        self.form_of.append(form)
+        self.form_members.setdefault(str(form), []).append(position)
         for value in goal.signature.values:
             self.valued.setdefault(value, []).append(position)
         shape = words | {VALUE_MARK + value for value in goal.signature.values}
@@ -164,14 +182,87 @@ class OriginGoals:
             self._value_sums.clear()
         self._vectors = None
 
-    def fitting(self, query: Signature) -> list[int]:
-        """The positions of the goals whose template the goal ``query`` may fit: it names every word of
-        the template's fixed text (``Signature.may_fit``), found through the words it names."""
+    @property
+    def form_of(self) -> list[int]:
+        """The number of each goal's form (its token set), by position."""
+        if self._form_of is None:
+            self._form_of = _numbers(self.form_text)
+        return self._form_of
+
+    def form_tokens(self, form: int) -> frozenset[str]:
+        known = self._form_tokens.get(form)
+        if known is None:
+            key = self.forms[form]
+            known = self._form_tokens[form] = frozenset(key.split(_SHAPE_SEPARATOR)) if key else frozenset()
+        return known
+
+    def _form_number(self, tokens: frozenset[str]) -> int:
+        key = _SHAPE_SEPARATOR.join(sorted(tokens))
+        if self._form_numbers is None:
+            self._form_numbers = {text: number for number, text in enumerate(self.forms)}
+        number = self._form_numbers.get(key)
+        if number is None:
+            number = self._form_numbers[key] = len(self.forms)
+            self.forms.append(key)
+            for token in tokens:
+                self.postings.setdefault(token, []).append(number)
+        return number
+
+    @property
+    def template_of(self) -> list[int]:
+        """The number of each goal's template (-1 for a goal without one), by position."""
+        if self._template_of is None:
+            self._template_of = _numbers(self.template_text)
+        return self._template_of
+
+    def _template_number(self, template: str) -> int:
+        if self._numbers is None:
+            self._numbers = {text: number for number, text in enumerate(self.templates)}
+        number = self._numbers.get(template)
+        if number is None:
+            number = self._numbers[template] = len(self.templates)
+            self.templates.append(template)
+            terms = fixed_terms(template)
+            self.fixed_sizes.append(len(terms))
+            if not terms:
+                self.unfixed.append(number)
+            for term in terms:
+                self.fixed.setdefault(term, []).append(number)
+        return number
+
+    def fitting_templates(self, query: Signature) -> list[int]:
+        """The numbers of the templates the goal ``query`` may fit: it names every word of the template's
+        fixed text (``Signature.may_fit``), found through the words it names."""
         hits: dict[int, int] = {}
-        for term in query.terms:
-            for position in self.fixed.get(term, ()):
-                hits[position] = hits.get(position, 0) + 1
-        return [position for position, count in hits.items() if count == self.fixed_sizes[position]] + self.unfixed
+        for term in query.fit_terms():
+            for number in self.fixed.get(term, ()):
+                hits[number] = hits.get(number, 0) + 1
+        return [number for number, count in hits.items() if count == self.fixed_sizes[number]] + self.unfixed
+
+    def fitting(self, query: Signature) -> list[int]:
+        """The positions of the goals whose template the goal ``query`` may fit."""
+        return [position for number in self.fitting_templates(query) for position in self.template_goals(number)]
+
+    def template_goals(self, number: int) -> list[int]:
+        """The positions of the goals of template ``number``, oldest first."""
+        return self.members.get(str(number), [])
+
+    def newest_first(self, positions: list[int], belongs: Callable[[int], bool]) -> Iterator[int]:
+        """``positions`` (ascending; ``belongs`` says whether a position is one of them) newest goal first, by
+        id between goals of one time. Goals not late follow their positions' order, so only the late ones
+        are sorted, and only the goals consumed are built."""
+        if not self.late:
+            return reversed(positions)
+        if self._late_newest is None:
+            self._late_newest = sorted(self.late, key=self._time_key, reverse=True)
+        late = set(self.late)
+        in_order = (position for position in reversed(positions) if position not in late)
+        others = (position for position in self._late_newest if belongs(position))
+        return heapq.merge(in_order, others, key=self._time_key, reverse=True)
+
+    def _time_key(self, position: int) -> tuple[datetime, str]:
+        goal = self.goal(position)
+        return goal.created_at, goal.id
 
     def weight(self, token: str) -> float:
         """How much a token says about which task a goal is, on this origin: a word that most of its
@@ -209,13 +300,20 @@ class OriginGoals:
         index up front (the ids and shapes when it adds a goal, each goal's line when ranking touches it)."""
         header = {"format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": self.version,
                   "removals": self.removals, "shape_count": self.shape_count,
-                  "fixed": self.fixed.packed(), "fixed_sizes": [[position, size] for position, size in self.fixed_sizes.items()],
-                  "unfixed": self.unfixed, "postings": self.postings.packed(), "spread": self.spread,
-                  "valued": self.valued.packed()}
-        rest = "\n".join([_json_line(sorted(self.ids)), _json_line(sorted(self.shapes)),
+                  "templates": self.templates, "members": self.members.packed(),
+                  "template_of": ",".join(map(str, self.template_of)), "form_of": ",".join(map(str, self.form_of)),
+                  "form_members": self.form_members.packed(), "fixed": self.fixed.packed(),
+                  "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
+                  "last_created": self.last_created.isoformat() if self.last_created else None,
+                  "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed()}
+        rest = "\n".join([_json_line(sorted(self.ids)), _json_line(sorted(self.shapes)), _json_line(self.forms),
                           *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
         header["length"] = len(rest)  # a snapshot cut short or pasted over is not read
         return _json_line(header) + "\n" + rest
+
+
+def _numbers(text: str | None) -> list[int]:
+    return [int(number) for number in text.split(",")] if text else []
 
 
 def _json_line(value: Any) -> str:
@@ -236,14 +334,16 @@ def unpack(text: str | None) -> OriginGoals | None:
             or data.get("length") != len(rest):
         return None
     lines = rest.split("\n")
-    if len(lines) < 2 or not all(line.startswith("[") and line.endswith("]") for line in lines[:2]):
+    if len(lines) < 3 or not all(line.startswith("[") and line.endswith("]") for line in lines[:3]):
         return None
     try:
         return OriginGoals(
-            version=data["version"], removals=data["removals"], records=lines[2:], ids_text=lines[0],
-            shapes_text=lines[1], shape_count=data["shape_count"], postings=PositionLists(data["postings"]),
-            fixed=PositionLists(data["fixed"]),
-            fixed_sizes={position: size for position, size in data["fixed_sizes"]}, unfixed=data["unfixed"],
+            version=data["version"], removals=data["removals"], records=lines[3:], ids_text=lines[0],
+            shapes_text=lines[1], forms=json.loads(lines[2]), form_text=data["form_of"],
+            form_members=PositionLists(data["form_members"]), shape_count=data["shape_count"], postings=PositionLists(data["postings"]),
+            templates=data["templates"], members=PositionLists(data["members"]), template_text=data["template_of"], fixed=PositionLists(data["fixed"]),
+            fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
+            last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
             spread=data["spread"], valued=PositionLists(data["valued"]),
         )
     except (KeyError, TypeError, ValueError):

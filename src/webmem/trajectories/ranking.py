@@ -10,12 +10,12 @@ new goal's, that shares some words and agrees on contrasts, reaches the threshol
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .held import OriginGoals, StoredGoal
-from .recall import VALUE_WEIGHT, Signature, contrast_conflict, explain, score
+from .recall import VALUE_MARK, VALUE_WEIGHT, Signature, contrast_conflict, explain, score
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
 SEMANTIC_THRESHOLD = 0.75
@@ -50,78 +50,168 @@ def rank(
     """The stored goals, best first: all of them scored when ``limit`` is None, else enough to be
     sure of the ``limit`` closest ``competing`` ones (goals that may win: not expired, not excluded).
 
-    A stored goal holds at least the tokens it shares with the new goal, so sharing the weight ``s``
-    of the new goal's total ``t`` bounds its Dice by ``2s / (t + s)``, lifted only if it shares a
-    value. The commonest of the new goal's tokens are read only when a goal that shares none of the
-    others could still beat the best found by those; goals are then scored in the order of their
-    bounds (counting the tokens not read as shared) until no bound beats the ``limit``-th best.
+    Goals are read by form (the set of their tokens: goals that differ only by their values share one).
+    A form holds at least the tokens it shares with the new goal, so sharing the weight ``s`` of the
+    new goal's total ``t`` bounds its goals' Dice by ``2s / (t + s)``, lifted only for goals that share a
+    value. The commonest of the new goal's tokens are read only when a form that shares none of the
+    others could still beat the best found by those; forms are then read in the order of their bounds
+    (counting the tokens not read as shared) until no bound beats the ``limit``-th best. Within a form,
+    or a template the new goal fits, goals that agree alike on values rank newest first: only the newest
+    of them are scored (:meth:`_Ranking.newest`).
     """
     if limit is None:
         return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
-    weights = {token: held.weight(token) for token in query.tokens}
-    weighted = sorted(((weight, held.postings.get(token, ())) for token, weight in weights.items()),
+    ranking = _Ranking(held, query, query_goal, competing, limit)
+    weighted = sorted(((weight, held.postings.get(token, ())) for token, weight in ranking.weights.items()),
                       key=lambda pair: pair[0], reverse=True)
-    total = sum(weight for weight, _ in weighted)
-    top: list[float] = []
-    results: list[Scored] = []
-    scored: set[int] = set()
-
-    def take(position: int) -> None:
-        scored.add(position)
-        item = _scored(held, position, query, query_goal, weights.__getitem__)
-        results.append(item)
-        if competing(item.goal):
-            if len(top) < limit:
-                heapq.heappush(top, item.similarity)
-            elif item.similarity > top[0]:
-                heapq.heapreplace(top, item.similarity)
-
-    def beaten(common: float, lifted: bool) -> bool:  # (with a margin for sums added in another order)
-        if len(top) < limit:
-            return False
-        dice = 2 * common / (total + common) if common else 0.0
-        return (dice + VALUE_WEIGHT * (1 - dice) if lifted else dice) < top[0] - TIE_MARGIN
-
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
-    for position in held.fitting(query):
-        take(position)
-    # goals that share a value may be lifted: they are bounded as if they shared every token not yet read
-    valued = {position for value in query.values for position in held.valued.get(value, ())}
+    for number in held.fitting_templates(query):
+        ranking.template(number)
     # the commonest tokens, worth together at most an eighth of the goal's weight, are read only if
-    # a goal that shares none of the others could still compete once the best of those is scored
-    tail, kept = len(weighted), total
-    while tail and kept - weighted[tail - 1][0] >= total * (1 - COMMON_SHARE):
+    # a form that shares none of the others could still compete once the best of those is scored
+    tail, kept = len(weighted), ranking.total
+    while tail and kept - weighted[tail - 1][0] >= ranking.total * (1 - COMMON_SHARE):
         tail -= 1
         kept -= weighted[tail][0]
-    remaining = total - kept
-    shared: dict[int, float] = {}
+    remaining = ranking.total - kept
+    shared: dict[int, float] = {}  # from a form to the weight of the new goal's tokens it shares
 
     def read(tokens: list[tuple[float, Any]]) -> None:
         tokens = sorted(tokens, key=lambda pair: len(pair[1]), reverse=True)
         if tokens and not shared:  # the longest list at C speed
             shared.update(dict.fromkeys(tokens[0][1], tokens[0][0]))
             tokens = tokens[1:]
-        for weight, postings in tokens:
-            for position in postings:
-                shared[position] = shared.get(position, 0.0) + weight
+        for weight, forms in tokens:
+            for form in forms:
+                shared[form] = shared.get(form, 0.0) + weight
 
     read(weighted[:tail])
-    if len(top) < limit:  # the closest by the tokens read set the bar
-        for closest in heapq.nlargest(limit - len(top), shared, key=shared.__getitem__):
-            if closest not in scored:
-                take(closest)
-    if not beaten(remaining, False):
+    if not ranking.full:  # the closest by the tokens read set the bar
+        for form in heapq.nlargest(limit, shared, key=shared.__getitem__):
+            ranking.form(form)
+    if not ranking.beaten(remaining, False):
         read(weighted[tail:])
         remaining = 0.0
-    for lifted, positions in ((True, valued), (False, shared.keys() - valued)):
-        least = _least_shared(top[0], total, lifted) - remaining if len(top) >= limit else float("-inf")
-        contenders = [position for position in positions if shared.get(position, 0.0) >= least]
-        for position in sorted(contenders, key=lambda p: shared.get(p, 0.0), reverse=True):
-            if beaten(shared.get(position, 0.0) + remaining, lifted):
+    valued = ranking.valued_forms.keys()
+    for lifted, forms in ((True, valued), (False, shared.keys() - valued)):
+        least = _least_shared(ranking.top[0], ranking.total, lifted) - remaining if ranking.full else float("-inf")
+        contenders = [form for form in forms if shared.get(form, 0.0) >= least]
+        for form in sorted(contenders, key=lambda f: shared.get(f, 0.0), reverse=True):
+            if ranking.beaten(shared.get(form, 0.0) + remaining, lifted):
                 break
-            if position not in scored:
-                take(position)
-    return _sorted(results)
+            ranking.form(form)
+    return _sorted(ranking.results)
+
+
+class _Ranking:
+    """The goals scored so far for one new goal, and what bounds the others."""
+
+    def __init__(self, held: OriginGoals, query: Signature, query_goal: str,
+                 competing: Callable[[StoredGoal], bool], limit: int) -> None:
+        self.held, self.query, self.query_goal, self.competing, self.limit = held, query, query_goal, competing, limit
+        self.weights = {token: held.weight(token) for token in query.tokens}
+        self.total = sum(self.weights.values())
+        self.top: list[float] = []  # the similarities of the limit closest competing goals scored
+        self.results: list[Scored] = []
+        self.scored: dict[int, Scored] = {}
+        self._forms_read: set[int] = set()
+        # the values every goal names lift none; the others are shared by the goals that name them
+        self._everywhere = frozenset(value for value in query.values if held.weight(VALUE_MARK + value) <= 1.0)
+        self._values_total = held.weigh_values(query.values)
+        sharing: dict[int, list[str]] = {}
+        for value in query.values - self._everywhere:
+            for position in held.valued.get(value, ()):
+                sharing.setdefault(position, []).append(value)
+        self.valued_forms: dict[int, dict[int, frozenset[str]]] = {}  # form -> position -> values it shares
+        self._valued_templates: dict[int, dict[int, frozenset[str]]] = {}
+        form_of, template_of = (held.form_of, held.template_of) if sharing else ([], [])
+        for position, values in sharing.items():
+            self.valued_forms.setdefault(form_of[position], {})[position] = frozenset(values)
+            self._valued_templates.setdefault(template_of[position], {})[position] = frozenset(values)
+
+    @property
+    def full(self) -> bool:
+        return len(self.top) >= self.limit
+
+    def take(self, position: int) -> Scored:
+        self.scored[position] = item = _scored(self.held, position, self.query, self.query_goal,
+                                               self.weights.__getitem__)
+        self.results.append(item)
+        if self.competing(item.goal):
+            if len(self.top) < self.limit:
+                heapq.heappush(self.top, item.similarity)
+            elif item.similarity > self.top[0]:
+                heapq.heapreplace(self.top, item.similarity)
+        return item
+
+    def beaten(self, common: float, lifted: bool) -> bool:
+        """Whether a goal sharing the weight ``common`` of the new goal's tokens can no longer reach the
+        ``limit`` closest (with a margin for sums added in another order)."""
+        if not self.full:
+            return False
+        dice = 2 * common / (self.total + common) if common else 0.0
+        return (dice + VALUE_WEIGHT * (1 - dice) if lifted else dice) < self.top[0] - TIE_MARGIN
+
+    def template(self, number: int) -> None:
+        """Score the goals of a template the new goal may fit that may be among the closest. Those that fit
+        score 1; among them, those that share the same values with the new goal rank newest first."""
+        held = self.held
+        valued = self._valued_templates.get(number, {})
+        for values, positions in _by_values(valued).items():
+            most = self._agreement_at_most(values)
+            self.newest(positions, lambda item, most=most: item.similarity >= 1.0 and item.agree == most)
+        template_of = held.template_of
+        self.newest(held.template_goals(number), lambda item: item.similarity >= 1.0,
+                    lambda position: template_of[position] == number, skip=valued)
+
+    def form(self, form: int) -> None:
+        """Score the goals of a form that may be among the closest. Goals of one form that share the same
+        values with the new goal score alike unless one fits a template (which :meth:`template` scores),
+        so only the newest of them are scored."""
+        if form in self._forms_read:
+            return
+        self._forms_read.add(form)
+        held = self.held
+        valued = self.valued_forms.get(form, {})
+        for values, positions in _by_values(valued).items():
+            most = self._agreement_at_most(values)
+            self.newest(positions, lambda item, most=most: item.agree == most)
+        form_of = held.form_of
+        self.newest(held.form_members.get(str(form), []), lambda item: True,
+                    lambda position: form_of[position] == form, skip=valued)
+
+    def newest(self, positions: list[int], ranks_above: Callable[[Scored], bool],
+               belongs: Callable[[int], bool] | None = None, *, skip: Mapping[int, Any] | None = None) -> None:
+        """Score ``positions`` (but those in ``skip``) newest first until ``limit`` competing goals scored
+        ``ranks_above`` every older one of them."""
+        if belongs is None:
+            members = set(positions)
+            belongs = members.__contains__
+        found = 0
+        for position in self.held.newest_first(positions, belongs):
+            if skip and position in skip:
+                continue
+            item = self.scored.get(position) or self.take(position)
+            if self.competing(item.goal) and ranks_above(item):
+                found += 1
+                if found >= self.limit:
+                    return
+
+    def _agreement_at_most(self, values: frozenset[str]) -> float:
+        """How far a goal sharing ``values`` agrees on values with the new goal, at most (exactly when its own
+        values weigh no more than the new goal's), computed as ``recall.value_agreement`` computes it."""
+        common = values | self._everywhere
+        if not common:
+            return 0.0
+        return self.held.weigh_values(common) / (self._values_total or 1.0)
+
+
+def _by_values(sharing: Mapping[int, frozenset[str]]) -> dict[frozenset[str], list[int]]:
+    """Positions grouped by the values they share with the new goal, each group ascending."""
+    groups: dict[frozenset[str], list[int]] = {}
+    for position in sorted(sharing):
+        groups.setdefault(sharing[position], []).append(position)
+    return groups
 
 
 def _least_shared(bar: float, total: float, lifted: bool) -> float:

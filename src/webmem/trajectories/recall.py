@@ -66,7 +66,14 @@ class Signature:
     def may_fit(self, query: Signature) -> bool:
         """Whether a goal of signature ``query`` may fit this goal's template: it names every word of
         the template's fixed text (a goal that does not cannot bind it)."""
-        return self.template is not None and fixed_terms(self.template) <= query.terms
+        return self.template is not None and fixed_terms(self.template) <= query.fit_terms()
+
+    def fit_terms(self) -> frozenset[str]:
+        """The words a template's fixed text may hold when this goal binds it: its terms and the words of its
+        values (a name is a value in a goal and fixed text in a template recorded where it was no slot)."""
+        if not self.values:
+            return self.terms
+        return self.terms.union(content_terms(" ".join(self.values).replace("_", " "))[0])
 
     def encode(self) -> str:
         """One line of text to store with the trajectory."""
