@@ -371,6 +371,32 @@ def test_memories_from_before_the_index_are_indexed_when_opened(open_memory: Any
     assert mem.trajectories.index_legacy() == 0  # done once
 
 
+def test_replay_tries_runs_in_one_order_whatever_order_they_were_stored_in(open_memory: Any) -> None:
+    """Runs are tried for replay in one order (the same goal, then templates that bind it as it stands,
+    then the others, each newest first) whether they were stored as they were made or not (an import,
+    processes saving at once): the memory that stored them in order reads them without sorting."""
+    rng = random.Random(9)
+    made = [(*_repeated_task(rng), (300 - index) / 100) for index in range(300)]
+    made += [(goal, steps, age + 0.001) for goal, steps, age in made[:40]]  # the same goals again, a moment older
+    in_order, shuffled = open_memory(namespace="in-order"), open_memory(namespace="shuffled")
+    for memory, runs in ((in_order, sorted(made, key=lambda run: -run[2])), (shuffled, rng.sample(made, len(made)))):
+        with memory.store.write():
+            for goal, steps, age in runs:
+                save(memory, goal, steps=steps, age_days=age)
+    for _ in range(40):
+        goal, _ = _repeated_task(rng)
+        found = [memory.trajectories.search_replay(goal, ORIGIN, now=NOW) for memory in (in_order, shuffled)]
+        assert found[0].plan is not None, goal
+        tried = [[(c.goal, c.created_at, c.fits, c.reason) for c in lookup.candidates] for lookup in found]
+        assert tried[0] == tried[1], goal
+        plans = [(lookup.plan.trajectory.goal, lookup.plan.trajectory.created_at, lookup.plan.slots) for lookup in found]
+        assert plans[0] == plans[1], goal
+        newest_same = max((age for made_goal, _, age in made if made_goal.split() == goal.split()), default=None,
+                          key=lambda age: -age)
+        if newest_same is not None:  # the same goal done before: the newest such run
+            assert found[0].plan.trajectory.created_at == NOW - timedelta(days=newest_same), goal
+
+
 def test_replay_reaches_past_the_newest_trajectories(mem: webmem.Memory) -> None:
     steps = [webmem.Step(action="fill", target='textbox "Name"', value="Kasie"),
              webmem.Step(action="click", target='button "Submit"')]

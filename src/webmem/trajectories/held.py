@@ -8,6 +8,7 @@ trajectory row and decodes nothing up front.
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import json
 import math
@@ -113,6 +114,7 @@ class OriginGoals:
     shape_count: int = 0  # how many distinct token sets the goals have
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
     valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
+    texts: PositionLists = field(default_factory=lambda: PositionLists())  # from a hash of a goal's words to the goals
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
@@ -170,6 +172,7 @@ class OriginGoals:
         self.form_members.setdefault(str(form), []).append(position)
         for value in goal.signature.values:
             self.valued.setdefault(value, []).append(position)
+        self.texts.setdefault(_text_key(goal.goal.split()), []).append(position)
         shape = words | {VALUE_MARK + value for value in goal.signature.values}
         key = _SHAPE_SEPARATOR.join(sorted(shape))
         if key not in self.shapes:
@@ -239,13 +242,14 @@ class OriginGoals:
                 hits[number] = hits.get(number, 0) + 1
         return [number for number, count in hits.items() if count == self.fixed_sizes[number]] + self.unfixed
 
-    def fitting(self, query: Signature) -> list[int]:
-        """The positions of the goals whose template the goal ``query`` may fit."""
-        return [position for number in self.fitting_templates(query) for position in self.template_goals(number)]
-
     def template_goals(self, number: int) -> list[int]:
         """The positions of the goals of template ``number``, oldest first."""
         return self.members.get(str(number), [])
+
+    def template_newest_first(self, number: int) -> Iterator[int]:
+        """The positions of the goals of template ``number``, newest first (see :meth:`newest_first`)."""
+        template_of = self.template_of
+        return self.newest_first(self.template_goals(number), lambda position: template_of[position] == number)
 
     def newest_first(self, positions: list[int], belongs: Callable[[int], bool]) -> Iterator[int]:
         """``positions`` (ascending; ``belongs`` says whether a position is one of them) newest goal first, by
@@ -254,13 +258,17 @@ class OriginGoals:
         if not self.late:
             return reversed(positions)
         if self._late_newest is None:
-            self._late_newest = sorted(self.late, key=self._time_key, reverse=True)
+            self._late_newest = sorted(self.late, key=self.time_key, reverse=True)
         late = set(self.late)
         in_order = (position for position in reversed(positions) if position not in late)
         others = (position for position in self._late_newest if belongs(position))
-        return heapq.merge(in_order, others, key=self._time_key, reverse=True)
+        return heapq.merge(in_order, others, key=self.time_key, reverse=True)
 
-    def _time_key(self, position: int) -> tuple[datetime, str]:
+    def named(self, words: list[str]) -> list[int]:
+        """The positions of the goals that may be these words (the same hash of them: compare), ascending."""
+        return self.texts.get(_text_key(words), [])
+
+    def time_key(self, position: int) -> tuple[datetime, str]:
         goal = self.goal(position)
         return goal.created_at, goal.id
 
@@ -305,11 +313,16 @@ class OriginGoals:
                   "form_members": self.form_members.packed(), "fixed": self.fixed.packed(),
                   "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
                   "last_created": self.last_created.isoformat() if self.last_created else None,
-                  "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed()}
+                  "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed(),
+                  "texts": self.texts.packed()}
         rest = "\n".join([_json_line(sorted(self.ids)), _json_line(sorted(self.shapes)), _json_line(self.forms),
                           *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
         header["length"] = len(rest)  # a snapshot cut short or pasted over is not read
         return _json_line(header) + "\n" + rest
+
+
+def _text_key(words: list[str]) -> str:
+    return hashlib.blake2b(" ".join(words).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
 def _numbers(text: str | None) -> list[int]:
@@ -344,7 +357,7 @@ def unpack(text: str | None) -> OriginGoals | None:
             templates=data["templates"], members=PositionLists(data["members"]), template_text=data["template_of"], fixed=PositionLists(data["fixed"]),
             fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
             last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
-            spread=data["spread"], valued=PositionLists(data["valued"]),
+            spread=data["spread"], valued=PositionLists(data["valued"]), texts=PositionLists(data["texts"]),
         )
     except (KeyError, TypeError, ValueError):
         return None

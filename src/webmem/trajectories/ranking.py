@@ -10,7 +10,7 @@ new goal's, that shares some words and agrees on contrasts, reaches the threshol
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,10 +159,9 @@ class _Ranking:
         valued = self._valued_templates.get(number, {})
         for values, positions in _by_values(valued).items():
             most = self._agreement_at_most(values)
-            self.newest(positions, lambda item, most=most: item.similarity >= 1.0 and item.agree == most)
-        template_of = held.template_of
-        self.newest(held.template_goals(number), lambda item: item.similarity >= 1.0,
-                    lambda position: template_of[position] == number, skip=valued)
+            self.newest(held.newest_first(positions, set(positions).__contains__),
+                        lambda item, most=most: item.similarity >= 1.0 and item.agree == most)
+        self.newest(held.template_newest_first(number), lambda item: item.similarity >= 1.0, skip=valued)
 
     def form(self, form: int) -> None:
         """Score the goals of a form that may be among the closest. Goals of one form that share the same
@@ -175,20 +174,17 @@ class _Ranking:
         valued = self.valued_forms.get(form, {})
         for values, positions in _by_values(valued).items():
             most = self._agreement_at_most(values)
-            self.newest(positions, lambda item, most=most: item.agree == most)
+            self.newest(held.newest_first(positions, set(positions).__contains__), lambda item, most=most: item.agree == most)
         form_of = held.form_of
-        self.newest(held.form_members.get(str(form), []), lambda item: True,
-                    lambda position: form_of[position] == form, skip=valued)
+        self.newest(held.newest_first(held.form_members.get(str(form), []), lambda position: form_of[position] == form),
+                    lambda item: True, skip=valued)
 
-    def newest(self, positions: list[int], ranks_above: Callable[[Scored], bool],
-               belongs: Callable[[int], bool] | None = None, *, skip: Mapping[int, Any] | None = None) -> None:
-        """Score ``positions`` (but those in ``skip``) newest first until ``limit`` competing goals scored
+    def newest(self, newest_first: Iterator[int], ranks_above: Callable[[Scored], bool], *,
+               skip: Mapping[int, Any] | None = None) -> None:
+        """Score the goals ``newest_first`` gives (but those in ``skip``) until ``limit`` competing goals scored
         ``ranks_above`` every older one of them."""
-        if belongs is None:
-            members = set(positions)
-            belongs = members.__contains__
         found = 0
-        for position in self.held.newest_first(positions, belongs):
+        for position in newest_first:
             if skip and position in skip:
                 continue
             item = self.scored.get(position) or self.take(position)

@@ -10,7 +10,8 @@ often. Every miss has a reason, in the ``replay_not_found`` event and in :class:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import heapq
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -144,28 +145,23 @@ class ReplaySearch:
 
     def _search(self, conn: Connection, held: OriginGoals, goal: str, wanted: str, origin: str,
                 cutoff: datetime) -> ReplayLookup:
-        if not held.goals:
+        if not held.records:
             return ReplayLookup(goal, origin, None, "no successful run is recorded on this origin")
-        current = [stored for stored in held.goals if stored.created_at >= cutoff]
-        if not current:
+        if held.last_created is None or held.last_created < cutoff:  # no goal is newer than the newest not late
             return ReplayLookup(goal, origin, None, f"every run recorded on this origin is older than the TTL "
                                                     f"({self.ttl_days:g} days)")
-        words = wanted.split()
-        query = signature(wanted)
-        fitting = sorted((stored for stored in current if stored.goal.split() == words or (
-            stored.signature.may_fit(query))), key=lambda stored: _preference(stored, words, wanted), reverse=True)
-        demoted = self._demoted(conn, [stored.id for stored in fitting]) if self._demoted and fitting else set()
-        pages = self._changed_pages(conn, domain_of(origin)) if self._changed_pages and fitting else {}
+        fitting = _in_order_of_trial(held, wanted, cutoff)
+        pages = self._changed_pages(conn, domain_of(origin)) if self._changed_pages else {}
         weighed: list[ReplayCandidate] = []
         changed: datetime | None = None
-        for position, stored in enumerate(fitting):
+        for stored in fitting:
             trajectory = self._load(conn, stored.id)
             found = fit(trajectory, wanted, secrets=self._scope.secrets) if trajectory is not None else \
                 "deleted meanwhile"
             weighed.append(_candidate(stored, found))
             if not isinstance(found, ReplayPlan):
                 continue
-            if stored.id in demoted:  # never replayed blind again
+            if self._demoted and self._demoted(conn, [stored.id]):  # never replayed blind again
                 weighed[-1] = replace(weighed[-1], fits=False, reason="demoted: runs that followed it kept failing")
                 continue
             stale = changed_after(found.trajectory, pages)
@@ -178,7 +174,7 @@ class ReplaySearch:
             if gate.closed:
                 return ReplayLookup(goal, origin, None, f"its replays failed {gate.failures} times "
                                                         f"({stored.id}, template {found.template!r})", tuple(weighed))
-            peers = self._peers(conn, found, fitting[position + 1:], pages)
+            peers = self._peers(conn, found, fitting, pages)  # the goals tried after it
             plan = replace(found, stop_step=gate.stop_step, history=target_history(found, peers))
             return ReplayLookup(goal, origin, plan, None, tuple(weighed))
         if changed is not None:
@@ -204,7 +200,7 @@ class ReplaySearch:
                 found.append(_candidate(item.goal, fit(trajectory, wanted, secrets=self._scope.secrets)))
         return found
 
-    def _peers(self, conn: Connection, plan: ReplayPlan, older: Sequence[StoredGoal],
+    def _peers(self, conn: Connection, plan: ReplayPlan, older: Iterable[StoredGoal],
                pages: dict[str, datetime]) -> list[Trajectory]:
         """Up to ``MAX_PEERS`` earlier trajectories of the plan's task shape: what they did tells which
         of the plan's targets keep their name from run to run, and which do not."""
@@ -222,12 +218,56 @@ class ReplaySearch:
         return peers
 
 
-def _preference(stored: StoredGoal, words: list[str], goal: str) -> tuple[bool, bool, datetime, str]:
-    """The order in which stored runs are tried for a goal: the same goal first, then those whose template
-    binds it as it stands (not by resizing one of its lists), each newest first."""
-    template = stored.signature.template
-    return (stored.goal.split() == words, bool(template) and bind(template, goal, like=stored.goal) is not None,
-            stored.created_at, stored.id)
+def _in_order_of_trial(held: OriginGoals, goal: str, cutoff: datetime) -> Iterator[StoredGoal]:
+    """The stored goals a replay may follow for ``goal``, in the order they are tried: the same goal, then
+    those whose template binds it as it stands (not by resizing one of its lists), then the others whose
+    template it may fit; the same goal bound first too, and each newest first, none older than ``cutoff``.
+    Built as they are asked for: the first usually serves."""
+    words = goal.split()
+
+    def same(position: int) -> bool:
+        return held.goal(position).goal.split() == words
+
+    def binds(position: int) -> bool:
+        stored = held.goal(position)
+        template = stored.signature.template
+        return bool(template) and bind(template, goal, like=stored.goal) is not None
+
+    named, later = held.named(words), []
+    first = _current_positions(held, held.newest_first(named, set(named).__contains__), cutoff)
+    yield from _binding(held, (position for position in first if same(position)), binds, later)
+    yield from map(held.goal, later)
+    binding, others = [], []
+    for number in held.fitting_templates(signature(goal)):
+        (binding if bind(held.templates[number], goal) is not None else others).append(held.template_newest_first(number))
+    later = []
+    rest = _current_positions(held, heapq.merge(*binding, key=held.time_key, reverse=True), cutoff)
+    yield from _binding(held, (position for position in rest if not same(position)), binds, later)
+    others.append(iter(later))
+    for position in _current_positions(held, heapq.merge(*others, key=held.time_key, reverse=True), cutoff):
+        if not same(position):
+            yield held.goal(position)
+
+
+def _binding(held: OriginGoals, positions: Iterable[int], binds: Callable[[int], bool],
+             later: list[int]) -> Iterator[StoredGoal]:
+    """The goals at ``positions`` that ``binds``, in their order; the other positions go to ``later``."""
+    for position in positions:
+        if binds(position):
+            yield held.goal(position)
+        else:
+            later.append(position)
+
+
+def _current_positions(held: OriginGoals, newest_first: Iterator[int], cutoff: datetime) -> Iterator[int]:
+    for position in newest_first:
+        if held.goal(position).created_at < cutoff:
+            return  # the rest are older still
+        yield position
+
+
+def _current(held: OriginGoals, newest_first: Iterator[int], cutoff: datetime) -> Iterator[StoredGoal]:
+    return (held.goal(position) for position in _current_positions(held, newest_first, cutoff))
 
 
 def _candidate(stored: StoredGoal, found: ReplayPlan | str) -> ReplayCandidate:

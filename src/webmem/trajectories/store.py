@@ -145,8 +145,10 @@ class TrajectoryStore(ReplaySearch):
         seen: set[str] = set()
         with self._scope.store.read() as conn:
             held = self._held(conn, origin)
-            fitting = [held.goals[position] for position in held.fitting(query)]
-            for stored in sorted(fitting, key=lambda stored: (stored.created_at, stored.id), reverse=True):
+            newest = [next(held.template_newest_first(number), None)  # of each template the goal may fit
+                      for number in held.fitting_templates(query)]
+            for stored in sorted((held.goal(position) for position in newest if position is not None),
+                                 key=lambda stored: (stored.created_at, stored.id), reverse=True):
                 template = stored.signature.template
                 if template is None or template in seen:
                     continue
