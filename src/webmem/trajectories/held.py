@@ -20,7 +20,8 @@ from typing import Any
 from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
 SNAPSHOT_FORMAT = 4
-_SHAPE_SEPARATOR = "\x1f"
+_SHAPE_SEPARATOR = "\x1f"  # between the tokens of a shape or a form
+_KEY_SEPARATOR = "\x1e"  # between the keys (ids, shapes, forms) of a snapshot's line
 
 
 @dataclass(slots=True)
@@ -89,6 +90,41 @@ class PositionLists(dict[str, list[int]]):
         return {key: found if type(found) is str else ",".join(map(str, found)) for key, found in self.items()}
 
 
+class NumberedLists:
+    """Lists of positions by number (0, 1, ...): a form's or a template's goals. A snapshot holds them as one
+    text ("3,5;8;..."), split when first asked for, each list parsed when first asked for."""
+
+    def __init__(self, text: str = "") -> None:
+        self._text: str | None = text
+        self._lists: list[list[int] | str] = []
+
+    def _split(self) -> list[list[int] | str]:
+        if self._text is not None:
+            self._lists = list(self._text.split(";")) if self._text else []
+            self._text = None
+        return self._lists
+
+    def get(self, number: int) -> list[int]:
+        lists = self._split()
+        if number >= len(lists):
+            return []
+        found = lists[number]
+        if type(found) is str:
+            found = lists[number] = [int(position) for position in found.split(",")] if found else []
+        return found  # type: ignore[return-value]
+
+    def append(self, number: int, position: int) -> None:
+        lists = self._split()
+        while len(lists) <= number:
+            lists.append([])
+        self.get(number).append(position)
+
+    def packed(self) -> str:
+        if self._text is not None:
+            return self._text
+        return ";".join(found if type(found) is str else ",".join(map(str, found)) for found in self._lists)
+
+
 @dataclass
 class OriginGoals:
     """One origin's stored goals, with an inverted index from each word to the goals that use it."""
@@ -97,24 +133,24 @@ class OriginGoals:
     removals: int = 0
     records: list[list[Any] | str] = field(default_factory=list)  # a goal's fields, or as JSON text
     built: dict[int, StoredGoal] = field(default_factory=dict)
-    ids_text: str | None = None  # the ids as a snapshot holds them (JSON), read when first needed
-    forms: list[str] = field(default_factory=list)  # the distinct token sets of the goals (a key each), by number
-    form_members: PositionLists = field(default_factory=lambda: PositionLists())  # from a form's number to its goals
+    ids_text: str | None = None  # the ids as a snapshot holds them, read when first needed
+    forms_text: str | None = None  # the distinct token sets of the goals (a key each), read when first needed
+    form_members: NumberedLists = field(default_factory=NumberedLists)  # the goals of each form
     form_text: str | None = None  # each goal's form number as a snapshot holds them, read when first needed
     postings: PositionLists = field(default_factory=lambda: PositionLists())  # from each token to the forms that have it
     templates: list[str] = field(default_factory=list)  # the distinct goal templates, by number
-    members: PositionLists = field(default_factory=lambda: PositionLists())  # from a template's number to its goals
+    members: NumberedLists = field(default_factory=NumberedLists)  # the goals of each template
     template_text: str | None = None  # each goal's template number as a snapshot holds them, read when first needed
     fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from each word of a template's fixed text to the templates
     fixed_sizes: list[int] = field(default_factory=list)  # how many such words each template has
     unfixed: list[int] = field(default_factory=list)  # templates without fixed words: any goal may fit them
     late: list[int] = field(default_factory=list)  # goals created before one stored ahead of them (imports, races)
     last_created: datetime | None = None  # the newest time a goal not late was created at
-    shapes_text: str | None = None  # the shapes as a snapshot holds them (JSON), read when first needed
+    shapes_text: str | None = None  # the shapes as a snapshot holds them, read when first needed
     shape_count: int = 0  # how many distinct token sets the goals have
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
     valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
-    texts: PositionLists = field(default_factory=lambda: PositionLists())  # from a hash of a goal's words to the goals
+    texts_text: str | None = None  # from a hash of a goal's words to the goals, as JSON, read when first needed
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
@@ -126,7 +162,9 @@ class OriginGoals:
     _template_of: list[int] | None = None
     _form_of: list[int] | None = None
     _form_numbers: dict[str, int] | None = None
-    _form_tokens: dict[int, frozenset[str]] = field(default_factory=dict)
+    _forms: list[str] | None = None
+    _texts: PositionLists | None = None
+    _texts_added: list[tuple[str, int]] = field(default_factory=list)  # goals added since: the texts are read when needed
 
     @property
     def goals(self) -> _Goals:
@@ -142,14 +180,14 @@ class OriginGoals:
     @property
     def ids(self) -> set[str]:
         if self._ids is None:
-            self._ids = set(json.loads(self.ids_text)) if self.ids_text else set()
+            self._ids = set(_keys(self.ids_text))
         return self._ids
 
     @property
     def shapes(self) -> set[str]:
         """The distinct token sets among the goals, each as one key."""
         if self._shapes is None:
-            self._shapes = set(json.loads(self.shapes_text)) if self.shapes_text else set()
+            self._shapes = set(_keys(self.shapes_text))
         return self._shapes
 
     def add(self, goal: StoredGoal) -> None:
@@ -158,9 +196,12 @@ class OriginGoals:
         self.built[position] = goal
         self.ids.add(goal.id)
         number = self._template_number(goal.signature.template) if goal.signature.template else -1
-        self.template_of.append(number)
+        if self._template_of is None:  # not read yet: kept as text
+            self.template_text = f"{self.template_text},{number}" if self.template_text else str(number)
+        else:
+            self._template_of.append(number)
         if number >= 0:
-            self.members.setdefault(str(number), []).append(position)
+            self.members.append(number, position)
         if self.last_created is not None and goal.created_at <= self.last_created:
             self.late.append(position)
             self._late_newest = None
@@ -168,11 +209,14 @@ class OriginGoals:
             self.last_created = goal.created_at
         words = goal.signature.tokens
         form = self._form_number(words)
-        self.form_of.append(form)
-        self.form_members.setdefault(str(form), []).append(position)
+        if self._form_of is None:
+            self.form_text = f"{self.form_text},{form}" if self.form_text else str(form)
+        else:
+            self._form_of.append(form)
+        self.form_members.append(form, position)
         for value in goal.signature.values:
             self.valued.setdefault(value, []).append(position)
-        self.texts.setdefault(_text_key(goal.goal.split()), []).append(position)
+        self._texts_added.append((_text_key(goal.goal.split()), position))
         shape = words | {VALUE_MARK + value for value in goal.signature.values}
         key = _SHAPE_SEPARATOR.join(sorted(shape))
         if key not in self.shapes:
@@ -192,17 +236,27 @@ class OriginGoals:
             self._form_of = _numbers(self.form_text)
         return self._form_of
 
-    def form_tokens(self, form: int) -> frozenset[str]:
-        known = self._form_tokens.get(form)
-        if known is None:
-            key = self.forms[form]
-            known = self._form_tokens[form] = frozenset(key.split(_SHAPE_SEPARATOR)) if key else frozenset()
-        return known
+    @property
+    def forms(self) -> list[str]:
+        """The distinct token sets of the goals, each as one key, by number."""
+        if self._forms is None:
+            self._forms = _keys(self.forms_text)
+        return self._forms
+
+    @property
+    def texts(self) -> PositionLists:
+        """From a hash of a goal's words to the positions of the goals with those words."""
+        if self._texts is None:
+            self._texts = PositionLists(json.loads(self.texts_text) if self.texts_text else {})
+        for key, position in self._texts_added:
+            self._texts.setdefault(key, []).append(position)
+        self._texts_added.clear()
+        return self._texts
 
     def _form_number(self, tokens: frozenset[str]) -> int:
         key = _SHAPE_SEPARATOR.join(sorted(tokens))
         if self._form_numbers is None:
-            self._form_numbers = {text: number for number, text in enumerate(self.forms)}
+            self._form_numbers = dict(zip(self.forms, range(len(self.forms))))
         number = self._form_numbers.get(key)
         if number is None:
             number = self._form_numbers[key] = len(self.forms)
@@ -244,7 +298,7 @@ class OriginGoals:
 
     def template_goals(self, number: int) -> list[int]:
         """The positions of the goals of template ``number``, oldest first."""
-        return self.members.get(str(number), [])
+        return self.members.get(number)
 
     def template_newest_first(self, number: int) -> Iterator[int]:
         """The positions of the goals of template ``number``, newest first (see :meth:`newest_first`)."""
@@ -259,7 +313,7 @@ class OriginGoals:
             return reversed(positions)
         if self._late_newest is None:
             self._late_newest = sorted(self.late, key=self.time_key, reverse=True)
-        late = set(self.late)
+        late = set(self._late_newest)
         in_order = (position for position in reversed(positions) if position not in late)
         others = (position for position in self._late_newest if belongs(position))
         return heapq.merge(in_order, others, key=self.time_key, reverse=True)
@@ -313,16 +367,20 @@ class OriginGoals:
                   "form_members": self.form_members.packed(), "fixed": self.fixed.packed(),
                   "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
                   "last_created": self.last_created.isoformat() if self.last_created else None,
-                  "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed(),
-                  "texts": self.texts.packed()}
-        rest = "\n".join([_json_line(sorted(self.ids)), _json_line(sorted(self.shapes)), _json_line(self.forms),
-                          *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
+                  "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed()}
+        rest = "\n".join([_json_line(_KEY_SEPARATOR.join(sorted(self.ids))),
+                          _json_line(_KEY_SEPARATOR.join(sorted(self.shapes))), _json_line(_KEY_SEPARATOR.join(self.forms)),
+                          _json_line(self.texts.packed()), *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
         header["length"] = len(rest)  # a snapshot cut short or pasted over is not read
         return _json_line(header) + "\n" + rest
 
 
 def _text_key(words: list[str]) -> str:
     return hashlib.blake2b(" ".join(words).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def _keys(text: str | None) -> list[str]:
+    return text.split(_KEY_SEPARATOR) if text else []
 
 
 def _numbers(text: str | None) -> list[int]:
@@ -347,17 +405,18 @@ def unpack(text: str | None) -> OriginGoals | None:
             or data.get("length") != len(rest):
         return None
     lines = rest.split("\n")
-    if len(lines) < 3 or not all(line.startswith("[") and line.endswith("]") for line in lines[:3]):
+    if len(lines) < 4 or not all(line.startswith('"') and line.endswith('"') for line in lines[:3]) \
+            or not lines[3].startswith("{"):
         return None
     try:
         return OriginGoals(
-            version=data["version"], removals=data["removals"], records=lines[3:], ids_text=lines[0],
-            shapes_text=lines[1], forms=json.loads(lines[2]), form_text=data["form_of"],
-            form_members=PositionLists(data["form_members"]), shape_count=data["shape_count"], postings=PositionLists(data["postings"]),
-            templates=data["templates"], members=PositionLists(data["members"]), template_text=data["template_of"], fixed=PositionLists(data["fixed"]),
+            version=data["version"], removals=data["removals"], records=lines[4:], ids_text=json.loads(lines[0]),
+            shapes_text=json.loads(lines[1]), forms_text=json.loads(lines[2]), texts_text=lines[3], form_text=data["form_of"],
+            form_members=NumberedLists(data["form_members"]), shape_count=data["shape_count"], postings=PositionLists(data["postings"]),
+            templates=data["templates"], members=NumberedLists(data["members"]), template_text=data["template_of"], fixed=PositionLists(data["fixed"]),
             fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
             last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
-            spread=data["spread"], valued=PositionLists(data["valued"]), texts=PositionLists(data["texts"]),
+            spread=data["spread"], valued=PositionLists(data["valued"]),
         )
     except (KeyError, TypeError, ValueError):
         return None

@@ -171,13 +171,19 @@ class _Ranking:
             return
         self._forms_read.add(form)
         held = self.held
-        valued = self.valued_forms.get(form, {})
-        for values, positions in _by_values(valued).items():
+        members = held.form_members.get(form)
+        valued = self.valued_forms.get(form)
+        if valued is None and len(members) <= self.limit:  # all of them, whatever their order
+            for position in members:
+                if position not in self.scored:
+                    self.take(position)
+            return
+        for values, positions in _by_values(valued or {}).items():
             most = self._agreement_at_most(values)
             self.newest(held.newest_first(positions, set(positions).__contains__), lambda item, most=most: item.agree == most)
         form_of = held.form_of
-        self.newest(held.newest_first(held.form_members.get(str(form), []), lambda position: form_of[position] == form),
-                    lambda item: True, skip=valued)
+        self.newest(held.newest_first(members, lambda position: form_of[position] == form), lambda item: True,
+                    skip=valued)
 
     def newest(self, newest_first: Iterator[int], ranks_above: Callable[[Scored], bool], *,
                skip: Mapping[int, Any] | None = None) -> None:
