@@ -116,12 +116,15 @@ class _Ranking:
         self.scored: dict[int, Scored] = {}
         self._forms_read: set[int] = set()
         # the values every goal names lift none; the others are shared by the goals that name them
-        self._everywhere = frozenset(value for value in query.values if held.weight(VALUE_MARK + value) <= 1.0)
-        self._values_total = held.weigh_values(query.values)
+        everywhere: list[str] = []
         sharing: dict[int, list[str]] = {}
-        for value in query.values - self._everywhere:
+        for value in query.values:
+            if held.weight(VALUE_MARK + value) <= 1.0:
+                everywhere.append(value)
+                continue
             for position in held.valued.get(value, ()):
                 sharing.setdefault(position, []).append(value)
+        self._everywhere = frozenset(everywhere)
         self.valued_forms: dict[int, dict[int, frozenset[str]]] = {}  # form -> position -> values it shares
         self._valued_templates: dict[int, dict[int, frozenset[str]]] = {}
         form_of, template_of = (held.form_of, held.template_of) if sharing else ([], [])
@@ -205,7 +208,7 @@ class _Ranking:
         common = values | self._everywhere
         if not common:
             return 0.0
-        return self.held.weigh_values(common) / (self._values_total or 1.0)
+        return self.held.weigh_values(common) / (self.held.weigh_values(self.query.values) or 1.0)
 
 
 def _by_values(sharing: Mapping[int, frozenset[str]]) -> dict[frozenset[str], list[int]]:

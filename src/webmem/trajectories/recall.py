@@ -43,13 +43,14 @@ _EMPTY: frozenset[str] = frozenset()
 class Signature:
     """A goal as the matcher sees it (immutable; a plain class because stores build thousands at once)."""
 
-    __slots__ = ("terms", "kinds", "values", "contrasts", "template", "tokens")
+    __slots__ = ("terms", "kinds", "values", "contrasts", "template", "tokens", "_fit_terms")
 
     def __init__(self, terms: frozenset[str], kinds: frozenset[str], values: frozenset[str],
                  contrasts: frozenset[str], template: str | None = None) -> None:
         self.terms, self.kinds, self.values, self.contrasts, self.template = terms, kinds, values, contrasts, template
         marked = [f"<{kind}>" for kind in kinds] + [f"!{word}" for word in contrasts]
         self.tokens: frozenset[str] = terms.union(marked) if marked else terms
+        self._fit_terms: frozenset[str] | None = None
 
     def _key(self) -> tuple[Any, ...]:
         return self.terms, self.kinds, self.values, self.contrasts, self.template
@@ -71,9 +72,10 @@ class Signature:
     def fit_terms(self) -> frozenset[str]:
         """The words a template's fixed text may hold when this goal binds it: its terms and the words of its
         values (a name is a value in a goal and fixed text in a template recorded where it was no slot)."""
-        if not self.values:
-            return self.terms
-        return self.terms.union(content_terms(" ".join(self.values).replace("_", " "))[0])
+        if self._fit_terms is None:
+            self._fit_terms = self.terms.union(content_terms(" ".join(self.values).replace("_", " "))[0]) \
+                if self.values else self.terms
+        return self._fit_terms
 
     def encode(self) -> str:
         """One line of text to store with the trajectory."""
