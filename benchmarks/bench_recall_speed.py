@@ -1,10 +1,12 @@
 """How fast recall is, and whether it stays flat as the memory grows.
 
-Two memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres``):
+Three memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres``):
 1. 10,000 trajectories on 20 origins (500 each), saved through ``mem.trajectories.save``. Timed:
    a warm ``match`` (the origin already held in memory), the first match in a fresh process right
    after ``Memory.open``, and a match right after another process saved a trajectory there.
-2. ``run.context()`` for a new run at 1,000 runs and at ``--runs`` runs (default 100,000) of 10
+2. One task done 1,000 then 10,000 times on one origin (goals that differ only by an order number of
+   their own and a customer of four): a warm match, a replay search and a save, and the ratio of p50s.
+3. ``run.context()`` for a new run at 1,000 runs and at ``--runs`` runs (default 100,000) of 10
    steps over 1,000 domains. How the large memory is built, the fastest honest way: 1,000 runs go
    through the public API (start, 10 steps, finish: trajectory, session, facts); then their
    ``runs``, ``run_steps`` and ``sessions`` rows are copied in SQL under new ids, and one successful
@@ -104,7 +106,51 @@ def matches(backend: str, samples: int) -> dict[str, tuple[float, float]]:
             "match after another process saved": percentiles(after_save)}
 
 
-# --- 2. run.context() at 1,000 and at N runs ------------------------------------------------------
+# --- 2. one task done again and again -------------------------------------------------------------
+
+CUSTOMERS = ["Ann", "Bob", "Cyd", "Dee"]
+
+
+def repeated_task(rng: random.Random) -> tuple[str, list[webmem.Step]]:
+    """The goal of one task with an order number of its own and a customer who recurs, and its steps."""
+    number = str(rng.randrange(10**6))
+    return f"Search for order {number} of customer {rng.choice(CUSTOMERS)}", [
+        webmem.Step(action="fill", target='textbox "Order"', value=number, verified=True),
+        webmem.Step(action="click", target='button "Search"', verified=True)]
+
+
+def repeats(backend: str, samples: int, sizes: tuple[int, ...] = (1_000, 10_000)) -> dict[str, tuple[float, float]]:
+    """A match, a replay search and a save at ``sizes`` runs of one task on one origin (goals that differ only
+    by their values: a memory must not slow down as an agent repeats its work)."""
+    rng = random.Random(13)
+    origin = site(0, 1)
+    found: dict[str, tuple[float, float]] = {}
+    with location(backend) as (where, local):
+        mem = webmem.Memory.open(where, local_dir=local)
+        stored = 0
+        for size in sizes:
+            with mem.store.write():
+                for _ in range(size - stored):
+                    goal, steps = repeated_task(rng)
+                    mem.trajectories.save(goal=goal, start_url=origin, steps=steps)
+            stored = size
+            mem.trajectories.match(repeated_task(rng)[0], origin=origin, limit=1)
+            found[f"match, {size:,} runs of one task"] = percentiles(
+                [timed(lambda: mem.trajectories.match(repeated_task(rng)[0], origin=origin, limit=1))
+                 for _ in range(samples)])
+            found[f"replay search, {size:,} runs of one task"] = percentiles(
+                [timed(lambda: mem.trajectories.search_replay(repeated_task(rng)[0], origin)) for _ in range(samples)])
+            saves = []
+            for _ in range(max(5, samples // 10)):
+                goal, steps = repeated_task(rng)
+                saves.append(timed(lambda: mem.trajectories.save(goal=goal, start_url=origin, steps=steps)))
+            stored += len(saves)
+            found[f"save, {size:,} runs of one task"] = percentiles(saves)
+        mem.close()
+    return found
+
+
+# --- 3. run.context() at 1,000 and at N runs ------------------------------------------------------
 
 
 def load_runs(mem: webmem.Memory, runs: int, rng: random.Random) -> float:
@@ -174,6 +220,7 @@ def main() -> None:
     args = parser.parse_args()
     for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
         figures = matches(backend, args.samples)
+        figures.update(repeats(backend, args.samples))
         small = contexts(backend, DOMAINS, args.samples)
         large = contexts(backend, args.runs, args.samples)
         print(f"\n{backend}{'':<36}{'p50 ms':>10}{'p99 ms':>10}")
@@ -182,6 +229,9 @@ def main() -> None:
         print(f"{'run.context() at 1,000 runs':<44}{small[0]:>10.3f}{small[1]:>10.3f}")
         print(f"{f'run.context() at {args.runs:,} runs':<44}{large[0]:>10.3f}{large[1]:>10.3f}")
         print(f"{'ratio of p50s (large / small)':<44}{large[0] / small[0]:>10.2f}")
+        for what in ("match", "replay search", "save"):
+            print(f"{f'{what}: ratio of p50s (10,000 / 1,000 runs)':<44}"
+                  f"{figures[f'{what}, 10,000 runs of one task'][0] / figures[f'{what}, 1,000 runs of one task'][0]:>10.2f}")
 
 
 if __name__ == "__main__":

@@ -141,3 +141,17 @@ def test_a_long_target_is_recorded_but_not_cached(mem: webmem.Memory) -> None:
     assert step.target == long_target
     assert mem.runs.steps(run.id)[0].target == long_target
     assert mem.selectors.list("news.example") == []
+
+
+def test_a_step_whose_element_or_ref_cannot_be_a_key_is_recorded_but_not_cached(mem: webmem.Memory,
+                                                                                   events: list[dict]) -> None:
+    run = mem.start_run(goal="Buy a kettle", start_url=SHOP)
+    run.record_step(action="click", target="   ", selector="#go", url=SHOP)  # no element to file it under
+    run.record_step(action="click", target='button "Go"', selector="@" + "e1" * 150, url=SHOP)  # a ref too long
+    run.record_step(action="click", target=' button "Buy" ', selector=" #buy ", url=SHOP)
+    assert len(mem.runs.steps(run.id)) == 3
+    (cached,) = mem.selectors.list(DOMAIN)
+    assert (cached.element, cached.stable_selector, cached.success_count) == ('button "Buy"', "#buy", 1)
+    recorded = [e for e in events if e["event"] == "selector_recorded"]
+    assert [(e["element"], e["selector"], e["success_count"], e["run_id"]) for e in recorded] == [
+        ('button "Buy"', "#buy", 1, run.id)]

@@ -20,7 +20,6 @@ from .episodes.store import Episode
 from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
 from .outcomes import GivenAdvice
-from .selectors import is_cacheable
 from .trajectories.slots import goal_value_reference
 from .working.memory import AgentMemory
 from .working.patterns import derive_pattern
@@ -238,9 +237,9 @@ class Run:
         def store_step() -> int:
             with mem.store.write():
                 seq = mem.runs.add_step(self.id, step)
-                if step.ok and step.target and step.selector and is_cacheable(step.target):
-                    step_domain = domain_of(step.url) if step.url else self.domain
-                    mem.selectors.record(step_domain, step.target, step.selector, run_id=self.id)
+                if step.ok and step.target and step.selector:
+                    mem.selectors.count_step(domain_of(step.url) if step.url else self.domain, step.target,
+                                             step.selector, run_id=self.id)
                 if self.episode is not None:
                     self._record_episode_step(step, seq, env_pre, env_post, internal_state, think)
             return seq

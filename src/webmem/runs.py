@@ -51,6 +51,7 @@ _APPEND_STEP = Prepared(run_steps.insert().from_select(  # the step after the ru
     .where(run_steps.c.namespace == bindparam("namespace"), run_steps.c.run_id == bindparam("run_id")),
 ).returning(run_steps.c.seq))
 _RUN_EXISTS = Prepared(select(runs.c.run_id).where(*_RUN_KEY))
+_MANIFEST = Prepared(select(*_MANIFEST_COLUMNS).where(*_RUN_KEY))
 _INSERT_RUN = Prepared(runs.insert())  # every column, each a parameter of its own name
 _MANIFEST_NAMES = [column.name for column in _MANIFEST_COLUMNS]
 _STEP_COUNT = select(func.count()).where(run_steps.c.namespace == runs.c.namespace,
@@ -354,7 +355,8 @@ class RunRegistry:
         return and_(runs.c.namespace == self._ns, runs.c.run_id == run_id)
 
     def _row(self, conn: Connection, run_id: str) -> Any:
-        return conn.execute(select(*_MANIFEST_COLUMNS).where(self._key(run_id))).first()
+        found = _MANIFEST.named_rows(conn, {"ns": self._ns, "run_id": run_id})
+        return found[0] if found else None
 
     def _fetch(self, conn: Connection, run_id: str, *, field: str = "run_id", lock: bool = False) -> RunManifest:
         if not isinstance(run_id, str) or not run_id.strip():
@@ -400,7 +402,8 @@ def new_manifest(
 
 
 def _manifest(row: Any) -> RunManifest:
-    return RunManifest.model_validate(row if isinstance(row, dict) else dict(row._mapping))
+    return RunManifest.model_validate(row if isinstance(row, dict) else row._asdict() if hasattr(row, "_asdict")
+                                      else dict(row._mapping))
 
 
 def _text_filter(value: object, field: str) -> str:

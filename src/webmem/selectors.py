@@ -105,6 +105,21 @@ class SelectorCache:
         )
         return stored
 
+    def count_step(self, domain: str, element: str, selector: str, *, run_id: str) -> None:
+        """Count one success of a recorded step's selector (``Run.record_step``: the step is validated and
+        redacted, ``domain`` is a domain key); inside the step's write transaction. A step whose element or
+        ref cannot be a key (empty, longer than 200 characters) is not cached: its step is stored all the same."""
+        element, selector = element.strip(), selector.strip()
+        slot = "last_ref" if is_ref(selector) else "stable_selector"
+        if not is_cacheable(element) or not selector or slot == "last_ref" and len(selector) > MAX_ELEMENT_LENGTH:
+            return
+        row = {"namespace": self._ns, "domain": domain, "element": element, "success_count": 1,
+               "last_used": utcnow(), "stable_selector": None, "last_ref": None, slot: selector}
+        with self._scope.store.write() as conn:
+            counted = _COUNT_SUCCESS[slot].first(conn, row)
+        self._scope.emit("selector_recorded", run_id=run_id, domain=domain, element=element, selector=selector,
+                         success_count=counted[0] if counted else 1)
+
     def import_entry(self, entry: SelectorEntry) -> str:
         """Store an entry as it is; an existing one keeps the larger count and fills in what it lacks.
 

@@ -89,8 +89,9 @@ class MemoryService:
         with self._lock(run.id):
             lessons = mem.lessons.tier1(run_id=run.id)
             system_prompt = system_prompt_text(lessons)  # the text run.system_prompt() gives, from one read
-            pack = run.context(url=run.manifest.start_url, budget_tokens=START_BUDGET_TOKENS)
-            lookup = mem.trajectories.search_replay(run.goal, origin_of(run.manifest.start_url), run_id=run.id)
+            start_url = run.manifest.start_url
+            pack = run.context(url=start_url, budget_tokens=START_BUDGET_TOKENS)
+            lookup = mem.trajectories.search_replay(run.goal, origin_of(start_url), run_id=run.id)
             if lookup.plan is not None:
                 self._plans[run.id] = lookup.plan
         return StartedRun(
