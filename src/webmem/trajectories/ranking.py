@@ -10,7 +10,8 @@ new goal's, that shares some words and agrees on contrasts, reaches the threshol
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator, Mapping
+import operator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ SEMANTIC_LEXICAL_FLOOR = 0.3
 #: The share of a new goal's token weight its commonest tokens may hold and still be read only when needed.
 COMMON_SHARE = 0.125
 TIE_MARGIN = 1e-9
+RARE_VALUE = 16  # a value at most this many goals name: those goals are scored at once, wherever they are
 
 
 @dataclass(slots=True)
@@ -57,7 +59,7 @@ def rank(
     others could still beat the best found by those; forms are then read in the order of their bounds
     (counting the tokens not read as shared) until no bound beats the ``limit``-th best. Within a form,
     or a template the new goal fits, goals that agree alike on values rank newest first: only the newest
-    of them are scored (:meth:`_Ranking.newest`).
+    are scored, until none left can agree further (:meth:`_Ranking.newest`).
     """
     if limit is None:
         return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
@@ -92,8 +94,13 @@ def rank(
     if not ranking.beaten(remaining, False):
         read(weighted[tail:])
         remaining = 0.0
-    valued = ranking.valued_forms.keys()
-    for lifted, forms in ((True, valued), (False, shared.keys() - valued)):
+    # forms with a goal that shares a value may be lifted; once the bar is set, only forms that share
+    # enough tokens can reach it, and only they are asked whether they do
+    least = _least_shared(ranking.top[0], ranking.total, True) - remaining if ranking.full else float("-inf")
+    pool = [form for form, weight in shared.items() if weight >= least] if least > 0.0 else \
+        shared.keys() | ranking.valued_forms()
+    valued = {form for form in pool if ranking.shares_a_value(form)}
+    for lifted, forms in ((True, valued), (False, [form for form in pool if form not in valued])):
         least = _least_shared(ranking.top[0], ranking.total, lifted) - remaining if ranking.full else float("-inf")
         contenders = [form for form in forms if shared.get(form, 0.0) >= least]
         for form in sorted(contenders, key=lambda f: shared.get(f, 0.0), reverse=True):
@@ -117,20 +124,23 @@ class _Ranking:
         self._forms_read: set[int] = set()
         # the values every goal names lift none; the others are shared by the goals that name them
         everywhere: list[str] = []
-        sharing: dict[int, list[str]] = {}
+        self._sharing: list[tuple[str, list[int]]] = []
         for value in query.values:
             if held.weight(VALUE_MARK + value) <= 1.0:
                 everywhere.append(value)
-                continue
-            for position in held.valued.get(value, ()):
-                sharing.setdefault(position, []).append(value)
+            elif positions := held.valued.get(value):
+                self._sharing.append((value, positions))
         self._everywhere = frozenset(everywhere)
-        self.valued_forms: dict[int, dict[int, frozenset[str]]] = {}  # form -> position -> values it shares
-        self._valued_templates: dict[int, dict[int, frozenset[str]]] = {}
-        form_of, template_of = (held.form_of, held.template_of) if sharing else ([], [])
-        for position, values in sharing.items():
-            self.valued_forms.setdefault(form_of[position], {})[position] = frozenset(values)
-            self._valued_templates.setdefault(template_of[position], {})[position] = frozenset(values)
+        self._named: dict[str, set[int]] = {}  # the goals that name each value, as a set, made when first needed
+
+    def valued_forms(self) -> set[int]:
+        """Every form with a goal that shares a value with the new goal (a pass over those goals)."""
+        form_of = self.held.form_of
+        return {form_of[position] for _, positions in self._sharing for position in positions}
+
+    def shares_a_value(self, form: int) -> bool:
+        form_of = self.held.form_of
+        return any(form_of[position] == form for _, positions in self._sharing for position in positions)
 
     @property
     def full(self) -> bool:
@@ -157,50 +167,80 @@ class _Ranking:
 
     def template(self, number: int) -> None:
         """Score the goals of a template the new goal may fit that may be among the closest. Those that fit
-        score 1; among them, those that share the same values with the new goal rank newest first."""
+        score 1 and rank by how far their values agree with the new goal's, then newest first."""
         held = self.held
-        valued = self._valued_templates.get(number, {})
-        for values, positions in _by_values(valued).items():
-            most = self._agreement_at_most(values)
-            self.newest(held.newest_first(positions, set(positions).__contains__),
-                        lambda item, most=most: item.similarity >= 1.0 and item.agree == most)
-        self.newest(held.template_newest_first(number), lambda item: item.similarity >= 1.0, skip=valued)
+        self.newest(held.template_newest_first(number), held.template_of, number,
+                    lambda item: item.similarity >= 1.0)
 
     def form(self, form: int) -> None:
-        """Score the goals of a form that may be among the closest. Goals of one form that share the same
-        values with the new goal score alike unless one fits a template (which :meth:`template` scores),
-        so only the newest of them are scored."""
+        """Score the goals of a form that may be among the closest. Goals of one form that agree alike on
+        values score alike unless one fits a template (which :meth:`template` scores), so only the newest
+        of them are scored."""
         if form in self._forms_read:
             return
         self._forms_read.add(form)
         held = self.held
         members = held.form_members.get(form)
-        valued = self.valued_forms.get(form)
-        if valued is None and len(members) <= self.limit:  # all of them, whatever their order
+        if len(members) <= self.limit:  # all of them, whatever their order
             for position in members:
                 if position not in self.scored:
                     self.take(position)
             return
-        for values, positions in _by_values(valued or {}).items():
-            most = self._agreement_at_most(values)
-            self.newest(held.newest_first(positions, set(positions).__contains__), lambda item, most=most: item.agree == most)
         form_of = held.form_of
-        self.newest(held.newest_first(members, lambda position: form_of[position] == form), lambda item: True,
-                    skip=valued)
+        self.newest(held.newest_first(members, lambda position: form_of[position] == form), form_of, form,
+                    lambda item: True)
 
-    def newest(self, newest_first: Iterator[int], ranks_above: Callable[[Scored], bool], *,
-               skip: Mapping[int, Any] | None = None) -> None:
-        """Score the goals ``newest_first`` gives (but those in ``skip``) until ``limit`` competing goals scored
-        ``ranks_above`` every older one of them."""
-        found = 0
+    def newest(self, newest_first: Iterator[int], group_of: list[int], group: int,
+               alike: Callable[[Scored], bool]) -> None:
+        """Score the goals of a group (``group_of`` of them is ``group``) ``newest_first`` gives until no goal
+        left can rank above ``limit`` competing ones scored: goals ``alike`` (of the group's similarity)
+        whose values agree at least as far as the values still named by the goals left can."""
+        # how many goals of the group name each value the new goal shares (the goals left name the rest);
+        # those naming a rare value are scored first, wherever they are
+        left: dict[str, int] = {}
+        early: dict[int, Scored] = {}
+        for value, positions in self._sharing:
+            if len(positions) <= RARE_VALUE:
+                for position in positions:
+                    if group_of[position] == group and position not in early:
+                        early[position] = self.scored.get(position) or self.take(position)
+            elif count := operator.countOf(map(group_of.__getitem__, positions), group):
+                left[value] = count
+        for position in early:
+            self._named_left(position, left)
+        bar = self._agreement_at_most(frozenset(left))
+        # the agreement of each competing goal alike scored: one scored early ranks above the goals left only
+        # by agreeing further (it may be older), one scored in turn by agreeing as far (it is newer)
+        before = [item.agree for item in early.values() if self.competing(item.goal) and alike(item)]
+        reached: list[float] = []
         for position in newest_first:
-            if skip and position in skip:
+            if position in early:
                 continue
+            if left and self._named_left(position, left):
+                bar = self._agreement_at_most(frozenset(left))
             item = self.scored.get(position) or self.take(position)
-            if self.competing(item.goal) and ranks_above(item):
-                found += 1
-                if found >= self.limit:
-                    return
+            if self.competing(item.goal) and alike(item):
+                reached.append(item.agree)
+            if len(reached) + len(before) >= self.limit and \
+                    sum(agree >= bar for agree in reached) + sum(agree > bar for agree in before) >= self.limit:
+                return
+
+    def _named_left(self, position: int, left: dict[str, int]) -> bool:
+        """Count the goal at ``position`` out of ``left`` (goals left that name each value); whether a value
+        is no longer named by any."""
+        emptied = False
+        for value in [value for value in left if position in self._naming(value)]:
+            left[value] -= 1
+            if not left[value]:
+                del left[value]
+                emptied = True
+        return emptied
+
+    def _naming(self, value: str) -> set[int]:
+        named = self._named.get(value)
+        if named is None:
+            named = self._named[value] = set(next(positions for shared, positions in self._sharing if shared == value))
+        return named
 
     def _agreement_at_most(self, values: frozenset[str]) -> float:
         """How far a goal sharing ``values`` agrees on values with the new goal, at most (exactly when its own
@@ -209,14 +249,6 @@ class _Ranking:
         if not common:
             return 0.0
         return self.held.weigh_values(common) / (self.held.weigh_values(self.query.values) or 1.0)
-
-
-def _by_values(sharing: Mapping[int, frozenset[str]]) -> dict[frozenset[str], list[int]]:
-    """Positions grouped by the values they share with the new goal, each group ascending."""
-    groups: dict[frozenset[str], list[int]] = {}
-    for position in sorted(sharing):
-        groups.setdefault(sharing[position], []).append(position)
-    return groups
 
 
 def _least_shared(bar: float, total: float, lifted: bool) -> float:
