@@ -7,13 +7,61 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, or_, select
+from sqlalchemy import Connection, and_, bindparam, insert, or_, select
 
 from ..core.models import Lesson
+from ..store.prepared import Prepared
 from ..store.schema import lesson_domains, lesson_runs, lessons
 from ..store.statements import insert_ignoring_duplicates
 
 LESSON_COLUMNS = [column for column in lessons.c if column.name != "namespace"]
+
+
+def assembled(rows: Sequence[dict[str, Any]], sites: Sequence[Any], runs: Sequence[Any]) -> list[Lesson]:
+    """Lessons from their rows (as dicts), the (lesson_id, domain) rows of their sites and the
+    (lesson_id, role, run_id) rows of their runs, each in order."""
+    domains: dict[str, list[str]] = {row["lesson_id"]: [] for row in rows}
+    for lesson_id, domain in sites:
+        domains[lesson_id].append(domain)
+    linked: dict[tuple[str, str], list[str]] = {}
+    for lesson_id, role, run_id in runs:
+        linked.setdefault((lesson_id, role), []).append(run_id)
+    return [
+        Lesson.model_validate({
+            **{key: value for key, value in row.items() if key != "lesson_id"},
+            "id": row["lesson_id"],
+            "triggered_domains": domains[row["lesson_id"]],
+            "learned_from": linked.get((row["lesson_id"], "learned"), []),
+            "recalled_in": linked.get((row["lesson_id"], "recalled"), []),
+        })
+        for row in rows
+    ]
+
+
+class PreparedLessons:
+    """A lesson query run often (``condition`` and ``order`` with ``bindparam("ns")`` and, when ``limited``,
+    ``bindparam("limit")``): its three statements, the lessons, their sites and their runs, prepared once."""
+
+    def __init__(self, condition: Any, order: Sequence[Any], *, limited: bool = False) -> None:
+        chosen = select(lessons.c.lesson_id).where(condition).order_by(*order)
+        main = select(*LESSON_COLUMNS).where(condition).order_by(*order)
+        if limited:
+            chosen, main = chosen.limit(bindparam("limit")), main.limit(bindparam("limit"))
+        self._lessons = Prepared(main)
+        self._sites = Prepared(
+            select(lesson_domains.c.lesson_id, lesson_domains.c.domain)
+            .where(lesson_domains.c.namespace == bindparam("ns"), lesson_domains.c.lesson_id.in_(chosen))
+            .order_by(lesson_domains.c.first_seen, lesson_domains.c.domain))
+        self._runs = Prepared(
+            select(lesson_runs.c.lesson_id, lesson_runs.c.role, lesson_runs.c.run_id)
+            .where(lesson_runs.c.namespace == bindparam("ns"), lesson_runs.c.lesson_id.in_(chosen))
+            .order_by(lesson_runs.c.at, lesson_runs.c.run_id))
+
+    def load(self, conn: Connection, params: dict[str, Any]) -> list[Lesson]:
+        rows = self._lessons.named_rows(conn, params)
+        if not rows:
+            return []
+        return assembled([row._asdict() for row in rows], self._sites.rows(conn, params), self._runs.rows(conn, params))
 
 
 class LessonRows:
@@ -95,30 +143,17 @@ class LessonRows:
         if not rows:
             return []
         ids = [row.lesson_id for row in rows]
-        domains: dict[str, list[str]] = {lesson_id: [] for lesson_id in ids}
-        for row in conn.execute(
+        sites = conn.execute(
             select(lesson_domains.c.lesson_id, lesson_domains.c.domain)
             .where(lesson_domains.c.namespace == self.ns, lesson_domains.c.lesson_id.in_(ids))
             .order_by(lesson_domains.c.first_seen, lesson_domains.c.domain)
-        ):
-            domains[row.lesson_id].append(row.domain)
-        runs: dict[tuple[str, str], list[str]] = {}
-        for row in conn.execute(
+        ).all()
+        runs = conn.execute(
             select(lesson_runs.c.lesson_id, lesson_runs.c.role, lesson_runs.c.run_id)
             .where(lesson_runs.c.namespace == self.ns, lesson_runs.c.lesson_id.in_(ids))
             .order_by(lesson_runs.c.at, lesson_runs.c.run_id)
-        ):
-            runs.setdefault((row.lesson_id, row.role), []).append(row.run_id)
-        return [
-            Lesson.model_validate({
-                **{key: value for key, value in row._mapping.items() if key != "lesson_id"},
-                "id": row.lesson_id,
-                "triggered_domains": domains[row.lesson_id],
-                "learned_from": runs.get((row.lesson_id, "learned"), []),
-                "recalled_in": runs.get((row.lesson_id, "recalled"), []),
-            })
-            for row in rows
-        ]
+        ).all()
+        return assembled([row._asdict() for row in rows], sites, runs)
 
     def sightings(self, conn: Connection, failed_command: str | None, pattern: str | None) -> list[Lesson]:
         """Every learned lesson about this failure, on any site."""

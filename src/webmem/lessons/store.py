@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, delete, func, not_, select, update
+from sqlalchemy import Connection, and_, bindparam, case, delete, func, not_, or_, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.errors import InvalidInput
@@ -29,7 +29,7 @@ from ..store.scope import Scope
 from ..store.statements import lock_rows, serialize_on
 from .learning import LearnedLesson, command_name, extract_lessons, plain_text
 from .matching import RECALL_LIMIT, distinct_sites, lessons_for_error
-from .rows import LESSON_COLUMNS, LessonRows
+from .rows import LESSON_COLUMNS, LessonRows, PreparedLessons
 from .seeds import is_seeded, seed_namespace
 
 TIER1_CATEGORIES = ("tool_fallback", "best_practice")
@@ -56,6 +56,20 @@ _SITE_LESSONS = Prepared(
     .where(lessons.c.namespace == bindparam("ns"), lessons.c.domain.is_not(None), _active)
     .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
 )
+
+
+def _tier1(with_seeds: bool) -> PreparedLessons:
+    visible = _active if with_seeds else and_(_active, lessons.c.source != "seed")
+    return PreparedLessons(
+        and_(lessons.c.namespace == bindparam("ns"), or_(*(lessons.c.category == name for name in TIER1_CATEGORIES)),
+             visible),
+        [lessons.c.use_count.desc(), case((lessons.c.source == "seed", 0), else_=1), lessons.c.created_at,
+         lessons.c.lesson_id],
+        limited=True,
+    )
+
+
+_TIER1 = {with_seeds: _tier1(with_seeds) for with_seeds in (True, False)}
 
 
 @dataclass(frozen=True)
@@ -170,14 +184,9 @@ class LessonStore:
     def tier1(self, max_items: int = TIER1_LIMIT, *, run_id: str | None = None) -> list[Lesson]:
         """Tool fallbacks and best practices, most used first, seeds first at equal use."""
         positive_int(max_items, field="max_items")
-        seeds_first = case((lessons.c.source == "seed", 0), else_=1)
         with self._scope.store.read() as conn:
-            chosen = self._rows.load(
-                conn,
-                and_(lessons.c.namespace == self._ns, lessons.c.category.in_(TIER1_CATEGORIES), self._visible),
-                order=[lessons.c.use_count.desc(), seeds_first, lessons.c.created_at, lessons.c.lesson_id],
-                limit=min(max_items, TIER1_LIMIT),
-            )
+            chosen = _TIER1[self._seed_lessons is not False].load(
+                conn, {"ns": self._ns, "limit": min(max_items, TIER1_LIMIT)})
         self._scope.emit("tier1_loaded", run_id=run_id, count=len(chosen), lessons=[item.lesson for item in chosen])
         return chosen
 
