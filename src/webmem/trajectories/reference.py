@@ -130,11 +130,30 @@ def _unslotted(stored: str, steps: list[Step]) -> tuple[str, list[Step]]:
 
 
 def swapped(text: str | None, swaps: dict[str, str]) -> str | None:
-    """``text`` with each whole-word occurrence of a key of ``swaps`` replaced by its value."""
+    """``text`` with each whole-word occurrence of a key of ``swaps`` replaced by its value: from the left,
+    the longest key where several start at one place (no pattern is compiled: each text's keys are new)."""
     if not text or not swaps:
         return text
-    words = "|".join(re.escape(word) for word in sorted(swaps, key=len, reverse=True))
-    return re.sub(rf"(?<!\w)(?:{words})(?!\w)", lambda match: swaps[match.group()], text)
+    found: list[tuple[int, int, str]] = []  # (start, -length, key) of each whole-word occurrence
+    for key in swaps:
+        start = text.find(key) if key else -1
+        while start >= 0:
+            end = start + len(key)
+            if not (start and _word_char(text[start - 1])) and not (end < len(text) and _word_char(text[end])):
+                found.append((start, -len(key), key))
+            start = text.find(key, start + 1)
+    if not found:
+        return text
+    parts, position = [], 0
+    for start, negative_length, key in sorted(found):
+        if start >= position:
+            parts += [text[position:start], swaps[key]]
+            position = start - negative_length
+    return "".join(parts) + text[position:]
+
+
+def _word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def _counted(number: int, noun: str) -> str:
