@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -15,6 +17,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.pool import NullPool
 
 from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked
 
@@ -43,10 +46,13 @@ class Store:
     emission until the outermost transaction has committed.
     """
 
-    def __init__(self, engine: Engine, *, location: str) -> None:
+    def __init__(self, engine: Engine, *, location: str, pinned: bool = False) -> None:
         self.engine = engine
         self.location = location
         self._active: ContextVar[_Transaction | None] = ContextVar(f"webmem_tx_{id(self)}", default=None)
+        # SQLite: each thread keeps one connection from transaction to transaction (a checkout from the pool
+        # and back costs more than the transaction's own BEGIN and COMMIT); PostgreSQL's come from its pool
+        self._pinned = _PinnedConnections(engine) if pinned else None
 
     @property
     def dialect(self) -> str:
@@ -58,10 +64,11 @@ class Store:
         engine = create_engine(
             f"sqlite:///{path}",
             connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
+            poolclass=NullPool,  # each thread's connection is kept by the store itself (_PinnedConnections)
         )
         event.listen(engine, "connect", _configure_sqlite_connection)
         event.listen(engine, "begin", _begin_sqlite_transaction)
-        store = cls(engine, location=str(path))
+        store = cls(engine, location=str(path), pinned=True)
         try:
             with store.read() as conn:  # surfaces a corrupt or foreign file now, not at first use
                 conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
@@ -102,6 +109,8 @@ class Store:
         return store
 
     def close(self) -> None:
+        if self._pinned is not None:
+            self._pinned.close()
         self.engine.dispose()
 
     def retrying(self, work: Callable[[], T]) -> T:
@@ -181,7 +190,8 @@ class Store:
                 raise
             finally:
                 self._active.reset(token)
-                conn.close()
+                if self._pinned is None or conn.invalidated:
+                    conn.close()
         for callback in tx.after_commit:
             callback()
 
@@ -192,15 +202,71 @@ class Store:
         while True:
             conn: Connection | None = None
             try:
-                conn = self.engine.connect().execution_options(webmem_write=writable)
+                conn = (self._pinned.get() if self._pinned is not None else self.engine.connect()).execution_options(
+                    webmem_write=writable)
                 return conn, conn.begin()
             except OperationalError as exc:
-                if conn is not None:
+                if conn is not None and self._pinned is None:
                     conn.close()
                 if not _is_busy(exc) or time.monotonic() >= deadline:
                     raise
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)
+
+
+class _PinnedConnections:
+    """The connections of each thread (and process), opened at its first transaction and kept until the
+    store closes or the thread ends: usually one, another while a transaction of its own runs inside an
+    open one (a write inside a read)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._local = threading.local()
+        self._held: weakref.WeakSet[_Pin] = weakref.WeakSet()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self) -> Connection:
+        """A connection of this thread with no transaction open."""
+        pins: list[_Pin] | None = getattr(self._local, "pins", None)
+        if pins is None or pins[0].pid != os.getpid():
+            pins = self._local.pins = []  # a forked child opens its own, never uses its parent's
+        for pin in pins:
+            if not pin.conn.in_transaction() and not pin.conn.closed and not pin.conn.invalidated:
+                return pin.conn
+        if self._closed:
+            raise StoreError("the memory is closed")
+        pins[:] = [pin for pin in pins if not pin.conn.closed and not pin.conn.invalidated]
+        pin = _Pin(self._engine.connect())
+        pins.append(pin)
+        with self._lock:
+            self._held.add(pin)
+        return pin.conn
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            pins = list(self._held)
+        for pin in pins:
+            pin.release()
+
+
+class _Pin:
+    """A thread's connection; closed with the thread's local storage when the thread ends."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.pid = os.getpid()
+
+    def release(self) -> None:
+        if self.pid == os.getpid() and not self.conn.closed:
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001 - a connection already broken has nothing left to close
+                pass
+
+    def __del__(self) -> None:
+        self.release()
 
 
 def retried(method: Callable[..., T]) -> Callable[..., T]:
