@@ -225,11 +225,11 @@ class Run:
         if value != raw.value and raw.value is not None and not registered:
             # a secret typed from the goal's own words: keep which of the goal's values it was, for replay
             value = goal_value_reference(self.goal, raw.value) or value
-        step = raw.model_copy(update={
-            "value": value,
-            **{name: secrets.redact(getattr(raw, name))
-               for name in ("url", "target", "selector", "error", "expected_effect", "label")},
-        })
+        redacted = {name: secrets.redact(getattr(raw, name))
+                    for name in ("url", "target", "selector", "error", "expected_effect", "label")}
+        redacted["value"] = value
+        changed = {name: text for name, text in redacted.items() if text != getattr(raw, name)}
+        step = raw.model_copy(update=changed) if changed else raw
         if not self._memory.enabled:
             return step
         mem = self._memory
@@ -248,8 +248,10 @@ class Run:
         seq = mem.store.retrying(store_step) if self.episode is None else store_step()
         mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
         helpful, unhelpful = self._feedback.judge(step)
-        mem.lessons.rate(helpful, helpful=True, run_id=self.id)
-        mem.lessons.rate(unhelpful, helpful=False, run_id=self.id)
+        if helpful:
+            mem.lessons.rate(helpful, helpful=True, run_id=self.id)
+        if unhelpful:
+            mem.lessons.rate(unhelpful, helpful=False, run_id=self.id)
         return step
 
     def on_error(self, command: str, error: str) -> list[Lesson]:
