@@ -52,7 +52,7 @@ class Reference:
 def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Reference:
     """The best trajectory on ``origin`` for ``goal`` (never the run's own), shown in ``goal``'s values,
     unless runs given it kept failing; one recorded before the site changed says so first."""
-    report = mem.trajectories.match(goal, origin=origin, exclude_run_id=run_id, run_id=run_id, limit=3)
+    report = mem.trajectories.match(goal, origin=origin, exclude_run_id=run_id, run_id=run_id, limit=1)
     best = report.best
     if best is None:
         return Reference(report, "")
