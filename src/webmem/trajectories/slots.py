@@ -61,6 +61,11 @@ _LIST_END = re.compile(r"\s*(?:(?:and|or)\b|[.!?]?\s*$)", re.IGNORECASE)
 def goal_values(goal: str) -> list[GoalValue]:
     """The values a goal names, in order: quoted strings, numbers, and words with a capital (not the
     goal's first word) or a digit in them."""
+    return list(_goal_values(goal))
+
+
+@lru_cache(maxsize=4096)  # a context reads the values of the same few goals (its own, its sessions') every turn
+def _goal_values(goal: str) -> tuple[GoalValue, ...]:
     values: list[GoalValue] = []
     taken: list[tuple[int, int]] = []
     for match in _QUOTED.finditer(goal):
@@ -79,7 +84,7 @@ def goal_values(goal: str) -> list[GoalValue]:
     values += _listed_with_values(goal, values, taken, opening)
     if taken or len(values) > 1:
         values.sort(key=lambda value: value.start)
-    return values
+    return tuple(values)
 
 
 def _listed_with_values(goal: str, values: list[GoalValue], taken: list[tuple[int, int]],
