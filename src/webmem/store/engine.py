@@ -50,7 +50,7 @@ class Store:
         self.engine = engine
         self.location = location
         self._active: ContextVar[_Transaction | None] = ContextVar(f"webmem_tx_{id(self)}", default=None)
-        # SQLite: each thread keeps one connection from transaction to transaction (a checkout from the pool
+        # SQLite: each thread keeps its connections from transaction to transaction (a checkout from a pool
         # and back costs more than the transaction's own BEGIN and COMMIT); PostgreSQL's come from its pool
         self._pinned = _PinnedConnections(engine) if pinned else None
 
@@ -229,7 +229,7 @@ class _PinnedConnections:
     def get(self) -> Connection:
         """A connection of this thread with no transaction open."""
         pins: list[_Pin] | None = getattr(self._local, "pins", None)
-        if pins is None or pins[0].pid != os.getpid():
+        if not pins or pins[0].pid != os.getpid():
             pins = self._local.pins = []  # a forked child opens its own, never uses its parent's
         for pin in pins:
             if not pin.conn.in_transaction() and not pin.conn.closed and not pin.conn.invalidated:

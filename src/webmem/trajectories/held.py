@@ -137,11 +137,11 @@ class OriginGoals:
     forms_text: str | None = None  # the distinct token sets of the goals (a key each), read when first needed
     form_members: NumberedLists = field(default_factory=NumberedLists)  # the goals of each form
     form_text: str | None = None  # each goal's form number as a snapshot holds them, read when first needed
-    postings: PositionLists = field(default_factory=lambda: PositionLists())  # from each token to the forms that have it
+    postings: PositionLists = field(default_factory=lambda: PositionLists())  # from each token to its forms
     templates: list[str] = field(default_factory=list)  # the distinct goal templates, by number
     members: NumberedLists = field(default_factory=NumberedLists)  # the goals of each template
     template_text: str | None = None  # each goal's template number as a snapshot holds them, read when first needed
-    fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from each word of a template's fixed text to the templates
+    fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from a word of a template's fixed text
     fixed_sizes: list[int] = field(default_factory=list)  # how many such words each template has
     unfixed: list[int] = field(default_factory=list)  # templates without fixed words: any goal may fit them
     late: list[int] = field(default_factory=list)  # goals created before one stored ahead of them (imports, races)
@@ -164,7 +164,7 @@ class OriginGoals:
     _form_numbers: dict[str, int] | None = None
     _forms: list[str] | None = None
     _texts: PositionLists | None = None
-    _texts_added: list[tuple[str, int]] = field(default_factory=list)  # goals added since: the texts are read when needed
+    _texts_added: list[tuple[str, int]] = field(default_factory=list)  # goals added before ``texts`` was read
 
     @property
     def goals(self) -> _Goals:
@@ -368,9 +368,9 @@ class OriginGoals:
                   "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
                   "last_created": self.last_created.isoformat() if self.last_created else None,
                   "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed()}
-        rest = "\n".join([_json_line(_KEY_SEPARATOR.join(sorted(self.ids))),
-                          _json_line(_KEY_SEPARATOR.join(sorted(self.shapes))), _json_line(_KEY_SEPARATOR.join(self.forms)),
-                          _json_line(self.texts.packed()), *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
+        keys = [_json_line(_KEY_SEPARATOR.join(keys)) for keys in (sorted(self.ids), sorted(self.shapes), self.forms)]
+        rest = "\n".join([*keys, _json_line(self.texts.packed()),
+                          *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
         header["length"] = len(rest)  # a snapshot cut short or pasted over is not read
         return _json_line(header) + "\n" + rest
 
@@ -411,9 +411,10 @@ def unpack(text: str | None) -> OriginGoals | None:
     try:
         return OriginGoals(
             version=data["version"], removals=data["removals"], records=lines[4:], ids_text=json.loads(lines[0]),
-            shapes_text=json.loads(lines[1]), forms_text=json.loads(lines[2]), texts_text=lines[3], form_text=data["form_of"],
-            form_members=NumberedLists(data["form_members"]), shape_count=data["shape_count"], postings=PositionLists(data["postings"]),
-            templates=data["templates"], members=NumberedLists(data["members"]), template_text=data["template_of"], fixed=PositionLists(data["fixed"]),
+            shapes_text=json.loads(lines[1]), forms_text=json.loads(lines[2]), texts_text=lines[3],
+            form_text=data["form_of"], form_members=NumberedLists(data["form_members"]),
+            shape_count=data["shape_count"], postings=PositionLists(data["postings"]), templates=data["templates"],
+            members=NumberedLists(data["members"]), template_text=data["template_of"], fixed=PositionLists(data["fixed"]),
             fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
             last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
             spread=data["spread"], valued=PositionLists(data["valued"]),

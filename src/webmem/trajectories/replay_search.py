@@ -151,7 +151,7 @@ class ReplaySearch:
             return ReplayLookup(goal, origin, None, f"every run recorded on this origin is older than the TTL "
                                                     f"({self.ttl_days:g} days)")
         fitting = _in_order_of_trial(held, wanted, cutoff)
-        pages = self._changed_pages(conn, domain_of(origin)) if self._changed_pages else {}
+        pages: dict[str, datetime] | None = None  # where the site changed: read once a run fits
         weighed: list[ReplayCandidate] = []
         changed: datetime | None = None
         for stored in fitting:
@@ -164,6 +164,8 @@ class ReplaySearch:
             if self._demoted and self._demoted(conn, [stored.id]):  # never replayed blind again
                 weighed[-1] = replace(weighed[-1], fits=False, reason="demoted: runs that followed it kept failing")
                 continue
+            if pages is None:
+                pages = self._changed_pages(conn, domain_of(origin)) if self._changed_pages else {}
             stale = changed_after(found.trajectory, pages)
             if stale is not None:  # the site changed since: explore until a run after the change succeeds
                 changed = max(changed or stale, stale)
@@ -239,7 +241,8 @@ def _in_order_of_trial(held: OriginGoals, goal: str, cutoff: datetime) -> Iterat
     yield from map(held.goal, later)
     binding, others = [], []
     for number in held.fitting_templates(signature(goal)):
-        (binding if bind(held.templates[number], goal) is not None else others).append(held.template_newest_first(number))
+        binds_template = bind(held.templates[number], goal) is not None  # its fixed text reads as the goal
+        (binding if binds_template else others).append(held.template_newest_first(number))
     later = []
     rest = _current_positions(held, heapq.merge(*binding, key=held.time_key, reverse=True), cutoff)
     yield from _binding(held, (position for position in rest if not same(position)), binds, later)
@@ -264,10 +267,6 @@ def _current_positions(held: OriginGoals, newest_first: Iterator[int], cutoff: d
         if held.goal(position).created_at < cutoff:
             return  # the rest are older still
         yield position
-
-
-def _current(held: OriginGoals, newest_first: Iterator[int], cutoff: datetime) -> Iterator[StoredGoal]:
-    return (held.goal(position) for position in _current_positions(held, newest_first, cutoff))
 
 
 def _candidate(stored: StoredGoal, found: ReplayPlan | str) -> ReplayCandidate:
