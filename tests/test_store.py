@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import rows
 from sqlalchemy import select, text
+from sqlalchemy.exc import OperationalError
 
 import webmem
 from webmem.core.clock import utcnow
@@ -398,3 +399,39 @@ def test_a_dry_run_write_rolls_back_and_runs_no_after_commit_work(mem: webmem.Me
         with pytest.raises(webmem.StoreError, match="dry run"):
             with mem.store.write(dry_run=True):
                 pass
+
+
+def test_each_thread_keeps_its_connection_and_one_that_could_not_open_one_tries_again(
+    sqlite_mem: webmem.Memory, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SQLite connections are kept per thread from transaction to transaction; a thread whose first
+    connection failed to open (a file system hiccup) opens one at its next transaction."""
+    store = sqlite_mem.store
+    with store.read() as first:
+        pass
+    with store.read() as again:
+        assert again is first  # kept, not checked out of a pool again
+    real_connect = store.engine.connect
+    failures = [OperationalError("connect", None, sqlite3.OperationalError("unable to open database file"))]
+
+    def connect() -> Any:
+        if failures:
+            raise failures.pop()
+        return real_connect()
+
+    monkeypatch.setattr(store.engine, "connect", connect)
+    seen: list[Any] = []
+
+    def in_a_thread() -> None:
+        for _ in range(2):
+            try:
+                seen.append(len(sqlite_mem.runs.list()))
+            except webmem.StoreError as exc:
+                seen.append(type(exc).__name__)
+        with store.read() as conn:
+            seen.append(conn is not first)
+
+    worker = threading.Thread(target=in_a_thread)
+    worker.start()
+    worker.join()
+    assert seen == ["StoreError", 0, True]
