@@ -125,6 +125,29 @@ class NumberedLists:
         return ";".join(found if type(found) is str else ",".join(map(str, found)) for found in self._lists)
 
 
+class NumberRow:
+    """A number per goal (its form's, its template's): a snapshot's text, parsed when first read; numbers
+    added before that wait beside it (a goal added does not parse the row)."""
+
+    def __init__(self, text: str = "") -> None:
+        self._text = text
+        self._numbers: list[int] | None = None
+        self._added: list[int] = []
+
+    def append(self, number: int) -> None:
+        (self._added if self._numbers is None else self._numbers).append(number)
+
+    @property
+    def numbers(self) -> list[int]:
+        if self._numbers is None:
+            self._numbers = [*_numbers(self._text), *self._added]
+            self._text, self._added = "", []
+        return self._numbers
+
+    def packed(self) -> str:
+        return ",".join(map(str, self.numbers))
+
+
 @dataclass
 class OriginGoals:
     """One origin's stored goals, with an inverted index from each word to the goals that use it."""
@@ -136,11 +159,11 @@ class OriginGoals:
     ids_text: str | None = None  # the ids as a snapshot holds them, read when first needed
     forms_text: str | None = None  # the distinct token sets of the goals (a key each), read when first needed
     form_members: NumberedLists = field(default_factory=NumberedLists)  # the goals of each form
-    form_text: str | None = None  # each goal's form number as a snapshot holds them, read when first needed
+    form_row: NumberRow = field(default_factory=lambda: NumberRow())  # each goal's form number
     postings: PositionLists = field(default_factory=lambda: PositionLists())  # from each token to its forms
     templates: list[str] = field(default_factory=list)  # the distinct goal templates, by number
     members: NumberedLists = field(default_factory=NumberedLists)  # the goals of each template
-    template_text: str | None = None  # each goal's template number as a snapshot holds them, read when first needed
+    template_row: NumberRow = field(default_factory=lambda: NumberRow())  # each goal's template number (-1: none)
     fixed: PositionLists = field(default_factory=lambda: PositionLists())  # from a word of a template's fixed text
     fixed_sizes: list[int] = field(default_factory=list)  # how many such words each template has
     unfixed: list[int] = field(default_factory=list)  # templates without fixed words: any goal may fit them
@@ -159,8 +182,6 @@ class OriginGoals:
     _shapes: set[str] | None = None
     _numbers: dict[str, int] | None = None
     _late_newest: list[int] | None = None
-    _template_of: list[int] | None = None
-    _form_of: list[int] | None = None
     _form_numbers: dict[str, int] | None = None
     _forms: list[str] | None = None
     _texts: PositionLists | None = None
@@ -196,10 +217,7 @@ class OriginGoals:
         self.built[position] = goal
         self.ids.add(goal.id)
         number = self._template_number(goal.signature.template) if goal.signature.template else -1
-        if self._template_of is None:  # not read yet: kept as text
-            self.template_text = f"{self.template_text},{number}" if self.template_text else str(number)
-        else:
-            self._template_of.append(number)
+        self.template_row.append(number)
         if number >= 0:
             self.members.append(number, position)
         if self.last_created is not None and goal.created_at <= self.last_created:
@@ -209,10 +227,7 @@ class OriginGoals:
             self.last_created = goal.created_at
         words = goal.signature.tokens
         form = self._form_number(words)
-        if self._form_of is None:
-            self.form_text = f"{self.form_text},{form}" if self.form_text else str(form)
-        else:
-            self._form_of.append(form)
+        self.form_row.append(form)
         self.form_members.append(form, position)
         for value in goal.signature.values:
             self.valued.setdefault(value, []).append(position)
@@ -232,9 +247,7 @@ class OriginGoals:
     @property
     def form_of(self) -> list[int]:
         """The number of each goal's form (its token set), by position."""
-        if self._form_of is None:
-            self._form_of = _numbers(self.form_text)
-        return self._form_of
+        return self.form_row.numbers
 
     @property
     def forms(self) -> list[str]:
@@ -268,9 +281,7 @@ class OriginGoals:
     @property
     def template_of(self) -> list[int]:
         """The number of each goal's template (-1 for a goal without one), by position."""
-        if self._template_of is None:
-            self._template_of = _numbers(self.template_text)
-        return self._template_of
+        return self.template_row.numbers
 
     def _template_number(self, template: str) -> int:
         if self._numbers is None:
@@ -363,7 +374,7 @@ class OriginGoals:
         header = {"format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": self.version,
                   "removals": self.removals, "shape_count": self.shape_count,
                   "templates": self.templates, "members": self.members.packed(),
-                  "template_of": ",".join(map(str, self.template_of)), "form_of": ",".join(map(str, self.form_of)),
+                  "template_of": self.template_row.packed(), "form_of": self.form_row.packed(),
                   "form_members": self.form_members.packed(), "fixed": self.fixed.packed(),
                   "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
                   "last_created": self.last_created.isoformat() if self.last_created else None,
@@ -412,9 +423,9 @@ def unpack(text: str | None) -> OriginGoals | None:
         return OriginGoals(
             version=data["version"], removals=data["removals"], records=lines[4:], ids_text=json.loads(lines[0]),
             shapes_text=json.loads(lines[1]), forms_text=json.loads(lines[2]), texts_text=lines[3],
-            form_text=data["form_of"], form_members=NumberedLists(data["form_members"]),
+            form_row=NumberRow(data["form_of"]), form_members=NumberedLists(data["form_members"]),
             shape_count=data["shape_count"], postings=PositionLists(data["postings"]), templates=data["templates"],
-            members=NumberedLists(data["members"]), template_text=data["template_of"], fixed=PositionLists(data["fixed"]),
+            members=NumberedLists(data["members"]), template_row=NumberRow(data["template_of"]), fixed=PositionLists(data["fixed"]),
             fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
             last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
             spread=data["spread"], valued=PositionLists(data["valued"]),
