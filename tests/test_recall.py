@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -259,6 +260,25 @@ def test_a_trajectory_saved_by_another_process_is_found_at_once(open_memory: Any
     save(writer, "Search for smart watch reviews")
     assert best(reader, "search smart watch reviews") == "Search for smart watch reviews"
     assert best(reader, "track my parcel") == "Track my parcel"
+
+
+def test_what_a_memory_saves_or_deletes_is_found_or_gone_at_its_next_match_whichever_thread_wrote_it(
+    mem: webmem.Memory,
+) -> None:
+    save(mem, "Track my parcel")
+    assert best(mem, "search smart watch reviews") is None  # the origin is held, and found current
+    watch = save(mem, "Search for smart watch reviews")  # the same thread: the same connection wrote it
+    assert best(mem, "search smart watch reviews") == "Search for smart watch reviews"
+    mem.forget.trajectory(watch.id)
+    assert best(mem, "search smart watch reviews") is None
+    saver = threading.Thread(target=save, args=(mem, "Search for running shoe reviews"))  # its own connection
+    saver.start()
+    saver.join()
+    assert best(mem, "search running shoe reviews") == "Search for running shoe reviews"
+    with pytest.raises(RuntimeError), mem.store.write():  # saved, then rolled back: never offered
+        save(mem, "Compare coffee bean prices")
+        raise RuntimeError("rolled back")
+    assert best(mem, "compare coffee bean prices") is None
 
 
 def test_a_trajectory_deleted_by_another_process_is_never_offered(open_memory: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import sqlite3
 import threading
@@ -27,6 +28,8 @@ T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 LOCK_WAIT_SECONDS = 60.0
 POOL_CONNECTIONS = 5  # PostgreSQL connections kept open per memory (more are opened, then closed, under load)
+_SERIAL = "webmem_serial"
+_SERIALS = itertools.count(1)  # a number per connection opened, never reused (unlike id())
 IDLE_PING_SECONDS = 5.0  # a PostgreSQL connection unused for longer is checked before it is used again
 
 
@@ -159,6 +162,29 @@ class Store:
             return
         with self._transaction(writable=True, dry_run=dry_run) as conn:
             yield conn
+
+    def read_mark(self, topic: str) -> tuple[int, int, int] | None:
+        """In a read-only SQLite transaction, a value that is the same in two transactions of a thread only if
+        nothing it may depend on changed in between: no other connection committed (SQLite's ``data_version``)
+        and this connection wrote nothing under ``topic`` (:meth:`note_change`). It also starts the read, so
+        what the transaction reads next is as of this value. None elsewhere (PostgreSQL, write transactions):
+        read what may have changed."""
+        active = self._active.get()
+        if self._pinned is None or active is None or active.writable:
+            return None
+        record = active.conn.connection
+        info = record.info
+        serial = info.get(_SERIAL)
+        if serial is None:
+            serial = info[_SERIAL] = next(_SERIALS)
+        version = record.driver_connection.execute("PRAGMA data_version").fetchone()[0]
+        return serial, info.get(topic, 0), version
+
+    @staticmethod
+    def note_change(conn: Connection, topic: str) -> None:
+        """Count a write under ``topic`` on this connection (see :meth:`read_mark`)."""
+        info = conn.connection.info
+        info[topic] = info.get(topic, 0) + 1
 
     def after_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the current transaction commits, or now if there is none."""

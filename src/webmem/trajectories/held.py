@@ -174,6 +174,7 @@ class OriginGoals:
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
     valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
     texts_text: str | None = None  # from a hash of a goal's words to the goals, as JSON, read when first needed
+    checked: Any = None  # the store's read mark at which these goals were last found current
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)

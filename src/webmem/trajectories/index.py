@@ -22,12 +22,14 @@ from typing import Any, NamedTuple
 from sqlalchemy import Connection, bindparam, update
 
 from ..core.embeddings import Embedder
+from ..store.engine import Store
 from ..store.prepared import Prepared
 from ..store.schema import trajectories, trajectory_origins
 from ..store.statements import dialect_insert, plain_select
 from .held import OriginGoals, StoredGoal, unpack
 from .recall import decode, signature
 
+ORIGINS_TOPIC = "webmem_trajectory_origins"  # what bump_origin changes, for the store's read marks
 MAX_HELD_GOALS = 200_000  # across origins; the least recently matched origins are let go first
 _GOAL_COLUMNS = (
     trajectories.c.trajectory_id, trajectories.c.goal, trajectories.c.run_id, trajectories.c.created_at,
@@ -80,10 +82,18 @@ class GoalIndex:
         self._held = 0
         self._lock = threading.Lock()
 
-    def goals(self, conn: Connection, origin: str) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
+    def goals(self, conn: Connection, origin: str, mark: Any = None) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
         """The origin's goals as the database holds them now (read inside the caller's transaction),
         and the vectors computed for goals stored without one or under another model (to store).
+        ``mark``: the store's read mark (:meth:`webmem.store.Store.read_mark`); goals found current at the
+        same mark are current without asking the database.
         """
+        if mark is not None:
+            with self._lock:
+                held = self._origins.get(origin)
+                if held is not None and held.checked == mark:
+                    self._origins.move_to_end(origin)
+                    return held, []
         found = _STAMP_AND_SNAPSHOT.first(conn, {"ns": self._ns, "origin": origin})
         stamp = Stamp(*found) if found is not None else None
         version, removals = (stamp.version, stamp.removals) if stamp is not None else (0, 0)
@@ -91,6 +101,7 @@ class GoalIndex:
             held = self._origins.get(origin)
             if held is not None and (held.version, held.removals) == (version, removals):
                 self._origins.move_to_end(origin)
+                held.checked = mark
                 return held, []
         if held is None or held.removals != removals or held.version > version:
             held = self._snapshot(conn, origin, stamp) if stamp is not None and self.embedder is None else None
@@ -98,6 +109,7 @@ class GoalIndex:
         with self._lock:
             held.version = max(held.version, version)
             held.removals = removals
+            held.checked = mark
             self._hold(origin, held)
         return held, unembedded
 
@@ -202,6 +214,7 @@ def bump_origin(conn: Connection, namespace: str, origin: str, *, saved: int = 1
     """Raise the origin's version by ``saved`` (and its removals by ``removed``) in the caller's write
     transaction; returns the origin's stamp after it: trajectories saved now keep the last ``saved``
     versions up to ``version`` as their ``origin_seq``."""
+    Store.note_change(conn, ORIGINS_TOPIC)
     return Stamp(*_BUMP_ORIGIN.first(conn, {"namespace": namespace, "origin": origin, "version": saved,
                                              "removals": removed}))
 

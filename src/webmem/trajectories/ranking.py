@@ -97,9 +97,10 @@ def rank(
     # forms with a goal that shares a value may be lifted; once the bar is set, only forms that share
     # enough tokens can reach it, and only they are asked whether they do
     least = _least_shared(ranking.top[0], ranking.total, True) - remaining if ranking.full else float("-inf")
+    valued_forms = ranking.valued_forms()
     pool = [form for form, weight in shared.items() if weight >= least] if least > 0.0 else \
-        shared.keys() | ranking.valued_forms()
-    valued = {form for form in pool if ranking.shares_a_value(form)}
+        shared.keys() | valued_forms
+    valued = {form for form in pool if form in valued_forms} if valued_forms else set()
     for lifted, forms in ((True, valued), (False, [form for form in pool if form not in valued])):
         least = _least_shared(ranking.top[0], ranking.total, lifted) - remaining if ranking.full else float("-inf")
         contenders = [form for form in forms if shared.get(form, 0.0) >= least]
@@ -137,10 +138,6 @@ class _Ranking:
         """Every form with a goal that shares a value with the new goal (a pass over those goals)."""
         form_of = self.held.form_of
         return {form_of[position] for _, positions in self._sharing for position in positions}
-
-    def shares_a_value(self, form: int) -> bool:
-        form_of = self.held.form_of
-        return any(form_of[position] == form for _, positions in self._sharing for position in positions)
 
     @property
     def full(self) -> bool:

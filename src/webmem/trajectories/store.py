@@ -31,7 +31,7 @@ from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import new_keys, plain_select
 from .held import OriginGoals, StoredGoal
-from .index import GoalIndex, bump_origin, store_vectors
+from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, store_vectors
 from .plans import record_outcome, replayable, shape_of
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
@@ -266,7 +266,7 @@ class TrajectoryStore(ReplaySearch):
         return trajectory
 
     def _held(self, conn: Connection, origin: str) -> OriginGoals:
-        held, vectors = self._index.goals(conn, origin)
+        held, vectors = self._index.goals(conn, origin, self._scope.store.read_mark(ORIGINS_TOPIC))
         embedder = self._index.embedder
         if vectors and embedder is not None:
             def write_back() -> None:
