@@ -6,11 +6,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .core.models import Lesson, MatchReport
+from .core.models import Fact, Lesson, MatchReport
 from .core.pack import ContextPart
 from .core.text import clean_for_prompt
 from .trajectories.reference import STEP_CUT, answers_hidden
@@ -49,9 +49,12 @@ class Reference:
         return {"reason": self.withheld or self.report.reason}
 
 
-def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Reference:
+def find_reference(
+    mem: Memory, *, goal: str, origin: str, run_id: str, known: Sequence[Fact] | None = None,
+) -> Reference:
     """The best trajectory on ``origin`` for ``goal`` (never the run's own), shown in ``goal``'s values,
-    unless runs given it kept failing; one recorded before the site changed says so first."""
+    unless runs given it kept failing; one recorded before the site changed says so first (``known``: the
+    facts of the origin's domain, already read)."""
     report = mem.trajectories.match(goal, origin=origin, exclude_run_id=run_id, run_id=run_id, limit=1)
     best = report.best
     if best is None:
@@ -59,7 +62,7 @@ def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Refer
     with mem.store.read() as conn:
         if mem.outcomes.held_back(conn, "reference", [best.id]):
             return Reference(report, "", withheld=f"trajectory {best.id} withheld: runs given it kept failing")
-        changed = mem.site_changes.stale_since(conn, best)
+        changed = mem.site_changes.stale_since(conn, best, known=known)
     text = mem.trajectories.format_reference(best, goal=mem.scope.redact(goal))
     if changed is not None:
         text = f"{SITE_CHANGED_NOTE.format(when=changed.strftime('%Y-%m-%d %H:%M'))} {text}"  # on the goal's line
@@ -68,11 +71,12 @@ def find_reference(mem: Memory, *, goal: str, origin: str, run_id: str) -> Refer
 
 def memory_parts(
     mem: Memory, *, goal: str, domain: str, reference: Reference, last_failure: LastFailure | None,
-    site_tips: list[Lesson], episode_advice: str, parts_off: Mapping[str, str],
+    site_tips: list[Lesson], episode_advice: str, parts_off: Mapping[str, str], known: Sequence[Fact] | None = None,
 ) -> list[ContextPart]:
     """The memory's own parts for one turn on ``domain`` (read inside the caller's transaction); the
     reference trajectory is cut by whole steps when it does not fit. A part turned off on this site by
-    the outcome gate (``parts_off``: part -> why) is left empty, with the reason in its report."""
+    the outcome gate (``parts_off``: part -> why) is left empty, with the reason in its report. ``known``:
+    the domain's facts, already read."""
     parts = [
         ContextPart("last_error", "", PRIORITY_LAST_ERROR, failure_text(last_failure)),
         ContextPart("site_tips", "", PRIORITY_SITE_TIPS, tips_text("Tips for this site:", site_tips)),
@@ -83,7 +87,8 @@ def memory_parts(
             "reference_trajectory", REFERENCE_HEADING, PRIORITY_REFERENCE,
             reference.text, by_lines=STEP_CUT, detail=reference.detail,
         ),
-        ContextPart("app_knowledge", "APP KNOWLEDGE", PRIORITY_KNOWLEDGE, mem.knowledge.format_for_prompt(domain)),
+        ContextPart("app_knowledge", "APP KNOWLEDGE", PRIORITY_KNOWLEDGE,
+                    mem.knowledge.format_for_prompt(domain, known=known)),
         ContextPart("known_selectors", "KNOWN SELECTORS", PRIORITY_SELECTORS, mem.selectors.format_for_prompt(domain)),
     ]
     return [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -218,9 +218,11 @@ class AppKnowledge:
             ).scalars())
         return sorted(found)
 
-    def format_for_prompt(self, domain: str) -> str:
-        """Facts at or above 0.5 grouped by type, highest confidence first; '' when there are none."""
-        known = self.facts(domain, min_confidence=PROMPT_MIN_CONFIDENCE)
+    def format_for_prompt(self, domain: str, *, known: Sequence[Fact] | None = None) -> str:
+        """Facts at or above 0.5 grouped by type, highest confidence first; '' when there are none.
+        ``known``: the domain's facts already read (``facts(domain, min_confidence=0)``)."""
+        known = self.facts(domain, min_confidence=PROMPT_MIN_CONFIDENCE) if known is None else [
+            fact for fact in known if fact.confidence >= PROMPT_MIN_CONFIDENCE]
         blocks = []
         for fact_type in FACT_TYPES:
             of_type = [fact for fact in known if fact.type == fact_type]
@@ -289,31 +291,26 @@ class AppKnowledge:
         ``hide(session_goal, text)``, when given, rewrites what each session says (its goal, outcome and
         final URL), e.g. to hide the values of an earlier instruction from a run given another one.
         """
-        history = [
-            session.model_copy(update={
-                "goal": hide(session.goal, session.goal), "outcome": hide(session.goal, session.outcome),
-                "final_url": hide(session.goal, session.final_url) if session.final_url else session.final_url,
-            }) if hide is not None else session
-            for session in self.sessions(domain)
-        ]
         lines: list[str] = []
-        for number, session in enumerate(history, start=1):
+        for number, session in enumerate(self.sessions(domain), start=1):
+            goal, outcome, final_url = session.goal, session.outcome, session.final_url
+            if hide is not None:
+                goal, outcome = hide(session.goal, goal), hide(session.goal, outcome)
+                final_url = hide(session.goal, final_url) if final_url else final_url
             verdict = "succeeded" if session.success else "failed"
-            when = session.timestamp.strftime("%Y-%m-%d %H:%M UTC")
+            when = f"{session.timestamp:%Y-%m-%d %H:%M} UTC"
             if number <= FULL_SESSIONS:
                 lines.append(
                     f"{number}. [{verdict}] {when}, {session.turns_used} turns, "
                     f"{session.duration_ms / 1000:.1f}s (session {session.id})"
                 )
-                lines.append(f"   Goal: {clean_for_prompt(session.goal, 300)}")
-                lines.append(f"   Outcome: {clean_for_prompt(session.outcome, 500)}")
-                if session.final_url:
-                    lines.append(f"   Final URL: {clean_for_prompt(session.final_url, 300)}")
+                lines.append(f"   Goal: {clean_for_prompt(goal, 300)}")
+                lines.append(f"   Outcome: {clean_for_prompt(outcome, 500)}")
+                if final_url:
+                    lines.append(f"   Final URL: {clean_for_prompt(final_url, 300)}")
             else:
-                lines.append(
-                    f"{number}. [{verdict}] {when}: {clean_for_prompt(session.goal, 120)} -> "
-                    f"{clean_for_prompt(session.outcome, SHORT_OUTCOME)}"
-                )
+                lines.append(f"{number}. [{verdict}] {when}: {clean_for_prompt(goal, 120)} -> "
+                             f"{clean_for_prompt(outcome, SHORT_OUTCOME)}")
         return "\n".join(lines)
 
     def prune(self, domain: str | None = None) -> int:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .context import Reference, find_reference, memory_parts
 from .core.clock import utcnow
 from .core.errors import InvalidInput, MemoryDisabled, RunClosed, TrajectoryNotFound
-from .core.models import EnvironmentState, Lesson, ReplayReport, RunManifest, Step, Trajectory, validated
+from .core.models import EnvironmentState, Fact, Lesson, ReplayReport, RunManifest, Step, Trajectory, validated
 from .core.pack import ContextPack, ContextPart, check_budget
 from .core.redaction import MIN_SECRET_LENGTH, names_password_field
 from .core.text import clean_for_prompt
@@ -140,11 +140,12 @@ class Run:
         with mem.store.read() as conn:  # one read for the whole context (a domain's lessons counted apart)
             if domain != self._site:
                 self.on_domain(page)
-            reference = self._reference(origin_of(page))
+            known = mem.knowledge.facts(domain, min_confidence=0.0)  # read once: the reference's and the part's
+            reference = self._reference(origin_of(page), known)
             parts = memory_parts(
                 mem, goal=self.goal, domain=domain, reference=reference, last_failure=self._last_failure,
                 site_tips=self._site_tips, episode_advice=self._episode_advice(env, internal_state),
-                parts_off=self._parts_off_on(conn, site_of(domain)),
+                parts_off=self._parts_off_on(conn, site_of(domain)), known=known,
             )
             if self._working is not None:
                 parts += self._working.context_parts(domain)
@@ -454,9 +455,10 @@ class Run:
         if "last_error" in included and self._last_failure is not None:
             self._given.note("lesson", [tip.id for tip in self._last_failure[2]])
 
-    def _reference(self, origin: str) -> Reference:
+    def _reference(self, origin: str, known: list[Fact]) -> Reference:
         if origin not in self._references:
-            self._references[origin] = find_reference(self._memory, goal=self.goal, origin=origin, run_id=self.id)
+            self._references[origin] = find_reference(self._memory, goal=self.goal, origin=origin, run_id=self.id,
+                                                      known=known)
         return self._references[origin]
 
     def _check_open(self) -> None:

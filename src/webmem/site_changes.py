@@ -10,7 +10,7 @@ reference only with a warning, until a run after the change succeeds there and i
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, func, select
@@ -82,6 +82,17 @@ class SiteChanges:
         """When each changed page of ``domain`` last changed (its path -> time)."""
         return dict(_CHANGED_PAGES.rows(conn, {"ns": self._ns, "domain": domain}))
 
-    def stale_since(self, conn: Connection, trajectory: Trajectory) -> datetime | None:
-        """When a page the trajectory went through changed after it was recorded (None if none did)."""
-        return changed_after(trajectory, self.pages(conn, trajectory.domain))
+    def stale_since(self, conn: Connection, trajectory: Trajectory, *,
+                    known: Sequence[Fact] | None = None) -> datetime | None:
+        """When a page the trajectory went through changed after it was recorded (None if none did).
+        ``known``: the facts of the trajectory's domain already read (every confidence)."""
+        return changed_after(trajectory, self.pages(conn, trajectory.domain) if known is None else changed_pages(known))
+
+
+def changed_pages(known: Sequence[Fact]) -> dict[str, datetime]:
+    """When each changed page of a domain last changed (its path -> time), from the domain's facts."""
+    pages: dict[str, datetime] = {}
+    for fact in known:
+        if fact.type == SITE_CHANGED and (fact.key not in pages or fact.last_seen > pages[fact.key]):
+            pages[fact.key] = fact.last_seen
+    return pages
