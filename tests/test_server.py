@@ -3,11 +3,16 @@ token, namespaces that hold, and a problem+json answer for each error."""
 
 from __future__ import annotations
 
+import inspect
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import webmem
@@ -113,3 +118,51 @@ def test_namespaces_never_read_each_other(client: TestClient) -> None:
     assert_problem(client.post(f"/v1/runs/{theirs['run_id']}/steps", json={"action": "click"},
                                headers={"X-Webmem-Namespace": "agent-a"}), 404, "RunNotFound")
     assert client.get("/v1/runs").json()["runs"] == []  # the default namespace has none
+
+
+TRACED = """
+import json, sys
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from opentelemetry import trace
+
+started = []
+
+
+class RecordingTracer(trace.NoOpTracer):
+    def start_span(self, name, *args, **kwargs):
+        started.append(name)
+        return super().start_span(name, *args, **kwargs)
+
+    def start_as_current_span(self, name, *args, **kwargs):
+        started.append(name)
+        return super().start_as_current_span(name, *args, **kwargs)
+
+
+class RecordingProvider(trace.TracerProvider):
+    def get_tracer(self, *args, **kwargs):
+        return RecordingTracer()
+
+
+trace.set_tracer_provider(RecordingProvider())  # as an application that set OpenTelemetry up would
+from webmem.server import create_app
+
+with TestClient(create_app(sys.argv[1])) as client:
+    assert client.post("/v1/runs", json={"goal": "Buy a lamp", "start_url": "https://shop.example.org/"}).status_code == 201
+    assert client.get("/v1/health").status_code == 200
+ours = len(started)
+plain = FastAPI()
+plain.get("/ping")(lambda: {"ok": True})
+with TestClient(plain) as client:
+    client.get("/ping")
+print(json.dumps({"webmem": ours, "plain_fastapi": len(started) - ours}))
+"""
+
+
+def test_the_server_records_no_telemetry_even_where_opentelemetry_is_set_up(memory_dir: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", TRACED, str(memory_dir)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    spans = json.loads(done.stdout.strip().splitlines()[-1])
+    assert spans["webmem"] == 0
+    if "telemetry" in inspect.signature(FastAPI.__init__).parameters:  # FastAPI traces requests by itself
+        assert spans["plain_fastapi"] > 0  # the recorder sees what FastAPI would send

@@ -6,6 +6,7 @@ security holds it. With a token, every request but ``/v1/health`` needs ``Author
 
 
 import hmac
+import inspect
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -59,7 +60,7 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
         namespaces.close()
 
     app = FastAPI(title="webmem", version=__version__, lifespan=lifespan,
-                  description="A persistent, learning memory for browser agents.")
+                  description="A persistent, learning memory for browser agents.", **_without_telemetry())
     app.add_exception_handler(WebmemError, problems.on_webmem_error)
     app.add_exception_handler(RequestValidationError, problems.on_validation_error)
     app.add_exception_handler(HTTPException, problems.on_http_error)
@@ -204,3 +205,13 @@ def app_from_environment() -> FastAPI:
 
     location = os.environ.get(ENV_LOCATION) or None
     return create_app(location, token=os.environ.get(ENV_TOKEN) or None, mcp=os.environ.get(ENV_MCP) == "1")
+
+
+def _without_telemetry() -> dict[str, Any]:
+    """FastAPI's own OpenTelemetry instrumentation (FastAPI 0.165 and later) turned off: whatever the process's
+    OpenTelemetry set-up or environment, the server never records or exports spans, metrics or logs of its
+    requests (their paths and queries carry run ids and goals)."""
+    if "telemetry" not in inspect.signature(FastAPI.__init__).parameters:
+        return {}
+    return {"telemetry": {"tracing": False, "metrics": False, "logs": False, "operation_spans": False,
+                          "auto_configure": False}}
