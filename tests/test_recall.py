@@ -366,16 +366,36 @@ def test_a_snapshot_older_than_a_deletion_is_never_used(open_memory: Any) -> Non
     assert open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW).scored == MANY + more + 1
 
 
-@pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]", "cut"])
+@pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]", "cut",
+                                    "altered"])
 def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> None:
     first = open_memory()
     saved = fill(first)
+    snapshot = rows.value(first, "trajectory_origins", "snapshot")
     if broken == "cut":  # a snapshot of this version, cut short
-        broken = rows.value(first, "trajectory_origins", "snapshot")[:-40]
+        broken = snapshot[:-40]
+    elif broken == "altered":  # of the right length, one goal's line no longer readable (read only when ranked)
+        lines = snapshot.split("\n")
+        lines = [line.replace("[", "(", 1) if line.startswith('["traj_') else line for line in lines]
+        broken = "\n".join(lines)
+        assert broken != snapshot and len(broken) == len(snapshot)
     rows.execute(first, "UPDATE trajectory_origins SET snapshot = :broken", broken=broken)
     reader = open_memory()
     assert best(reader, "export the quarterly invoices") == saved[0].goal
     assert reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW).scored == MANY
+
+
+def test_a_snapshot_written_before_snapshots_had_a_checksum_is_still_read(open_memory: Any) -> None:
+    first = open_memory()
+    saved = fill(first)
+    header, _, rest = snapshot_of(first).partition("\n")[2].partition("\n")  # without its checksum line
+    data = {**json.loads(header), "format": 4, "length": len(rest)}
+    rows.execute(first, "UPDATE trajectory_origins SET snapshot = :old",
+                 old=json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n" + rest)
+    rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
+                 id=saved[0].id)
+    report = open_memory().trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
+    assert report.candidates[0].trajectory.goal == saved[0].goal  # read from the snapshot, not from the rows
 
 
 def test_memories_from_before_the_index_are_indexed_when_opened(open_memory: Any, memory_location: str) -> None:

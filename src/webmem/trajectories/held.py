@@ -3,7 +3,8 @@
 A goal is kept as a compact record and becomes a :class:`StoredGoal` (with its decoded signature)
 only when ranking touches it. The whole structure packs into one JSON snapshot, stored with the
 origin's row in ``trajectory_origins``, so that a new process reads one value instead of every
-trajectory row and decodes nothing up front.
+trajectory row and decodes nothing up front. A checksum of the snapshot comes first: one changed in
+any part is not read (its parts are parsed only when first needed, long after it was accepted).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hashlib
 import heapq
 import json
 import math
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,7 +21,8 @@ from typing import Any
 
 from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
-SNAPSHOT_FORMAT = 4
+SNAPSHOT_FORMAT = 5
+_UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until the next save rewrites it)
 _SHAPE_SEPARATOR = "\x1f"  # between the tokens of a shape or a form
 _KEY_SEPARATOR = "\x1e"  # between the keys (ids, shapes, forms) of a snapshot's line
 
@@ -383,8 +386,8 @@ class OriginGoals:
         keys = [_json_line(_KEY_SEPARATOR.join(keys)) for keys in (sorted(self.ids), sorted(self.shapes), self.forms)]
         rest = "\n".join([*keys, _json_line(self.texts.packed()),
                           *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
-        header["length"] = len(rest)  # a snapshot cut short or pasted over is not read
-        return _json_line(header) + "\n" + rest
+        body = _json_line(header) + "\n" + rest
+        return _checksum(body) + "\n" + body  # a snapshot cut short or changed in any part is not read
 
 
 def _text_key(words: list[str]) -> str:
@@ -399,6 +402,10 @@ def _numbers(text: str | None) -> list[int]:
     return [int(number) for number in text.split(",")] if text else []
 
 
+def _checksum(text: str) -> str:
+    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+
+
 def _json_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # never a raw line break
 
@@ -408,13 +415,20 @@ def unpack(text: str | None) -> OriginGoals | None:
     by another version of the matcher (then the origin is read from its rows)."""
     if not text:
         return None
-    header_text, _, rest = text.partition("\n")
+    check, _, body = text.partition("\n")
+    unchecked = check.startswith("{")  # format 4, written before checksums: its length is checked instead
+    if unchecked:
+        body = text
+    elif check != _checksum(body):
+        return None
+    header_text, _, rest = body.partition("\n")
     try:
         data = json.loads(header_text)
     except ValueError:
         return None
-    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT or data.get("signature") != SIGNATURE_VERSION \
-            or data.get("length") != len(rest):
+    if not isinstance(data, dict) or data.get("signature") != SIGNATURE_VERSION \
+            or data.get("format") != (_UNCHECKED_FORMAT if unchecked else SNAPSHOT_FORMAT) \
+            or (unchecked and data.get("length") != len(rest)):
         return None
     lines = rest.split("\n")
     if len(lines) < 4 or not all(line.startswith('"') and line.endswith('"') for line in lines[:3]) \
