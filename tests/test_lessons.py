@@ -6,16 +6,19 @@ walkthroughs 1, 2 and 4 of the document."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import rows
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import webmem
 from webmem.core.clock import utcnow
-from webmem.core.urls import domain_matches
+from webmem.core.urls import domain_matches, scopes_on
 
 FIXTURE_FILE = Path("/work/shared/fixtures/lessons-memory.json")
 GOOGLE = "https://www.google.com/"
@@ -303,6 +306,50 @@ def test_domain_matches() -> None:
     assert not domain_matches("google.com", "notgoogle.com")
     assert domain_matches("localhost", "localhost:5173")
     assert not domain_matches("localhost:5173", "localhost:3000")
+
+
+_LABEL = st.sampled_from(["www", "maps", "google", "com", "co", "uk", "localhost", "127", "0", "1", "a-b", "x"])
+_HOST = st.lists(_LABEL, min_size=1, max_size=5).map(".".join)
+_DOMAIN_KEY = st.tuples(_HOST, st.sampled_from(["", ":5173", ":8080"])).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(scope=st.one_of(_DOMAIN_KEY, _DOMAIN_KEY.map(str.upper)), site=_DOMAIN_KEY)
+def test_the_scopes_looked_up_on_a_site_are_every_scope_that_matches_it(scope: str, site: str) -> None:
+    if domain_matches(scope, site):
+        assert scope.lower() in scopes_on(site)
+
+
+def test_lessons_about_a_parent_domain_or_one_port_are_found_on_their_site_only(mem: webmem.Memory) -> None:
+    parent = mem.lessons.record("Close the cookie banner first.", "site_specific", domain="example.co.uk")
+    port = mem.lessons.record("The dev server needs a hard reload.", "site_specific", domain="localhost:5173")
+    everywhere = mem.lessons.record("Wait for the spinner", "error_recovery", failed_command="click",
+                                    error_pattern="spinner still visible")
+    assert ids(mem.lessons.peek_domain("shop.example.co.uk")) == [parent.id]
+    assert ids(mem.lessons.peek_domain("localhost:5173")) == [port.id]
+    assert ids(mem.lessons.peek_domain("localhost:3000")) == [] == ids(mem.lessons.peek_domain("co.uk"))
+    scoped = mem.lessons.record("Scroll the list first", "site_specific", failed_command="click",
+                                error_pattern="list not loaded", domain="localhost:5173")
+    error = "Timeout: spinner still visible, list not loaded"
+    assert ids(mem.lessons.peek_error("click", error, domain="localhost:5173")) == [scoped.id, everywhere.id]
+    assert ids(mem.lessons.peek_error("click", error, domain="localhost:3000")) == [everywhere.id]
+    assert ids(mem.lessons.peek_error("click", error)) == [everywhere.id]
+
+
+def test_a_sites_lessons_are_read_through_the_index_of_their_domain(sqlite_mem: webmem.Memory) -> None:
+    for number in range(30):
+        sqlite_mem.lessons.record(f"Tip {number}", "site_specific", domain=f"shop{number}.example.org")
+    statements: list[str] = []
+    with sqlite_mem.store.read() as conn:
+        conn.connection.driver_connection.set_trace_callback(statements.append)
+    sqlite_mem.lessons.peek_domain("www.shop7.example.org")
+    sqlite_mem.lessons.peek_error("click", "Timeout 3000ms exceeded", domain="www.shop7.example.org")
+    with sqlite_mem.store.read() as conn:
+        conn.connection.driver_connection.set_trace_callback(None)
+        reads = [sql for sql in statements if sql.startswith("SELECT") and "FROM lessons" in sql]
+        plans = [" ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}").all()) for sql in reads]
+    lookups = [found for plan in plans for found in re.findall(r"(?:SEARCH|SCAN) lessons[^)]*\)?", plan)]
+    assert len(plans) >= 3 and all(found.endswith(("domain=?)", "lesson_id=?)")) for found in lookups), plans
 
 
 def test_domain_recall_gives_the_three_most_used(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:

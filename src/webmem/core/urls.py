@@ -117,6 +117,16 @@ def domain_matches(scope: str, site: str) -> bool:
     return host == scope or host.endswith("." + scope)
 
 
+def scopes_on(site: str) -> list[str]:
+    """Every scope that :func:`domain_matches` accepts on ``site`` (as stored: lower-case), so that records
+    about a site are looked up by their scope: the host and each parent domain, with and without the port."""
+    found: list[str] = []
+    for text in dict.fromkeys((site.lower(), site.lower().rsplit(":", 1)[0])):
+        found.append(text)
+        found += [text[index + 1:] for index, char in enumerate(text) if char == "." and text[index + 1:]]
+    return list(dict.fromkeys(found))
+
+
 @lru_cache(maxsize=4096)
 def site_of(domain: str) -> str:
     """The registrable site of a domain key: its eTLD+1 (``shop.example.co.uk`` -> ``example.co.uk``).

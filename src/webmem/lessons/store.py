@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, delete, func, not_, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, case, delete, func, not_, or_, select, union_all, update
 
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.errors import InvalidInput
 from ..core.models import LESSON_CATEGORIES, Lesson, Step, positive_int, validated
 from ..core.text import clean_for_prompt
-from ..core.urls import check_domain, domain_matches, site_of
+from ..core.urls import check_domain, domain_matches, scopes_on, site_of
 from ..store.engine import retried
 from ..store.prepared import Prepared
 from ..store.schema import lessons
@@ -51,11 +52,17 @@ _active = not_(
         lessons.c.helpful_count <= lessons.c.unhelpful_count,
     )
 )
-_SITE_LESSONS = Prepared(
-    select(lessons.c.lesson_id, lessons.c.domain)
-    .where(lessons.c.namespace == bindparam("ns"), lessons.c.domain.is_not(None), _active)
-    .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
-)
+
+
+@lru_cache(maxsize=None)
+def _site_lessons(scopes: int) -> Prepared:
+    """The active lessons about one of ``scopes`` domains (bound as ``d0``, ``d1``...), most used first."""
+    return Prepared(
+        select(lessons.c.lesson_id, lessons.c.domain)
+        .where(lessons.c.namespace == bindparam("ns"),
+               lessons.c.domain.in_([bindparam(f"d{number}") for number in range(scopes)]), _active)
+        .order_by(lessons.c.use_count.desc(), lessons.c.created_at, lessons.c.lesson_id)
+    )
 
 
 def _tier1(with_seeds: bool) -> PreparedLessons:
@@ -220,7 +227,10 @@ class LessonStore:
     def _matching_error(self, conn: Connection, command: str, error: str, site: str | None) -> list[str]:
         if not isinstance(command, str) or not isinstance(error, str):
             raise InvalidInput("command and error: expected strings")
-        pool = conn.execute(select(*LESSON_COLUMNS).where(lessons.c.namespace == self._ns, self._visible)).all()
+        visible = select(*LESSON_COLUMNS).where(lessons.c.namespace == self._ns, self._visible)
+        everywhere = visible.where(lessons.c.domain.is_(None))  # a lesson about a site is only for that site
+        pool = conn.execute(everywhere if site is None else union_all(
+            everywhere, visible.where(lessons.c.domain.in_(scopes_on(site))))).all()
         return self._not_held_back(conn, lessons_for_error(pool, command, error, site))[:RECALL_LIMIT]
 
     @retried
@@ -247,7 +257,8 @@ class LessonStore:
             return self._in_order(conn, self._about_site(conn, site))
 
     def _about_site(self, conn: Connection, site: str) -> list[str]:
-        pool = _SITE_LESSONS.rows(conn, {"ns": self._ns})
+        scopes = {f"d{number}": scope for number, scope in enumerate(scopes_on(site))}
+        pool = _site_lessons(len(scopes)).rows(conn, {"ns": self._ns, **scopes})
         about = [lesson_id for lesson_id, domain in pool if domain_matches(domain, site)]
         return self._not_held_back(conn, about)[:RECALL_LIMIT]
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import (
     JSON,
-    BigInteger,
     Boolean,
     Column,
     Connection,
@@ -34,6 +33,14 @@ from sqlalchemy import (
 
 from ..core.clock import utcnow
 from ..core.errors import InvalidInput, SchemaTooNew, StoreCorrupt
+from .later_migrations import (
+    advice_outcomes,
+    goal_index,
+    lesson_scopes,
+    namespace_policy,
+    replay_outcomes,
+    site_changes,
+)
 from .schema import migrations_table
 from .types import UTCDateTime
 
@@ -310,17 +317,7 @@ def _row_level_security(conn: Connection) -> None:
     if conn.dialect.name != "postgresql":
         return
     for table in NAMESPACED_TABLES:
-        _namespace_policy(conn, table)
-
-
-def _namespace_policy(conn: Connection, table: str) -> None:
-    conn.execute(text(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY"))
-    conn.execute(text(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY"))
-    conn.execute(text(
-        f"CREATE POLICY webmem_namespace ON {table} "
-        "USING (namespace = current_setting('webmem.namespace', true)) "
-        "WITH CHECK (namespace = current_setting('webmem.namespace', true))"
-    ))
+        namespace_policy(conn, table)
 
 
 def _wide_durations(conn: Connection) -> None:
@@ -339,90 +336,6 @@ def _replay_templates(conn: Connection) -> None:
     conn.execute(text("ALTER TABLE trajectories ADD COLUMN replay_steps JSON"))
 
 
-def _goal_index(conn: Connection) -> None:
-    """What recall needs without reading a trajectory's steps: the goal's signature, the step counts,
-    the goal's vector, and per origin a version that tells processes holding goals in memory what
-    changed. Existing trajectories get them when their namespace is next opened (on PostgreSQL a
-    migration sees only its own namespace's rows).
-    """
-    big = "BIGINT" if conn.dialect.name == "postgresql" else "INTEGER"
-    blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
-    for column, kind in (("goal_signature", "TEXT"), ("origin_seq", big), ("step_count", "INTEGER"),
-                         ("verified_steps", "INTEGER"), ("goal_vector", blob), ("goal_vector_model", "VARCHAR(200)")):
-        conn.execute(text(f"ALTER TABLE trajectories ADD COLUMN {column} {kind}"))
-    Table(
-        "trajectory_origins", MetaData(),
-        Column("namespace", String(200), primary_key=True),
-        Column("origin", String(200), primary_key=True),
-        Column("version", BigInteger, nullable=False),
-        Column("removals", BigInteger, nullable=False),
-        Column("snapshot", Text),
-        Column("snapshot_seq", BigInteger),
-        Column("snapshot_removals", BigInteger),
-    ).create(conn)
-    conn.execute(text("CREATE INDEX ix_trajectories_origin_seq ON trajectories (namespace, origin, origin_seq)"))
-    if conn.dialect.name == "postgresql":
-        _namespace_policy(conn, "trajectory_origins")
-
-
-def _replay_outcomes(conn: Connection) -> None:
-    """What a replay needs to tell elements with one role and name apart, what became of each run's
-    replay, and per task shape how its replays went (so that failing replays stop being tried)."""
-    conn.execute(text("ALTER TABLE run_steps ADD COLUMN target_index INTEGER"))
-    conn.execute(text("ALTER TABLE run_steps ADD COLUMN target_count INTEGER"))
-    conn.execute(text("ALTER TABLE runs ADD COLUMN replay JSON"))
-    Table(
-        "replay_gates", MetaData(),
-        Column("namespace", String(200), primary_key=True),
-        Column("origin", String(200), primary_key=True),
-        Column("shape", String(200), primary_key=True),
-        Column("successes", Integer, nullable=False),
-        Column("failures", Integer, nullable=False),
-        Column("stop_step", Integer),
-        Column("updated_at", UTCDateTime, nullable=False),
-    ).create(conn)
-    if conn.dialect.name == "postgresql":
-        _namespace_policy(conn, "replay_gates")
-
-
-def _advice_outcomes(conn: Connection) -> None:
-    """What a lesson tells the agent to do instead (so that following it can be told from ignoring it),
-    and how runs ended that were given a piece of advice or a part of the context."""
-    conn.execute(text("ALTER TABLE lessons ADD COLUMN recovery VARCHAR(200)"))
-    Table(
-        "advice_items", MetaData(),
-        Column("namespace", String(200), primary_key=True),
-        Column("kind", String(32), primary_key=True),
-        Column("item", String(200), primary_key=True),
-        Column("given", Integer, nullable=False),
-        Column("successes", Integer, nullable=False),
-        Column("status", String(32), nullable=False),
-        Column("updated_at", UTCDateTime, nullable=False),
-    ).create(conn)
-    Table(
-        "advice_parts", MetaData(),
-        Column("namespace", String(200), primary_key=True),
-        Column("site", String(200), primary_key=True),
-        Column("part", String(32), primary_key=True),
-        Column("given", Integer, nullable=False),
-        Column("given_successes", Integer, nullable=False),
-        Column("absent", Integer, nullable=False),
-        Column("absent_successes", Integer, nullable=False),
-        Column("off_reason", Text),
-        Column("updated_at", UTCDateTime, nullable=False),
-    ).create(conn)
-    if conn.dialect.name == "postgresql":
-        _namespace_policy(conn, "advice_items")
-        _namespace_policy(conn, "advice_parts")
-
-
-def _site_changes(conn: Connection) -> None:
-    """The label beside an unnamed field (replay finds reordered fields by it), and when a selector went stale."""
-    conn.execute(text("ALTER TABLE run_steps ADD COLUMN label VARCHAR(200)"))
-    timestamp = UTCDateTime().impl.compile(dialect=conn.dialect)
-    conn.execute(text(f"ALTER TABLE selectors ADD COLUMN stale_since {timestamp}"))
-
-
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_initial", _initial_tables),
     Migration("0002_lookup_indexes", _lookup_indexes),
@@ -432,10 +345,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0006_row_level_security", _row_level_security),
     Migration("0007_wide_durations", _wide_durations),
     Migration("0008_replay_templates", _replay_templates),
-    Migration("0009_goal_index", _goal_index),
-    Migration("0010_replay_outcomes", _replay_outcomes),
-    Migration("0011_advice_outcomes", _advice_outcomes),
-    Migration("0012_site_changes", _site_changes),
+    Migration("0009_goal_index", goal_index),
+    Migration("0010_replay_outcomes", replay_outcomes),
+    Migration("0011_advice_outcomes", advice_outcomes),
+    Migration("0012_site_changes", site_changes),
+    Migration("0013_lesson_scopes", lesson_scopes),
 )
 
 

@@ -1,0 +1,113 @@
+"""The schema migrations from 0009 on (recall's goal index, advice outcomes, site changes, lessons looked up
+by their site), with the PostgreSQL row-level-security policy that the tables they add share.
+
+:mod:`.migrations` lists them in order and applies them; the same rules hold: a migration that has
+shipped is never edited.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Connection, Integer, MetaData, String, Table, Text, text
+
+from .types import UTCDateTime
+
+
+def namespace_policy(conn: Connection, table: str) -> None:
+    """PostgreSQL: the table shows and accepts only rows of the session's namespace, owners included."""
+    conn.execute(text(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY"))
+    conn.execute(text(f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY"))
+    conn.execute(text(
+        f"CREATE POLICY webmem_namespace ON {table} "
+        "USING (namespace = current_setting('webmem.namespace', true)) "
+        "WITH CHECK (namespace = current_setting('webmem.namespace', true))"
+    ))
+
+
+def goal_index(conn: Connection) -> None:
+    """What recall needs without reading a trajectory's steps: the goal's signature, the step counts,
+    the goal's vector, and per origin a version that tells processes holding goals in memory what
+    changed. Existing trajectories get them when their namespace is next opened (on PostgreSQL a
+    migration sees only its own namespace's rows).
+    """
+    big = "BIGINT" if conn.dialect.name == "postgresql" else "INTEGER"
+    blob = "BYTEA" if conn.dialect.name == "postgresql" else "BLOB"
+    for column, kind in (("goal_signature", "TEXT"), ("origin_seq", big), ("step_count", "INTEGER"),
+                         ("verified_steps", "INTEGER"), ("goal_vector", blob), ("goal_vector_model", "VARCHAR(200)")):
+        conn.execute(text(f"ALTER TABLE trajectories ADD COLUMN {column} {kind}"))
+    Table(
+        "trajectory_origins", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("origin", String(200), primary_key=True),
+        Column("version", BigInteger, nullable=False),
+        Column("removals", BigInteger, nullable=False),
+        Column("snapshot", Text),
+        Column("snapshot_seq", BigInteger),
+        Column("snapshot_removals", BigInteger),
+    ).create(conn)
+    conn.execute(text("CREATE INDEX ix_trajectories_origin_seq ON trajectories (namespace, origin, origin_seq)"))
+    if conn.dialect.name == "postgresql":
+        namespace_policy(conn, "trajectory_origins")
+
+
+def replay_outcomes(conn: Connection) -> None:
+    """What a replay needs to tell elements with one role and name apart, what became of each run's
+    replay, and per task shape how its replays went (so that failing replays stop being tried)."""
+    conn.execute(text("ALTER TABLE run_steps ADD COLUMN target_index INTEGER"))
+    conn.execute(text("ALTER TABLE run_steps ADD COLUMN target_count INTEGER"))
+    conn.execute(text("ALTER TABLE runs ADD COLUMN replay JSON"))
+    Table(
+        "replay_gates", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("origin", String(200), primary_key=True),
+        Column("shape", String(200), primary_key=True),
+        Column("successes", Integer, nullable=False),
+        Column("failures", Integer, nullable=False),
+        Column("stop_step", Integer),
+        Column("updated_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    if conn.dialect.name == "postgresql":
+        namespace_policy(conn, "replay_gates")
+
+
+def advice_outcomes(conn: Connection) -> None:
+    """What a lesson tells the agent to do instead (so that following it can be told from ignoring it),
+    and how runs ended that were given a piece of advice or a part of the context."""
+    conn.execute(text("ALTER TABLE lessons ADD COLUMN recovery VARCHAR(200)"))
+    Table(
+        "advice_items", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("kind", String(32), primary_key=True),
+        Column("item", String(200), primary_key=True),
+        Column("given", Integer, nullable=False),
+        Column("successes", Integer, nullable=False),
+        Column("status", String(32), nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    Table(
+        "advice_parts", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("site", String(200), primary_key=True),
+        Column("part", String(32), primary_key=True),
+        Column("given", Integer, nullable=False),
+        Column("given_successes", Integer, nullable=False),
+        Column("absent", Integer, nullable=False),
+        Column("absent_successes", Integer, nullable=False),
+        Column("off_reason", Text),
+        Column("updated_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    if conn.dialect.name == "postgresql":
+        namespace_policy(conn, "advice_items")
+        namespace_policy(conn, "advice_parts")
+
+
+def site_changes(conn: Connection) -> None:
+    """The label beside an unnamed field (replay finds reordered fields by it), and when a selector went stale."""
+    conn.execute(text("ALTER TABLE run_steps ADD COLUMN label VARCHAR(200)"))
+    timestamp = UTCDateTime().impl.compile(dialect=conn.dialect)
+    conn.execute(text(f"ALTER TABLE selectors ADD COLUMN stale_since {timestamp}"))
+
+
+def lesson_scopes(conn: Connection) -> None:
+    """Lessons found by their site's domain (and its parent domains) instead of a scan of every lesson:
+    recall on a page, and on an error, reads only the lessons about that site."""
+    conn.execute(text("CREATE INDEX IF NOT EXISTS ix_lessons_domain ON lessons (namespace, domain)"))
