@@ -336,7 +336,7 @@ def test_lessons_about_a_parent_domain_or_one_port_are_found_on_their_site_only(
     assert ids(mem.lessons.peek_error("click", error)) == [everywhere.id]
 
 
-def test_a_sites_lessons_are_read_through_the_index_of_their_domain(sqlite_mem: webmem.Memory) -> None:
+def test_a_sites_lessons_and_a_failures_lessons_are_read_through_an_index(sqlite_mem: webmem.Memory) -> None:
     for number in range(30):
         sqlite_mem.lessons.record(f"Tip {number}", "site_specific", domain=f"shop{number}.example.org")
     statements: list[str] = []
@@ -344,12 +344,15 @@ def test_a_sites_lessons_are_read_through_the_index_of_their_domain(sqlite_mem: 
         conn.connection.driver_connection.set_trace_callback(statements.append)
     sqlite_mem.lessons.peek_domain("www.shop7.example.org")
     sqlite_mem.lessons.peek_error("click", "Timeout 3000ms exceeded", domain="www.shop7.example.org")
+    sqlite_mem.lessons.record("Close the banner first", "error_recovery", failed_command="click",
+                              error_pattern="covered by a banner", domain="www.shop7.example.org")
     with sqlite_mem.store.read() as conn:
         conn.connection.driver_connection.set_trace_callback(None)
         reads = [sql for sql in statements if sql.startswith("SELECT") and "FROM lessons" in sql]
         plans = [" ".join(row[-1] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}").all()) for sql in reads]
     lookups = [found for plan in plans for found in re.findall(r"(?:SEARCH|SCAN) lessons[^)]*\)?", plan)]
-    assert len(plans) >= 3 and all(found.endswith(("domain=?)", "lesson_id=?)")) for found in lookups), plans
+    indexed = ("domain=?)", "lesson_id=?)", "error_pattern=?)")
+    assert len(plans) >= 5 and all(found.endswith(indexed) for found in lookups), plans
 
 
 def test_domain_recall_gives_the_three_most_used(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:

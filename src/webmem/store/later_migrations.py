@@ -108,6 +108,9 @@ def site_changes(conn: Connection) -> None:
 
 
 def lesson_scopes(conn: Connection) -> None:
-    """Lessons found by their site's domain (and its parent domains) instead of a scan of every lesson:
-    recall on a page, and on an error, reads only the lessons about that site."""
+    """Lessons found by their site's domain (and its parent domains), and by their failure, instead of a scan
+    of every lesson: recall on a page or an error reads only the lessons about that site, and recording a
+    lesson finds its equivalents by the failed command and error pattern."""
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_lessons_domain ON lessons (namespace, domain)"))
+    conn.execute(text(
+        "CREATE INDEX IF NOT EXISTS ix_lessons_failure ON lessons (namespace, failed_command, error_pattern)"))
