@@ -515,6 +515,16 @@ def test_promotion_after_five_uses_on_three_domains(mem: webmem.Memory, events: 
     assert len(of(events, "lesson_promoted")) == 1
 
 
+def test_a_recall_that_promotes_a_lesson_returns_it_promoted(mem: webmem.Memory, events: list[dict[str, Any]]) -> None:
+    mem.lessons.record("Wait for the overlay to go", "error_recovery", failed_command="click",
+                       error_pattern="covered by an overlay", triggered_domains=["a.com"])
+    recalled = [mem.lessons.recall_on_error("click", "Timeout: covered by an overlay", domain=site)
+                for site in ("b.com", "c.com", "a.com", "b.com")]
+    assert [found[0].category for found in recalled] == ["error_recovery"] * 3 + ["best_practice"]
+    assert recalled[-1][0].use_count == 5 and len(of(events, "lesson_promoted")) == 1
+    assert mem.lessons.peek_error("click", "covered by an overlay", domain="d.com")[0].category == "best_practice"
+
+
 @pytest.mark.parametrize(("domains", "extra"), [
     (["a.com", "b.com", "c.com", "d.com"], {}),                    # 4 uses
     (["a.com", "b.com", "a.com", "b.com", "a.com", "b.com"], {}),  # 2 domains

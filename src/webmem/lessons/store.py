@@ -419,12 +419,17 @@ class LessonStore:
             update(lessons).where(self._rows.ids(ids)).values(use_count=lessons.c.use_count + 1, last_used=now)
         )
         self._rows.link(conn, ids, [site] if site else [], run_id, role="recalled", now=now)
-        self._promote(conn, ids)
-        return self._in_order(conn, ids)
+        used = self._in_order(conn, ids)
+        promoted = self._promote(conn, ids, loaded=used)
+        return [item.model_copy(update={"category": "best_practice"}) if item.id in promoted else item for item in used]
 
-    def _promote(self, conn: Connection, lesson_ids: Sequence[str]) -> None:
-        """error_recovery lessons for everywhere, used 5+ times on 3+ distinct sites, become best practices."""
-        for item in self._rows.load(conn, self._rows.ids(lesson_ids)):
+    def _promote(
+        self, conn: Connection, lesson_ids: Sequence[str], *, loaded: Sequence[Lesson] | None = None,
+    ) -> set[str]:
+        """error_recovery lessons for everywhere, used 5+ times on 3+ distinct sites, become best practices;
+        returns the ids promoted. ``loaded``: the lessons as this transaction reads them now, when read already."""
+        promoted: set[str] = set()
+        for item in loaded if loaded is not None else self._rows.load(conn, self._rows.ids(lesson_ids)):
             if (
                 item.category == "error_recovery" and item.domain is None and not item.demoted
                 and item.use_count >= PROMOTE_USES and len(distinct_sites(item.triggered_domains)) >= PROMOTE_DOMAINS
@@ -435,10 +440,12 @@ class LessonStore:
                     .values(category="best_practice")
                 ).rowcount
                 if changed:
+                    promoted.add(item.id)
                     self._scope.emit(
                         "lesson_promoted", lesson=item.lesson, use_count=item.use_count,
                         triggered_domains=item.triggered_domains,
                     )
+        return promoted
 
     def _merge_imported(self, conn: Connection, entry: Lesson) -> bool:
         """Insert an imported lesson, or merge it into its equivalent (max counts, union of domains)."""
