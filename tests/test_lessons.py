@@ -15,10 +15,12 @@ import pytest
 import rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
 
 import webmem
 from webmem.core.clock import utcnow
 from webmem.core.urls import domain_matches, scopes_on
+from webmem.store.migrations import apply_migrations
 
 FIXTURE_FILE = Path("/work/shared/fixtures/lessons-memory.json")
 GOOGLE = "https://www.google.com/"
@@ -797,6 +799,34 @@ def fixture_lessons() -> list[dict[str, Any]]:
 
 def by_text(mem: webmem.Memory) -> dict[str, webmem.Lesson]:
     return {item.lesson: item for item in mem.lessons.list()}
+
+
+def test_imported_lessons_are_filed_under_their_domain_key(mem: webmem.Memory) -> None:
+    given = webmem.Lesson(id="lesson_cart", lesson="Open the cart from the header", category="site_specific",
+                          domain="Shop.Example.COM", triggered_domains=["https://Shop.Example.COM/cart"],
+                          created_at=utcnow(), last_used=utcnow())
+    mem.lessons.import_lessons([given])
+    [found] = mem.lessons.peek_domain("shop.example.com")
+    assert (found.domain, found.triggered_domains) == ("shop.example.com", ["shop.example.com"])
+    with pytest.raises(webmem.InvalidInput, match="domain"):
+        mem.lessons.import_lessons([given.model_copy(update={"id": "lesson_other"}),
+                                    given.model_copy(update={"id": "lesson_bad", "domain": "not a/domain"})])
+    assert len(mem.lessons.list(domain="shop.example.com")) == 1  # nothing of the refused batch was stored
+
+
+def test_a_lesson_imported_with_an_upper_case_domain_before_0013_is_found_after(open_memory: Any,
+                                                                                memory_location: str) -> None:
+    store = rows.open_store(memory_location)
+    try:
+        apply_migrations(store, target="0012_site_changes")
+        with store.write() as conn:
+            conn.execute(text(
+                "INSERT INTO lessons (namespace, lesson_id, lesson, category, domain, use_count, helpful_count,"
+                " unhelpful_count, source, created_at, last_used) VALUES ('default', 'lesson_old', 'Use the top menu',"
+                " 'site_specific', 'Shop.Example.COM', 1, 0, 0, 'learned', :at, :at)"), {"at": utcnow()})
+    finally:
+        store.close()
+    assert ids(open_memory().lessons.peek_domain("www.shop.example.com")) == ["lesson_old"]
 
 
 def test_import_into_a_namespace_without_seeds_brings_all_nine_lessons(open_memory: Any,

@@ -381,6 +381,10 @@ class LessonStore:
         """Store lessons as they are, or merge each into its equivalent (max counts, union of domains)."""
         if not all(isinstance(entry, Lesson) for entry in entries):
             raise InvalidInput("lessons: expected a list of webmem.Lesson records")
+        entries = [entry.model_copy(update={  # domain keys as every lookup spells them (lower case, no scheme)
+            "domain": check_domain(entry.domain) if entry.domain is not None else None,
+            "triggered_domains": [check_domain(name, field="triggered_domains") for name in entry.triggered_domains],
+        }) for entry in entries]
         added = merged = 0
         with self._scope.store.write() as conn:
             for entry in entries:

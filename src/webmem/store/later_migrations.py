@@ -111,6 +111,7 @@ def lesson_scopes(conn: Connection) -> None:
     """Lessons found by their site's domain (and its parent domains), and by their failure, instead of a scan
     of every lesson: recall on a page or an error reads only the lessons about that site, and recording a
     lesson finds its equivalents by the failed command and error pattern."""
+    conn.execute(text("UPDATE lessons SET domain = lower(domain) WHERE domain <> lower(domain)"))  # imported as given
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_lessons_domain ON lessons (namespace, domain)"))
     conn.execute(text(
         "CREATE INDEX IF NOT EXISTS ix_lessons_failure ON lessons (namespace, failed_command, error_pattern)"))
