@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -83,8 +84,10 @@ def test_webmem_events_follow_prints_new_events_across_a_rotation(memory_dir: Pa
     follower = subprocess.Popen([sys.executable, "-m", "webmem", "--memory-dir", str(memory_dir), "events", "--follow",
                                  "--tail", "1", "--event", "run_finished", "--json"],
                                 env=env, stdout=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(120, follower.kill)  # a follower that never prints fails the test, never hangs it
+    watchdog.start()
     try:
-        time.sleep(1.5)
+        first = follower.stdout.readline()  # the run before: the follower reads the log now, however slow its start
         monkeypatch.setenv(ENV_MAX_BYTES, "3000")
         newest = [record(memory_dir, 30) for _ in range(2)]  # rotates the log several times on the way
         assert (memory_dir / (EVENTS_FILE + ".1")).exists()
@@ -92,5 +95,6 @@ def test_webmem_events_follow_prints_new_events_across_a_rotation(memory_dir: Pa
     finally:
         follower.terminate()
         output, _ = follower.communicate(timeout=10)
-    seen = [json.loads(line)["run_id"] for line in output.splitlines()]
+        watchdog.cancel()
+    seen = [json.loads(line)["run_id"] for line in [first, *output.splitlines()] if line.strip()]
     assert seen[1:] == newest  # the one before, then each new run as it finished, across the rotations

@@ -304,8 +304,12 @@ def test_a_damaged_migration_record_is_corruption_not_a_newer_webmem(tmp_path: P
         conn.execute("UPDATE webmem_migrations SET name = '0003_lescons' WHERE name = '0003_lessons'")
     with pytest.raises(webmem.StoreCorrupt, match="0003_lescons"):
         webmem.Memory.open(directory)
+    with sqlite3.connect(directory / "memory.db") as conn:  # a number past ours, but one of ours is gone: damage too
+        conn.execute("UPDATE webmem_migrations SET name = '9003_lessons' WHERE name = '0003_lescons'")
+    with pytest.raises(webmem.StoreCorrupt, match="9003_lessons"):
+        webmem.Memory.open(directory)
     with sqlite3.connect(directory / "memory.db") as conn:
-        conn.execute("UPDATE webmem_migrations SET name = '0003_lessons' WHERE name = '0003_lescons'")
+        conn.execute("UPDATE webmem_migrations SET name = '0003_lessons' WHERE name = '9003_lessons'")
         conn.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('9999_future', '2030-01-01 00:00:00')")
     with pytest.raises(webmem.SchemaTooNew, match="9999_future"):
         webmem.Memory.open(directory)

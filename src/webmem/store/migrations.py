@@ -369,8 +369,11 @@ def _applied(conn: Connection) -> dict[str, datetime]:
 
 
 def check_not_newer(applied: dict[str, datetime]) -> None:
-    unknown = sorted(set(applied) - set(_known_names()))
-    if any(name[:4] <= _known_names()[-1][:4] for name in unknown):  # a number of ours, another name: damage
+    known = _known_names()
+    unknown = sorted(set(applied) - set(known))
+    # damage, not a newer webmem: a number of ours with another name, or one of ours missing (a newer webmem
+    # applies every migration of ours before its own)
+    if unknown and (any(name[:4] <= known[-1][:4] for name in unknown) or not set(known) <= set(applied)):
         raise StoreCorrupt(f"the database records migrations webmem never wrote ({', '.join(map(repr, unknown))})")
     if unknown:
         raise SchemaTooNew(
