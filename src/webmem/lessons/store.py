@@ -30,7 +30,7 @@ from ..store.scope import Scope
 from ..store.statements import lock_rows, serialize_on
 from .learning import LearnedLesson, command_name, extract_lessons, plain_text
 from .matching import RECALL_LIMIT, distinct_sites, lessons_for_error
-from .rows import LESSON_COLUMNS, LessonRows, PreparedLessons
+from .rows import LESSON_COLUMNS, LessonRows, PreparedLessons, lessons_by_ids
 from .seeds import is_seeded, seed_namespace
 
 TIER1_CATEGORIES = ("tool_fallback", "best_practice")
@@ -268,7 +268,10 @@ class LessonStore:
         return [lesson_id for lesson_id in ids if lesson_id not in withheld]
 
     def _in_order(self, conn: Connection, ids: list[str]) -> list[Lesson]:
-        found = {item.id: item for item in self._rows.load(conn, self._rows.ids(ids))} if ids else {}
+        if not ids:
+            return []
+        unique = {f"i{number}": lesson_id for number, lesson_id in enumerate(dict.fromkeys(ids))}
+        found = {item.id: item for item in lessons_by_ids(len(unique)).load(conn, {"ns": self._ns, **unique})}
         return [found[lesson_id] for lesson_id in ids]
 
     @retried
