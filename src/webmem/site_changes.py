@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection
 
 from .core.errors import InvalidInput
 from .core.models import Fact, ReplayReport, Trajectory
@@ -21,19 +21,11 @@ from .core.text import clean_for_prompt
 from .core.urls import check_url, domain_of, page_path
 from .knowledge import AppKnowledge
 from .selectors import SelectorCache
-from .store.prepared import Prepared
-from .store.schema import facts
 from .store.scope import Scope
 from .trajectories.plans import changed_after
 
 SITE_CHANGED = "site_changed"
 
-
-_CHANGED_PAGES = Prepared(
-    select(facts.c.key, func.max(facts.c.last_seen)).where(
-        facts.c.namespace == bindparam("ns"), facts.c.domain == bindparam("domain"), facts.c.type == SITE_CHANGED,
-    ).group_by(facts.c.key)
-)
 
 class SiteChanges:
     """Records site changes and answers which remembered runs they made stale."""
@@ -79,8 +71,8 @@ class SiteChanges:
         return len(pages)
 
     def pages(self, conn: Connection, domain: str) -> dict[str, datetime]:
-        """When each changed page of ``domain`` last changed (its path -> time)."""
-        return dict(_CHANGED_PAGES.rows(conn, {"ns": self._ns, "domain": domain}))
+        """When each changed page of ``domain`` last changed (its path -> time), read in ``conn``'s transaction."""
+        return changed_pages(self._knowledge.facts(domain, type=SITE_CHANGED, min_confidence=0.0))
 
     def stale_since(self, conn: Connection, trajectory: Trajectory, *,
                     known: Sequence[Fact] | None = None) -> datetime | None:
