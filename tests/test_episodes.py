@@ -870,7 +870,7 @@ def test_password_values_in_page_states_never_reach_the_database(open_memory: An
         other = episodes.record_step_start(
             {"url": "https://app.example.com/settings", "title": f"Settings {SECRET}", "elements": [
                 {"role": "textbox", "name": "New password", "value": TYPED},
-                {"role": "textbox", "name": "PIN", "value": "9911"},
+                {"role": "textbox", "name": "PIN", "value": "9911-zqx"},
                 {"role": "button", "name": f"Show {SECRET}"},
                 {"role": "textbox", "name": "Nickname", "value": f"x{SECRET}x"},
             ]},
@@ -902,7 +902,7 @@ def test_password_values_in_page_states_never_reach_the_database(open_memory: An
         data = rows.stored_bytes(mem)
     assert b"{password}" in data
     assert SECRET.encode() not in data
-    assert b"9911" not in data
+    assert b"9911-zqx" not in data  # distinct: a bare "9911" turns up in timestamps
     events_file = (memory_dir / "events.jsonl").read_bytes() if (memory_dir / "events.jsonl").exists() else b""
     assert SECRET.encode() not in events_file
 
