@@ -168,9 +168,9 @@ def test_secrets_reach_neither_the_store_nor_the_answers(memory_dir: Path) -> No
             run_id = structured(await client.call_tool("webmem_start_run", {
                 "goal": "Log in to the newsletter", "start_url": SITE}))["run_id"]
             for arguments in ({"action": "fill", "target": 'textbox "Token"', "value": SECRET, "url": SITE},
-                              {"action": "fill", "target": 'textbox "PIN code"', "value": "884422", "secret": True},
+                              {"action": "fill", "target": 'textbox "PIN code"', "value": "88442297x", "secret": True},
                               {"action": "click", "target": 'button "Go"', "ok": False,
-                               "error": f"Invalid token {SECRET} and pin 884422",
+                               "error": f"Invalid token {SECRET} and pin 88442297x",
                                "url": f"{SITE}?t={SECRET.replace('-', '%2D')}"}):
                 result = await client.call_tool("webmem_record_step", {"run_id": run_id, **arguments})
                 texts.append(json.dumps(structured(result)))
@@ -180,10 +180,10 @@ def test_secrets_reach_neither_the_store_nor_the_answers(memory_dir: Path) -> No
 
         answers = with_client(server, scenario)
     for text in answers:
-        assert SECRET not in text and "884422" not in text
+        assert SECRET not in text and "88442297x" not in text
     assert "{NEWS_TOKEN}" in answers[0]
     stored = (memory_dir / "memory.db").read_bytes() + (memory_dir / "events.jsonl").read_bytes()
-    assert SECRET.encode() not in stored and b"884422" not in stored
+    assert SECRET.encode() not in stored and b"88442297x" not in stored
 
 
 def test_the_python_api_and_mcp_store_identical_steps(tmp_path: Path) -> None:
