@@ -73,7 +73,9 @@ def test_every_endpoint(client: TestClient) -> None:
     selectors = client.get("/v1/sites/news.example.org/selectors").json()["selectors"]
     assert [s["stable_selector"] for s in selectors] == ["#email"]
     assert client.get("/v1/stats").json()["counts"]["runs"]["total"] == 3
-    assert "/v1/runs/{run_id}/steps" in client.get("/openapi.json").json()["paths"]
+    recording = client.get("/openapi.json").json()["paths"]["/v1/runs/{run_id}/steps"]["post"]
+    assert "action" in recording["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    assert {p["name"] for p in recording["parameters"]} == {"run_id", "authorization", "X-Webmem-Namespace"}
 
 
 def test_each_error_is_a_problem(client: TestClient) -> None:
@@ -88,8 +90,18 @@ def test_each_error_is_a_problem(client: TestClient) -> None:
     run_id = started(client)["run_id"]
     assert_problem(client.get(f"/v1/runs/{run_id}/context", params={"budget_tokens": 0}), 422, "InvalidInput")
     assert_problem(client.get("/v1/runs", params={"status": "exploded"}), 422, "InvalidInput")
+    steps = f"/v1/runs/{run_id}/steps"  # a route that reads its own body and headers: the same answers
+    assert "action" in assert_problem(client.post(steps, json={"action": 5}), 422, "InvalidInput")["detail"]
+    assert "colour" in assert_problem(client.post(steps, json={"action": "click", "colour": "red"}), 422,
+                                      "InvalidInput")["detail"]
+    assert_problem(client.post(steps, content=b"{not json", headers={"content-type": "application/json"}), 422,
+                   "InvalidInput")
+    assert_problem(client.post(steps, content=b""), 422, "InvalidInput")
+    assert_problem(client.post(steps, json={"action": "click"}, headers={"X-Webmem-Namespace": "no spaces"}), 422,
+                   "InvalidInput")
+    assert client.get(f"/v1/runs/{run_id}").json()["steps"] == []
     client.post(f"/v1/runs/{run_id}/finish", json={"success": False})
-    assert_problem(client.post(f"/v1/runs/{run_id}/steps", json={"action": "click"}), 409, "RunClosed")
+    assert_problem(client.post(steps, json={"action": "click"}), 409, "RunClosed")
     assert_problem(client.get("/v1/nowhere"), 404, "NotFound")
     assert_problem(client.get("/v1/runs", headers={"X-Webmem-Namespace": "no spaces"}), 422, "InvalidInput")
 
@@ -102,10 +114,15 @@ def test_a_token_guards_everything_but_health(memory_dir: Path) -> None:
             assert_problem(client.post("/v1/runs", json={"goal": "g", "start_url": SITE}, headers=headers), 401,
                            "Unauthorized")
         good = {"Authorization": "Bearer tok-123"}
-        assert client.post("/v1/runs", json={"goal": "g", "start_url": SITE}, headers=good).status_code == 201
+        run_id = client.post("/v1/runs", json={"goal": "g", "start_url": SITE}, headers=good).json()["run_id"]
+        for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "tok-123"}):
+            assert_problem(client.post(f"/v1/runs/{run_id}/steps", json={"action": "click"}, headers=headers), 401,
+                           "Unauthorized")
         assert len(client.get("/v1/runs", headers=good).json()["runs"]) == 1
+        assert client.post(f"/v1/runs/{run_id}/steps", json={"action": "click"}, headers=good).status_code == 201
     with webmem.Memory.open(memory_dir) as mem:
         assert len(mem.runs.list()) == 1  # the refused requests stored nothing
+        assert len(mem.runs.steps(run_id)) == 1
 
 
 def test_namespaces_never_read_each_other(client: TestClient) -> None:
