@@ -88,8 +88,16 @@ def page_path(url: str, *, limit: int = 200) -> str:
 
 def check_url(url: object, *, field: str = "url") -> str:
     """Return the URL stripped of surrounding space after checking that it is a valid http(s) URL."""
-    parse_web_url(url, field=field)
+    if isinstance(url, str):
+        return _checked(url, field)
+    parse_web_url(url, field=field)  # raises, naming the field
     return str(url).strip()
+
+
+@lru_cache(maxsize=4096)  # every step names its page: the same few URLs, run after run
+def _checked(url: str, field: str) -> str:
+    parse_web_url(url, field=field)
+    return url.strip()
 
 
 def check_domain(domain: object, *, field: str = "domain") -> str:
