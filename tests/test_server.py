@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,14 +18,17 @@ from fastapi.testclient import TestClient
 
 import webmem
 from webmem.server import create_app
+from webmem.server.hot_path import HotPath
 
 SITE = "https://news.example.org/"
 PROBLEM = "application/problem+json"
 
 
-@pytest.fixture
-def client(memory_location: str, memory_dir: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(memory_location, local_dir=memory_dir)) as test_client:
+@pytest.fixture(params=[True, False], ids=["hot-path", "routes"])
+def client(memory_location: str, memory_dir: Path, request: pytest.FixtureRequest) -> Iterator[TestClient]:
+    """Each test runs against the hot path (a run's start, steps, context and finish answered by middleware)
+    and against FastAPI's routes alone: the same assertions hold for both."""
+    with TestClient(create_app(memory_location, local_dir=memory_dir, hot_path=request.param)) as test_client:
         yield test_client
 
 
@@ -73,8 +77,10 @@ def test_every_endpoint(client: TestClient) -> None:
     selectors = client.get("/v1/sites/news.example.org/selectors").json()["selectors"]
     assert [s["stable_selector"] for s in selectors] == ["#email"]
     assert client.get("/v1/stats").json()["counts"]["runs"]["total"] == 3
-    recording = client.get("/openapi.json").json()["paths"]["/v1/runs/{run_id}/steps"]["post"]
-    assert "action" in recording["requestBody"]["content"]["application/json"]["schema"]["properties"]
+    openapi = client.get("/openapi.json").json()
+    recording = openapi["paths"]["/v1/runs/{run_id}/steps"]["post"]
+    body_schema = recording["requestBody"]["content"]["application/json"]["schema"]["$ref"].rpartition("/")[2]
+    assert "action" in openapi["components"]["schemas"][body_schema]["properties"]
     assert {p["name"] for p in recording["parameters"]} == {"run_id", "authorization", "X-Webmem-Namespace"}
 
 
@@ -106,8 +112,9 @@ def test_each_error_is_a_problem(client: TestClient) -> None:
     assert_problem(client.get("/v1/runs", headers={"X-Webmem-Namespace": "no spaces"}), 422, "InvalidInput")
 
 
-def test_a_token_guards_everything_but_health(memory_dir: Path) -> None:
-    with TestClient(create_app(str(memory_dir), token="tok-123")) as client:
+@pytest.mark.parametrize("hot_path", [True, False], ids=["hot-path", "routes"])
+def test_a_token_guards_everything_but_health(memory_dir: Path, hot_path: bool) -> None:
+    with TestClient(create_app(str(memory_dir), token="tok-123", hot_path=hot_path)) as client:
         assert client.get("/v1/health").status_code == 200
         for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "tok-123"}):
             assert_problem(client.get("/v1/runs", headers=headers), 401, "Unauthorized")
@@ -123,6 +130,51 @@ def test_a_token_guards_everything_but_health(memory_dir: Path) -> None:
     with webmem.Memory.open(memory_dir) as mem:
         assert len(mem.runs.list()) == 1  # the refused requests stored nothing
         assert len(mem.runs.steps(run_id)) == 1
+
+
+def answers(client: TestClient) -> list[tuple[int, str, Any]]:
+    """What the four hot requests answer to good and bad input, with ids and times left out."""
+    def seen(answer: Any) -> tuple[int, str, Any]:
+        text = re.sub(r"\b[a-z]+_\d{10,}_[0-9a-z]+\b", "<id>", answer.text)
+        text = re.sub(r"\d{4}-\d\d-\d\d[ T][0-9:.]+(Z|[+-]\d\d:\d\d)?", "<time>", text)
+        return answer.status_code, answer.headers["content-type"], json.loads(text)
+
+    found = [seen(client.post("/v1/runs", json=body)) for body in (
+        {"goal": 5, "start_url": SITE}, {"goal": "x", "start_url": "ftp://x"}, {"goal": "x"}, {"goal": "x", "start_url": SITE,
+        "colour": "red"})]
+    found.append(seen(client.post("/v1/runs", content=b"{not json", headers={"content-type": "application/json"})))
+    found.append(seen(client.post("/v1/runs", content=b"", headers={"content-type": "application/json"})))
+    found.append(seen(client.post("/v1/runs", json={"goal": "g", "start_url": SITE},
+                                  headers={"X-Webmem-Namespace": "no spaces"})))
+    found.append(seen(client.post("/v1/runs/run_nope/steps", json={"action": "click"})))
+    found.append(seen(client.get("/v1/runs/run_nope/context")))
+    found.append(seen(client.post("/v1/runs/run_nope/finish", json={"success": True})))
+    run_id = started(client)["run_id"]
+    steps = f"/v1/runs/{run_id}/steps"
+    for body in ({"action": 5}, {"action": "click", "colour": "red"}, {"action": "click", "url": "nope"},
+                 {"action": "fill", "target": 'textbox "Email"', "value": "a@b.com", "url": SITE},
+                 {"action": "click", "target": 'button "Go"', "ok": False, "error": "Timeout 500ms exceeded"}):
+        found.append(seen(client.post(steps, json=body)))
+    for params in ({"budget_tokens": "many"}, {"budget_tokens": 0}, {"url": ""}, {"budget_tokens": 300},
+                   {"url": SITE + "page", "budget_tokens": 200, "unknown": "ignored"}):
+        found.append(seen(client.get(f"/v1/runs/{run_id}/context", params=params)))
+    found.append(seen(client.post(f"/v1/runs/{run_id}/finish", json={"success": "maybe"})))
+    found.append(seen(client.post(f"/v1/runs/{run_id}/finish", json={"success": True, "outcome": "Done"})))
+    found.append(seen(client.post(steps, json={"action": "click"})))
+    return found
+
+
+def test_the_hot_path_answers_exactly_as_the_routes_do(tmp_path: Path) -> None:
+    """Two fresh memories (the hot path's answers do not depend on the backend: the service gives them)."""
+    hot = create_app(str(tmp_path / "hot"), local_dir=tmp_path / "hot-local")
+    assert any(middleware.cls is HotPath for middleware in hot.user_middleware)
+    with TestClient(hot) as client:
+        through_hot_path = answers(client)
+    with TestClient(create_app(str(tmp_path / "routes"), local_dir=tmp_path / "routes-local", hot_path=False)) as client:
+        through_routes = answers(client)
+    assert [answer[0] for answer in through_hot_path] == [422, 422, 422, 422, 422, 422, 422, 404, 404, 404, 422, 422,
+                                                          422, 201, 201, 422, 422, 422, 200, 200, 422, 200, 409]
+    assert through_hot_path == through_routes
 
 
 def test_namespaces_never_read_each_other(client: TestClient) -> None:
@@ -163,6 +215,7 @@ class RecordingProvider(trace.TracerProvider):
 
 trace.set_tracer_provider(RecordingProvider())  # as an application that set OpenTelemetry up would
 from webmem.server import create_app
+from webmem.server.hot_path import HotPath
 
 with TestClient(create_app(sys.argv[1])) as client:
     assert client.post("/v1/runs", json={"goal": "Buy a lamp", "start_url": "https://shop.example.org/"}).status_code == 201

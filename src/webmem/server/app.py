@@ -5,12 +5,11 @@ security holds it. With a token, every request but ``/v1/health`` needs ``Author
 """
 
 
-import hmac
 import inspect
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Request, Response
+from fastapi import Depends, FastAPI, Header, Response
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
@@ -31,25 +30,24 @@ from ..service import (
 )
 from ..service.overview import SiteHistory, Sites, TrajectoryList
 from . import problems
-from .bodies import FinishBody, ForkBody, ResumeBody, StartBody, StepBody, documented_body, parsed_body
+from .bodies import FinishBody, ForkBody, ResumeBody, StartBody, StepBody
+from .hot_path import HotPath, TokenCheck
 from .namespaces import NAMESPACE_HEADER, Namespaces
 from .viewer import mount_viewer
 
 API = "/v1"
-_OPTIONAL_TEXT = {"anyOf": [{"type": "string"}, {"type": "null"}]}
-#: The headers every guarded route reads, as its OpenAPI parameters (for routes that read them themselves).
-HEADERS = [{"name": name, "in": "header", "required": False, "schema": {**_OPTIONAL_TEXT, "title": name.title()}}
-           for name in ("authorization", NAMESPACE_HEADER)]
 # No ``from __future__ import annotations`` here: FastAPI reads the handlers' annotations, which name
 # types local to create_app.
 
 
-def create_app(location: str | None = None, *, token: str | None = None, mcp: bool = False,
+def create_app(location: str | None = None, *, token: str | None = None, mcp: bool = False, hot_path: bool = True,
                **memory_options: Any) -> FastAPI:
     """The API over the memory at ``location`` (a directory or a PostgreSQL URL; default as ``Memory.open``).
 
     ``memory_options`` go to :meth:`webmem.Memory.open` for each namespace (``secrets=``, ...). With ``mcp``,
-    the MCP server of the default namespace is served at ``/mcp`` by the same process.
+    the MCP server of the default namespace is served at ``/mcp`` by the same process. ``hot_path=False``
+    answers a run's start, steps, context and finish through their FastAPI routes too (the same answers,
+    at more CPU per request; see :mod:`webmem.server.hot_path`).
     """
     namespaces = Namespaces(location, **memory_options)
     mcp_app = _mcp_app(namespaces) if mcp else None
@@ -69,14 +67,10 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     app.add_exception_handler(RequestValidationError, problems.on_validation_error)
     app.add_exception_handler(HTTPException, problems.on_http_error)
     app.add_exception_handler(Exception, problems.on_unexpected)
-    expected = f"Bearer {token}".encode() if token else None
-
-    def check_token(authorization: str | None) -> None:
-        if expected is not None and not hmac.compare_digest((authorization or "").encode(), expected):
-            raise HTTPException(401, "send Authorization: Bearer <token> (the token the server was started with)")
+    token_check = TokenCheck(token)
 
     async def authorized(authorization: Annotated[str | None, Header()] = None) -> None:
-        check_token(authorization)
+        token_check.check(authorization)
 
     async def service(namespace: Annotated[str | None, Header(alias=NAMESPACE_HEADER)] = None) -> MemoryService:
         return namespaces.service(namespace)
@@ -88,10 +82,10 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     def health() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    # A run's start, context and finish run in the event loop too: each takes a few milliseconds, and a hop
-    # to the thread pool costs a tenth of one. Reads that may take long (lists, stats) keep to the pool.
+    # A run's start, steps, context and finish are answered by the hot path (hot_path.py) unless
+    # hot_path=False: these routes give them their OpenAPI, and are what the hot path is tested against.
     @app.post(f"{API}/runs", status_code=201, dependencies=guarded)
-    async def start_run(body: StartBody, svc: Service) -> StartedRun:
+    def start_run(body: StartBody, svc: Service) -> StartedRun:
         return svc.start_run(body.goal, body.start_url, session_id=body.session_id)
 
     @app.get(f"{API}/runs", dependencies=guarded)
@@ -107,24 +101,16 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     def get_steps(run_id: str, svc: Service) -> dict[str, Any]:
         return {"run_id": run_id, "steps": svc.get_run(run_id).steps}
 
-    @app.post(f"{API}/runs/{{run_id}}/steps", status_code=201, response_model=RecordedStep,
-              openapi_extra=documented_body(StepBody) | {"parameters": HEADERS})
-    async def record_step(run_id: str, request: Request) -> Response:
-        # The hot path, at a third of FastAPI's cost per request: run in the event loop (no thread hop),
-        # the headers and body read here instead of through dependencies, the answer serialised once.
-        headers = request.headers
-        check_token(headers.get("authorization"))
-        svc = namespaces.service(headers.get(NAMESPACE_HEADER))
-        body = parsed_body(StepBody, await request.body())
-        recorded = svc.record_step(run_id, **body.model_dump(exclude_none=True))
-        return Response(recorded.model_dump_json(), status_code=201, media_type="application/json")
+    @app.post(f"{API}/runs/{{run_id}}/steps", status_code=201, dependencies=guarded)
+    def record_step(run_id: str, body: StepBody, svc: Service) -> RecordedStep:
+        return svc.record_step(run_id, **body.model_dump(exclude_none=True))
 
     @app.get(f"{API}/runs/{{run_id}}/context", dependencies=guarded)
-    async def get_context(run_id: str, svc: Service, url: str | None = None, budget_tokens: int | None = None) -> RunContext:
+    def get_context(run_id: str, svc: Service, url: str | None = None, budget_tokens: int | None = None) -> RunContext:
         return svc.get_context(run_id, url=url, budget_tokens=budget_tokens)
 
     @app.post(f"{API}/runs/{{run_id}}/finish", dependencies=guarded)
-    async def finish_run(run_id: str, body: FinishBody, svc: Service) -> FinishedRun:
+    def finish_run(run_id: str, body: FinishBody, svc: Service) -> FinishedRun:
         return svc.finish_run(run_id, success=body.success, outcome=body.outcome, final_url=body.final_url)
 
     @app.post(f"{API}/runs/{{run_id}}/resume", status_code=201, dependencies=guarded)
@@ -186,6 +172,8 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     def stats(svc: Service) -> dict[str, Any]:
         return svc.stats()
 
+    if hot_path:
+        app.add_middleware(HotPath, namespaces=namespaces, token=token_check)
     if mcp_app is not None:
         app.mount("/mcp", _guarded_asgi(mcp_app, token))
     mount_viewer(app)

@@ -1,11 +1,9 @@
-"""The JSON bodies the API accepts (unknown fields are refused, so a misspelt one is not ignored)."""
+"""The JSON bodies the API accepts (unknown fields are refused, so a misspelt one is not ignored), and the
+query of a context (read by the hot path; FastAPI reads the route's parameters)."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
-
-from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 
 class Body(BaseModel):
@@ -49,18 +47,8 @@ class ForkBody(Body):
     goal: str
 
 
-Parsed = TypeVar("Parsed", bound=Body)
+class ContextQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # as FastAPI ignores query parameters a route does not name
 
-
-def parsed_body(model: type[Parsed], raw: bytes) -> Parsed:
-    """``raw`` (a request's JSON body) as ``model``, or the 422 FastAPI would answer for it."""
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        raise RequestValidationError(
-            [{**error, "loc": ("body", *error["loc"])} for error in exc.errors(include_url=False)]) from None
-
-
-def documented_body(model: type[Body]) -> dict[str, Any]:
-    """The OpenAPI of a route that reads its body itself (with :func:`parsed_body`): ``model`` as its body."""
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": model.model_json_schema()}}}}
+    url: str | None = None
+    budget_tokens: int | None = None

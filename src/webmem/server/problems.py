@@ -6,6 +6,7 @@ No traceback or driver message ever reaches a client: an error webmem did not ex
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from starlette.requests import Request
@@ -45,19 +46,30 @@ async def on_webmem_error(request: Request, exc: Exception) -> JSONResponse:
     return webmem_problem(exc)
 
 
-async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
-    errors = getattr(exc, "errors", lambda: [])()
+def validation_problem(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
+    """A 422 naming each field that failed (FastAPI's or pydantic's errors; where a field was is left out)."""
     fields = []
     for error in errors:
+        if error.get("type") == "json_invalid":  # FastAPI's parser and pydantic's word this differently
+            fields.append("body: not valid JSON")
+            continue
         where = ".".join(str(part) for part in error.get("loc", ()) if part not in ("body", "query", "path"))
         fields.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
     return problem(422, "InvalidInput", "; ".join(fields) or "the request is not valid")
 
 
-async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
+async def on_validation_error(request: Request, exc: Exception) -> JSONResponse:
+    return validation_problem(getattr(exc, "errors", lambda: [])())
+
+
+def http_problem(exc: Exception) -> JSONResponse:
     status = int(getattr(exc, "status_code", 500))
     titles = {401: "Unauthorized", 404: "NotFound", 405: "MethodNotAllowed"}
     return problem(status, titles.get(status, "HTTPError"), str(getattr(exc, "detail", "")) or titles.get(status, ""))
+
+
+async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
+    return http_problem(exc)
 
 
 async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:

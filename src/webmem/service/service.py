@@ -124,8 +124,11 @@ class MemoryService:
         """The memory's context for the run's next turn on ``url`` (default: where the run is)."""
         budget = check_budget(budget_tokens if budget_tokens is not None else DEFAULT_BUDGET_TOKENS)
         with self._run(run_id) as run:
-            page = check_url(url, field="url") if url is not None else (
-                run.manifest.current_url or run.manifest.start_url)
+            if url is not None:
+                page = check_url(url, field="url")
+            else:
+                manifest = run.manifest  # as stored now: another process may have moved the run on
+                page = manifest.current_url or manifest.start_url
             pack = run.context(url=page, budget_tokens=budget)
         return RunContext(run_id=run.id, url=page, text=pack.text, tokens=pack.tokens, budget_tokens=budget,
                           parts=[part.to_dict() for part in pack.report])
