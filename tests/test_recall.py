@@ -309,7 +309,9 @@ def fill(mem: webmem.Memory) -> list[webmem.Trajectory]:
 
 
 def snapshot_of(mem: webmem.Memory) -> Any:
-    return rows.value(mem, "trajectory_origins", "snapshot", origin=ORIGIN)
+    found = rows.values(mem, "trajectory_snapshots", "snapshot", origin=ORIGIN)
+    assert rows.value(mem, "trajectory_origins", "snapshot", origin=ORIGIN) is None  # never in the origin's row
+    return found[0] if found else None
 
 
 def test_an_origin_of_many_goals_keeps_a_snapshot_that_a_new_process_reads_instead_of_the_rows(
@@ -366,12 +368,35 @@ def test_a_snapshot_older_than_a_deletion_is_never_used(open_memory: Any) -> Non
     assert open_memory().trajectories.match("search smart watch reviews", origin=ORIGIN, now=NOW).scored == MANY + more + 1
 
 
+def test_a_snapshot_kept_in_its_origins_row_before_0014_moves_to_its_own_table_and_is_read(
+    open_memory: Any, memory_location: str,
+) -> None:
+    first = open_memory()
+    saved = fill(first)
+    snapshot = snapshot_of(first)
+    first.close()
+    store = rows.open_store(memory_location)
+    try:  # the memory as webmem before 0014 left it: the snapshot in the origin's row
+        with store.write() as conn:
+            conn.execute(text("UPDATE trajectory_origins SET snapshot = :snapshot"), {"snapshot": snapshot})
+            conn.execute(text("DROP TABLE trajectory_snapshots"))
+            conn.execute(text("DELETE FROM webmem_migrations WHERE name = '0014_snapshots_apart'"))
+            conn.execute(text("UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id"),
+                         {"id": saved[0].id})
+    finally:
+        store.close()
+    reader = open_memory()
+    assert snapshot_of(reader) == snapshot
+    report = reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
+    assert report.candidates[0].trajectory.goal == saved[0].goal  # read from the moved snapshot, not the rows
+
+
 @pytest.mark.parametrize("broken", ["not json", '{"format": 1}', '{"format": 99, "records": []}', "[]", "cut",
                                     "altered"])
 def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> None:
     first = open_memory()
     saved = fill(first)
-    snapshot = rows.value(first, "trajectory_origins", "snapshot")
+    snapshot = snapshot_of(first)
     if broken == "cut":  # a snapshot of this version, cut short
         broken = snapshot[:-40]
     elif broken == "altered":  # of the right length, one goal's line no longer readable (read only when ranked)
@@ -379,7 +404,7 @@ def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> Non
         lines = [line.replace("[", "(", 1) if line.startswith('["traj_') else line for line in lines]
         broken = "\n".join(lines)
         assert broken != snapshot and len(broken) == len(snapshot)
-    rows.execute(first, "UPDATE trajectory_origins SET snapshot = :broken", broken=broken)
+    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :broken", broken=broken)
     reader = open_memory()
     assert best(reader, "export the quarterly invoices") == saved[0].goal
     assert reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW).scored == MANY
@@ -390,7 +415,7 @@ def test_a_snapshot_written_before_snapshots_had_a_checksum_is_still_read(open_m
     saved = fill(first)
     header, _, rest = snapshot_of(first).partition("\n")[2].partition("\n")  # without its checksum line
     data = {**json.loads(header), "format": 4, "length": len(rest)}
-    rows.execute(first, "UPDATE trajectory_origins SET snapshot = :old",
+    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old",
                  old=json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n" + rest)
     rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
                  id=saved[0].id)

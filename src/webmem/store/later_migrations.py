@@ -1,5 +1,5 @@
 """The schema migrations from 0009 on (recall's goal index, advice outcomes, site changes, lessons looked up
-by their site), with the PostgreSQL row-level-security policy that the tables they add share.
+by their site, snapshots apart from their origin's counters), with the PostgreSQL row-level-security policy that the tables they add share.
 
 :mod:`.migrations` lists them in order and applies them; the same rules hold: a migration that has
 shipped is never edited.
@@ -115,3 +115,20 @@ def lesson_scopes(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX IF NOT EXISTS ix_lessons_domain ON lessons (namespace, domain)"))
     conn.execute(text(
         "CREATE INDEX IF NOT EXISTS ix_lessons_failure ON lessons (namespace, failed_command, error_pattern)"))
+
+
+def snapshots_apart(conn: Connection) -> None:
+    """Each origin's goal snapshot in a table of its own: a save raises the origin's version without rewriting
+    the snapshot (SQLite rewrote its whole overflow chain, up to megabytes, on every save). On PostgreSQL a
+    migration sees only its own namespace's snapshots; the other namespaces' are made anew by later saves."""
+    Table(
+        "trajectory_snapshots", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("origin", String(200), primary_key=True),
+        Column("snapshot", Text, nullable=False),
+    ).create(conn)
+    conn.execute(text("INSERT INTO trajectory_snapshots (namespace, origin, snapshot)"
+                      " SELECT namespace, origin, snapshot FROM trajectory_origins WHERE snapshot IS NOT NULL"))
+    conn.execute(text("UPDATE trajectory_origins SET snapshot = NULL WHERE snapshot IS NOT NULL"))
+    if conn.dialect.name == "postgresql":
+        namespace_policy(conn, "trajectory_snapshots")

@@ -40,6 +40,7 @@ from .later_migrations import (
     namespace_policy,
     replay_outcomes,
     site_changes,
+    snapshots_apart,
 )
 from .schema import migrations_table
 from .types import UTCDateTime
@@ -350,6 +351,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0011_advice_outcomes", advice_outcomes),
     Migration("0012_site_changes", site_changes),
     Migration("0013_lesson_scopes", lesson_scopes),
+    Migration("0014_snapshots_apart", snapshots_apart),
 )
 
 

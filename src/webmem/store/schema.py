@@ -120,9 +120,20 @@ trajectory_origins = Table(
     Column("origin", String(NAME), primary_key=True),
     Column("version", BigInteger, nullable=False),
     Column("removals", BigInteger, nullable=False),
-    Column("snapshot", Text),  # the origin's goal index as JSON (trajectories.held), valid for:
-    Column("snapshot_seq", BigInteger),
+    Column("snapshot", Text),  # no longer written (0014 moved it to trajectory_snapshots; SQLite before 3.35
+    #                            cannot drop a column)
+    Column("snapshot_seq", BigInteger),  # the version and removals the origin's snapshot is valid for
     Column("snapshot_removals", BigInteger),
+)
+
+#: An origin's goal index as JSON (trajectories.held), apart from the origin's counters: every save raises
+#: those, and SQLite rewrites a whole row on any update, a long text's overflow pages included.
+trajectory_snapshots = Table(
+    "trajectory_snapshots",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("origin", String(NAME), primary_key=True),
+    Column("snapshot", Text, nullable=False),
 )
 
 #: How replays of one task shape on an origin went (``shape``: the goal template, or the goal of a

@@ -6,8 +6,8 @@ changed. Saves raise the origin's ``version`` (each trajectory keeps the version
 under as ``origin_seq``), so another process's new trajectories are read alone; deletes raise
 ``removals``, and the origin is read again whole. Only the winner's steps are ever decoded.
 
-Once an origin has many goals, saves keep a snapshot of the origin's index in the origin's row
-(``snapshot``, valid for ``snapshot_seq`` and ``snapshot_removals``), rewritten once the goals saved
+Once an origin has many goals, saves keep a snapshot of the origin's index (in ``trajectory_snapshots``,
+valid for the origin's ``snapshot_seq`` and ``snapshot_removals``), rewritten once the goals saved
 after it reach an eighth of the origin's: a new process reads that one value and the few rows newer
 than it instead of every row; a deletion makes it invalid until the next save.
 """
@@ -19,12 +19,12 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, bindparam, update
+from sqlalchemy import Connection, bindparam, delete, update
 
 from ..core.embeddings import Embedder
 from ..store.engine import Store
 from ..store.prepared import Prepared
-from ..store.schema import trajectories, trajectory_origins
+from ..store.schema import trajectories, trajectory_origins, trajectory_snapshots
 from ..store.statements import dialect_insert, plain_select
 from .held import OriginGoals, StoredGoal, unpack
 from .recall import decode, signature
@@ -41,14 +41,25 @@ _STAMP_AND_SNAPSHOT = Prepared(plain_select(
     (trajectory_origins.c.version, trajectory_origins.c.removals, trajectory_origins.c.snapshot_seq,
      trajectory_origins.c.snapshot_removals), "namespace = :ns AND origin = :origin",
 ))
-_SNAPSHOT = Prepared(plain_select((trajectory_origins.c.snapshot,), "namespace = :ns AND origin = :origin"))
-_WRITE_SNAPSHOT = update(trajectory_origins).where(
+_SNAPSHOT = Prepared(plain_select((trajectory_snapshots.c.snapshot,), "namespace = :ns AND origin = :origin"))
+_SNAPSHOT_MADE = Prepared(update(trajectory_origins).where(
     trajectory_origins.c.namespace == bindparam("snapshot_ns"),
     trajectory_origins.c.origin == bindparam("snapshot_origin"),
     trajectory_origins.c.removals == bindparam("held_removals"),
     trajectory_origins.c.version >= bindparam("held_version"),
-).values(snapshot=bindparam("snapshot"), snapshot_seq=bindparam("held_version"),
-         snapshot_removals=bindparam("held_removals"))
+).values(snapshot_seq=bindparam("held_version"), snapshot_removals=bindparam("held_removals")))
+_DROP_SNAPSHOT = Prepared(delete(trajectory_snapshots).where(
+    trajectory_snapshots.c.namespace == bindparam("ns"), trajectory_snapshots.c.origin == bindparam("origin")))
+
+
+def _write_snapshot_statement(dialect: str) -> Any:
+    statement = dialect_insert(dialect)(trajectory_snapshots).values(
+        namespace=bindparam("ns"), origin=bindparam("origin"), snapshot=bindparam("snapshot"))
+    return statement.on_conflict_do_update(index_elements=["namespace", "origin"],
+                                           set_={"snapshot": statement.excluded.snapshot})
+
+
+_WRITE_SNAPSHOT = Prepared(_write_snapshot_statement)
 SNAPSHOT_MIN_GOALS = 32  # smaller origins are read from their rows as fast as from a snapshot
 SNAPSHOT_MAX_GOALS = 5_000  # larger ones are read from their rows: rewriting a snapshot takes 20 ms at 2,000
 #: A snapshot is rewritten once the goals saved after it are this share of the origin's (1/16), so that a
@@ -127,9 +138,15 @@ class GoalIndex:
             return
         held, _ = self._read_rows(conn, origin, held, known=True, embed=False)
         held.version, held.removals = stamp.version, stamp.removals
-        text = held.pack() if len(held.records) <= SNAPSHOT_MAX_GOALS else None
-        conn.execute(_WRITE_SNAPSHOT, {"snapshot_ns": self._ns, "snapshot_origin": origin, "snapshot": text,
-                                       "held_version": held.version, "held_removals": held.removals})
+        made = _SNAPSHOT_MADE.rowcount(conn, {"snapshot_ns": self._ns, "snapshot_origin": origin,
+                                              "held_version": held.version, "held_removals": held.removals})
+        if not made:
+            return
+        key = {"ns": self._ns, "origin": origin}
+        if len(held.records) <= SNAPSHOT_MAX_GOALS:
+            _WRITE_SNAPSHOT.execute(conn, {**key, "snapshot": held.pack()}).close()
+        else:  # too large to pay: read from the rows
+            _DROP_SNAPSHOT.execute(conn, key).close()
 
     def _snapshot(self, conn: Connection, origin: str, stamp: Any) -> OriginGoals | None:
         """The origin's snapshot when it is valid for the origin's removals, else None."""
