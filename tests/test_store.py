@@ -20,7 +20,7 @@ from sqlalchemy.exc import OperationalError
 import webmem
 from webmem.core.clock import utcnow
 from webmem.store import DB_FILE, MIGRATIONS, apply_migrations
-from webmem.store.engine import BUSY_TIMEOUT_MS
+from webmem.store.engine import BUSY_TIMEOUT_MS, WRITE_RETRY_WINDOW_SECONDS
 from webmem.store.schema import lessons, metadata, migrations_table, run_steps, runs
 
 SHOP = "https://www.example-shop.com/"
@@ -99,12 +99,17 @@ def test_foreign_keys_are_enforced(mem: webmem.Memory) -> None:
         assert conn.execute(select(run_steps.c.seq)).all() == []
 
 
-def test_a_writer_waits_for_another_connection_holding_the_lock(sqlite_mem: webmem.Memory, memory_dir: Path) -> None:
+@pytest.mark.parametrize("held", [0.05, 0.2, WRITE_RETRY_WINDOW_SECONDS + 0.3],
+                         ids=["briefly", "for-a-while", "past-the-retries"])
+def test_a_writer_waits_for_another_connection_holding_the_lock(sqlite_mem: webmem.Memory, memory_dir: Path,
+                                                                 held: float) -> None:
+    """Tried again at short intervals, then (past the retry window) with SQLite's own busy wait: either way the
+    write goes through once the lock is free, and the connection keeps its busy timeout."""
     mem = sqlite_mem
     blocker = sqlite3.connect(memory_dir / DB_FILE, check_same_thread=False, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")
     blocker.execute("INSERT INTO webmem_migrations (name, applied_at) VALUES ('x_probe', '2024-01-01 00:00:00')")
-    release = threading.Timer(0.2, blocker.execute, args=("ROLLBACK",))
+    release = threading.Timer(held, blocker.execute, args=("ROLLBACK",))
     release.start()
     try:
         run = mem.start_run(goal="Wait for the lock", start_url=SHOP)  # waits for the rollback, then writes
@@ -112,6 +117,8 @@ def test_a_writer_waits_for_another_connection_holding_the_lock(sqlite_mem: webm
         release.join()
         blocker.close()
     assert mem.runs.get(run.id).status == "running"
+    with mem.store.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == BUSY_TIMEOUT_MS
 
 
 # --- migrations -------------------------------------------------------------------------------

@@ -27,6 +27,12 @@ RETRY_ATTEMPTS = 5
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 LOCK_WAIT_SECONDS = 60.0
+#: A writer that finds SQLite's write lock taken tries again after 0.1 ms, then less and less often (at most every
+#: 2 ms) for a quarter of a second, before leaving the wait to SQLite's busy handler: that one sleeps 1 ms, then
+#: 2, 5, 10 ms..., while a step's write holds the lock for a fifth of a millisecond.
+WRITE_RETRY_FIRST_SECONDS = 0.0001
+WRITE_RETRY_LONGEST_SECONDS = 0.002
+WRITE_RETRY_WINDOW_SECONDS = 0.25
 POOL_CONNECTIONS = 5  # PostgreSQL connections kept open per memory (more are opened, then closed, under load)
 _SERIAL = "webmem_serial"
 _SERIALS = itertools.count(1)  # a number per connection opened, never reused (unlike id())
@@ -340,11 +346,34 @@ def _configure_sqlite_connection(dbapi_conn: sqlite3.Connection, _record: Any) -
 def _begin_sqlite_transaction(conn: Connection) -> None:
     # A writer takes the write lock up front: upgrading a read lock later can fail at once
     # with SQLITE_BUSY instead of waiting.
-    statement = "BEGIN IMMEDIATE" if conn.get_execution_options().get("webmem_write", False) else "BEGIN"
+    writing = conn.get_execution_options().get("webmem_write", False)
+    statement = "BEGIN IMMEDIATE" if writing else "BEGIN"
+    driver = conn.connection.driver_connection  # the driver's own calls: a tenth of exec_driver_sql's cost
     try:
-        conn.connection.driver_connection.execute(statement)  # the driver's own call: a tenth of exec_driver_sql
+        if not writing or not _took_write_lock_soon(driver):
+            driver.execute(statement)
     except sqlite3.Error as exc:
         raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
+
+
+def _took_write_lock_soon(driver: sqlite3.Connection) -> bool:
+    """BEGIN IMMEDIATE, tried again at short intervals while another connection writes; False when the lock
+    stayed taken for WRITE_RETRY_WINDOW_SECONDS (the caller then waits as SQLite's busy handler does)."""
+    driver.execute("PRAGMA busy_timeout = 0")
+    try:
+        deadline = time.monotonic() + WRITE_RETRY_WINDOW_SECONDS
+        pause = WRITE_RETRY_FIRST_SECONDS
+        while True:
+            try:
+                driver.execute("BEGIN IMMEDIATE")
+                return True
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
+                    return False
+            time.sleep(pause)
+            pause = min(pause * 1.5, WRITE_RETRY_LONGEST_SECONDS)
+    finally:
+        driver.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _is_retryable(exc: DBAPIError) -> bool:
