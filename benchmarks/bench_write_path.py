@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -128,18 +128,26 @@ def load(location: str, runs: int, batch: int) -> float:
 
 
 @contextmanager
-def backend(name: str) -> Iterator[str]:
+def backend(name: str) -> Iterator[Callable[[], str]]:
+    """A maker of fresh memory locations on the backend: each a new directory, or a new database (the
+    baseline gets its own: an older webmem refuses a database a newer one migrated)."""
     if name == "sqlite":
         with tempfile.TemporaryDirectory() as directory:
-            yield directory
+            yield lambda: tempfile.mkdtemp(dir=directory)
         return
     import pg_cluster
     cluster = pg_cluster.start()
-    name = f"bench_{uuid.uuid4().hex[:8]}"
+    made: list[str] = []
+
+    def fresh() -> str:
+        made.append(f"bench_{uuid.uuid4().hex[:8]}")
+        return pg_cluster.create_database(cluster, made[-1])
+
     try:
-        yield pg_cluster.create_database(cluster, name)
+        yield fresh
     finally:
-        pg_cluster.drop_database(cluster, name)
+        for database in made:
+            pg_cluster.drop_database(cluster, database)
         cluster.stop()
 
 
@@ -179,13 +187,12 @@ def main() -> None:
         return
     print(f"webmem {webmem.__version__} from {Path(webmem.__file__).parent}; {args.runs} runs of {STEPS} steps")
     for name in args.backends.split(","):
-        with backend(name) as location:
-            figures = measure(location, f"now-{uuid.uuid4().hex[:6]}", args.runs, args.import_runs)
+        with backend(name) as fresh:
+            figures = measure(fresh(), f"now-{uuid.uuid4().hex[:6]}", args.runs, args.import_runs)
             before = None
             if args.baseline:
                 with baseline_checkout(args.baseline) as source:
-                    before = measure_in(source, location if name != "sqlite" else tempfile.mkdtemp(),
-                                        f"base-{uuid.uuid4().hex[:6]}", args.runs, args.import_runs)
+                    before = measure_in(source, fresh(), f"base-{uuid.uuid4().hex[:6]}", args.runs, args.import_runs)
         print(f"\n{name}")
         print(f"  {'figure':28} {'now':>10}" + (f" {'baseline':>10} {'ratio':>8}" if before else ""))
         for key, value in figures.items():
@@ -194,8 +201,8 @@ def main() -> None:
                 line += f" {before[key]:10.3f} {before[key] / value if key.endswith('_ms') else value / before[key]:7.1f}x"
             print(line)
         if args.load:
-            with backend(name) as location:
-                seconds = load(location, args.load, args.batch)
+            with backend(name) as fresh:
+                seconds = load(fresh(), args.load, args.batch)
             print(f"  load {args.load:,} runs / {args.load * STEPS:,} steps: {seconds:.0f} s "
                   f"({args.load * STEPS / seconds:,.0f} steps/s)")
 
