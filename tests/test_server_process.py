@@ -74,8 +74,19 @@ def test_serve_refuses_to_listen_off_loopback_without_a_token(memory_dir: Path) 
     assert result.exit_code == 2 and "give --token" in result.output
 
 
+def test_a_second_server_on_the_port_of_one_with_workers_is_refused(served: str, memory_dir: Path) -> None:
+    """The workers share one listening socket: another ``webmem serve`` cannot bind the port beside them (with
+    SO_REUSEPORT it could, and would have taken a share of the connections)."""
+    port = served.rpartition(":")[2]
+    second = subprocess.run([sys.executable, "-m", "webmem", "--memory-dir", str(memory_dir), "serve", "--port", port,
+                             "--workers", "2"], capture_output=True, text=True, timeout=60)
+    assert second.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{port}" in second.stderr
+    assert httpx.get(f"{served}/v1/health", timeout=5).status_code == 200
+
+
 def test_worker_sockets_get_connections_without_nagle() -> None:
-    """Each worker's socket names TCP, so asyncio turns Nagle off on what it accepts (else every answer
+    """The workers' socket names TCP, so asyncio turns Nagle off on what it accepts (else every answer
     waits for the client's delayed ACK, ~40 ms); shown on a socket like uvicorn's own for contrast."""
     import asyncio
 
@@ -98,7 +109,7 @@ def test_worker_sockets_get_connections_without_nagle() -> None:
         return found[0]
 
     ours = bind("127.0.0.1", free_port())
-    assert ours.proto == socket.IPPROTO_TCP and ours.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
+    assert ours.proto == socket.IPPROTO_TCP
     assert asyncrun.run(accepted_nodelay, ours) != 0
     plain = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # as uvicorn's --workers binds it
     plain.bind(("127.0.0.1", 0))

@@ -2,8 +2,10 @@
 
 uvicorn's own ``--workers`` binds one socket without naming its protocol, so asyncio does not turn off
 Nagle's algorithm on the connections it accepts, and every answer waits for TCP's delayed ACK (~40 ms
-on Linux: measured 44 ms per request with 2 workers, 0.6 ms with 1). Here each worker binds its own
-TCP socket (``IPPROTO_TCP``, ``SO_REUSEPORT``: the kernel spreads connections over the workers).
+on Linux: measured 44 ms per request with 2 workers, 0.6 ms with 1). Here the parent binds one TCP socket
+(``IPPROTO_TCP``) and every worker accepts from it: a worker that is idle takes the next connection
+(with a socket per worker and ``SO_REUSEPORT``, the kernel hashed connections to workers whatever their
+load, and a few keep-alive clients could leave a worker idle while another queued their requests).
 """
 
 from __future__ import annotations
@@ -22,13 +24,12 @@ def serve(host: str, port: int, workers: int) -> None:
     """Serve the API until stopped, in ``workers`` processes (one in this process when 1)."""
     import uvicorn
 
-    if workers == 1 or not hasattr(socket, "SO_REUSEPORT"):
+    if workers == 1:
         uvicorn.run(APP, factory=True, host=host, port=port, workers=workers, log_level=LOG_LEVEL)
         return
     bound = bind(host, port)  # fails here, in the parent, when the port is taken
-    bound.close()
     context = multiprocessing.get_context("spawn")
-    processes = [context.Process(target=_worker, args=(host, port), daemon=True) for _ in range(workers)]
+    processes = [context.Process(target=_worker, args=(bound,), daemon=True) for _ in range(workers)]
     for process in processes:
         process.start()
 
@@ -49,15 +50,14 @@ def bind(host: str, port: int) -> socket.socket:
                                                             proto=socket.IPPROTO_TCP)[0]
     listener = socket.socket(family, kind, protocol)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     listener.bind(address)
     listener.listen(2048)
     return listener
 
 
-def _worker(host: str, port: int) -> None:  # pragma: no cover - runs in a child process
+def _worker(listener: socket.socket) -> None:  # pragma: no cover - runs in a child process
     import uvicorn
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops its workers
     config = uvicorn.Config(APP, factory=True, log_level=LOG_LEVEL)
-    uvicorn.Server(config).run(sockets=[bind(host, port)])
+    uvicorn.Server(config).run(sockets=[listener])
