@@ -97,7 +97,9 @@ class HotPath:
         await response(scope, receive, send)
 
     async def _answer(self, operation: Operation, run_id: str, scope: dict[str, Any], receive: Any) -> Response:
-        headers = dict(scope["headers"])  # ASGI gives header names in lower case
+        headers: dict[bytes, bytes] = {}
+        for name, value in scope["headers"]:  # in lower case; the first of a repeated header counts, as in Starlette
+            headers.setdefault(name, value)
         try:
             self._token.check(_header(headers.get(b"authorization")))
             svc = self._namespaces.service(_header(headers.get(_NAMESPACE)))

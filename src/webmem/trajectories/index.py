@@ -8,7 +8,7 @@ under as ``origin_seq``), so another process's new trajectories are read alone; 
 
 Once an origin has many goals, saves keep a snapshot of the origin's index (in ``trajectory_snapshots``,
 valid for the origin's ``snapshot_seq`` and ``snapshot_removals``), rewritten once the goals saved
-after it reach an eighth of the origin's: a new process reads that one value and the few rows newer
+after it reach a sixteenth of the origin's: a new process reads that one value and the few rows newer
 than it instead of every row; a deletion makes it invalid until the next save.
 """
 
