@@ -1,5 +1,6 @@
 """The schema migrations from 0009 on (recall's goal index, advice outcomes, site changes, lessons looked up
-by their site, snapshots apart from their origin's counters), with the PostgreSQL row-level-security policy that the tables they add share.
+by their site, snapshots apart from their origin's counters), with the PostgreSQL row-level-security policy
+that the tables they add share.
 
 :mod:`.migrations` lists them in order and applies them; the same rules hold: a migration that has
 shipped is never edited.
