@@ -141,8 +141,8 @@ def answers(client: TestClient) -> list[tuple[int, str, Any]]:
         return answer.status_code, answer.headers["content-type"], json.loads(text)
 
     found = [seen(client.post("/v1/runs", json=body)) for body in (
-        {"goal": 5, "start_url": SITE}, {"goal": "x", "start_url": "ftp://x"}, {"goal": "x"}, {"goal": "x", "start_url": SITE,
-        "colour": "red"})]
+        {"goal": 5, "start_url": SITE}, {"goal": "x", "start_url": "ftp://x"}, {"goal": "x"},
+        {"goal": "x", "start_url": SITE, "colour": "red"})]
     found.append(seen(client.post("/v1/runs", content=b"{not json", headers={"content-type": "application/json"})))
     found.append(seen(client.post("/v1/runs", content=b"", headers={"content-type": "application/json"})))
     found.append(seen(client.post("/v1/runs", json={"goal": "g", "start_url": SITE},
@@ -173,7 +173,8 @@ def test_the_hot_path_answers_exactly_as_the_routes_do(tmp_path: Path) -> None:
     assert any(middleware.cls is HotPath for middleware in hot.user_middleware)
     with TestClient(hot) as client:
         through_hot_path = answers(client)
-    with TestClient(create_app(str(tmp_path / "routes"), local_dir=tmp_path / "routes-local", hot_path=False)) as client:
+    routes = create_app(str(tmp_path / "routes"), local_dir=tmp_path / "routes-local", hot_path=False)
+    with TestClient(routes) as client:
         through_routes = answers(client)
     assert [answer[0] for answer in through_hot_path] == [422, 422, 422, 422, 422, 422, 422, 422, 404, 404, 404, 422,
                                                           422, 422, 201, 201, 422, 422, 422, 200, 200, 422, 200, 409]
