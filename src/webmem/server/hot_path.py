@@ -52,7 +52,16 @@ class TokenCheck:
 def _json(model: type[Parsed], body: bytes) -> Parsed:
     if not body:  # as FastAPI answers a request without the body its route requires
         raise RequestValidationError([{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}])
-    return model.model_validate_json(body)
+    return _parsed(model.model_validate_json, body)
+
+
+def _parsed(parse: Callable[[Any], Parsed], given: Any) -> Parsed:
+    """What the request gave, parsed; what does not parse is the request's error (a pydantic error raised by
+    the memory itself is not: it goes up as FastAPI's routes let it)."""
+    try:
+        return parse(given)
+    except ValidationError as exc:
+        raise RequestValidationError(exc.errors(include_url=False)) from None
 
 
 def _start(svc: MemoryService, run_id: str, body: bytes, query: bytes) -> tuple[int, BaseModel]:
@@ -65,7 +74,7 @@ def _record_step(svc: MemoryService, run_id: str, body: bytes, query: bytes) -> 
 
 
 def _context(svc: MemoryService, run_id: str, body: bytes, query: bytes) -> tuple[int, BaseModel]:
-    asked = ContextQuery.model_validate(dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)))
+    asked = _parsed(ContextQuery.model_validate, dict(parse_qsl(query.decode("latin-1"), keep_blank_values=True)))
     return 200, svc.get_context(run_id, url=asked.url, budget_tokens=asked.budget_tokens)
 
 
@@ -105,8 +114,6 @@ class HotPath:
             svc = self._namespaces.service(_header(headers.get(_NAMESPACE)))
             body = await _body(receive) if scope["method"] == "POST" else b""
             status, answer = operation(svc, run_id, body, scope.get("query_string", b""))
-        except ValidationError as exc:
-            return problems.validation_problem(exc.errors(include_url=False))
         except RequestValidationError as exc:
             return problems.validation_problem(exc.errors())
         except WebmemError as exc:
