@@ -1,8 +1,8 @@
 """One origin's stored goals as recall holds them: compact records, an inverted index, and a snapshot.
 
 A goal is kept as a compact record and becomes a :class:`StoredGoal` (with its decoded signature)
-only when ranking touches it. The whole structure packs into one JSON snapshot, stored with the
-origin's row in ``trajectory_origins``, so that a new process reads one value instead of every
+only when ranking touches it. The whole structure packs into one JSON snapshot, stored as the
+origin's row in ``trajectory_snapshots``, so that a new process reads one value instead of every
 trajectory row and decodes nothing up front. A checksum of the snapshot comes first: one changed in
 any part is not read (its parts are parsed only when first needed, long after it was accepted).
 """
