@@ -81,7 +81,7 @@ def test_a_driver_error_is_a_store_error_and_the_transaction_keeps_nothing(mem: 
 def test_a_step_for_a_finished_or_unknown_run_is_refused_by_the_registry(mem: webmem.Memory) -> None:
     run = mem.start_run(goal="Buy tea", start_url=SITE)
     step = webmem.Step(action="click", target='button "Buy"', url=SITE)
-    assert mem.runs.add_step(run.id, step) == 1
+    assert mem.runs.add_step(run.id, step) == (1, None)
     run.finish(success=False)
     with pytest.raises(webmem.RunClosed):
         mem.runs.add_step(run.id, step)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from datetime import timedelta
 from typing import Any
 
@@ -86,6 +87,47 @@ def test_record_step_counts_turns_and_follows_the_url(mem: webmem.Memory) -> Non
     run.record_step(action="click", target='link "Next"', url=f"{SHOP}b", ok=False, error="not found")
     assert (run.manifest.turn_count, run.manifest.current_url) == (3, f"{SHOP}b")
     assert [(s.action, s.ok) for s in run.steps] == [("click", True), ("scroll", True), ("click", False)]
+
+
+def test_steps_recorded_at_once_into_one_run_all_keep_a_place_of_their_own(mem: webmem.Memory) -> None:
+    """Threads recording into one run: every step stored once, at positions 1..n, each counted in the run's turns
+    and its selector's successes (on PostgreSQL a step is one statement of its own; two written at once can
+    reach for the same position, and the second is written again)."""
+    run = mem.start_run(goal=GOAL, start_url=SHOP)
+    failures: list[BaseException] = []
+
+    def record(worker: int) -> None:
+        try:
+            for number in range(25):
+                run.record_step(action="click", target='button "Next"', selector="#next", url=f"{SHOP}{worker}/{number}")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=record, args=(worker,)) for worker in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    urls = [step.url for step in mem.runs.steps(run.id)]
+    assert len(urls) == len(set(urls)) == 200
+    assert mem.runs.get(run.id).turn_count == 200
+    (entry,) = mem.selectors.list(DOMAIN)
+    assert (entry.element, entry.stable_selector, entry.success_count) == ('button "Next"', "#next", 200)
+
+
+def test_a_step_recorded_inside_an_open_transaction_goes_with_it(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal=GOAL, start_url=SHOP)
+    run.record_step(action="click", target='button "Search"', selector="#search", url=SHOP)
+    with pytest.raises(RuntimeError, match="changed my mind"):
+        with mem.store.write():
+            run.record_step(action="click", target='button "Buy"', selector="#buy", url=SHOP)
+            raise RuntimeError("changed my mind")
+    assert [step.target for step in mem.runs.steps(run.id)] == ['button "Search"']
+    assert mem.runs.get(run.id).turn_count == 1
+    assert [entry.element for entry in mem.selectors.list(DOMAIN)] == ['button "Search"']
+    run.record_step(action="click", target='button "Buy"', selector="#buy", url=SHOP)
+    assert [step.target for step in mem.runs.steps(run.id)] == ['button "Search"', 'button "Buy"']
 
 
 def test_steps_keep_what_a_replay_needs(mem: webmem.Memory) -> None:

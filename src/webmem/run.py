@@ -235,18 +235,21 @@ class Run:
             return step
         mem = self._memory
 
-        def store_step() -> int:
+        counting = mem.selectors.step_selector(domain_of(step.url) if step.url else self.domain, step.target,
+                                               step.selector) if step.ok and step.target and step.selector else None
+
+        def store_step() -> tuple[int, int | None]:
+            if self.episode is None:
+                return mem.runs.add_step(self.id, step, counting=counting)
             with mem.store.write():
-                seq = mem.runs.add_step(self.id, step)
-                if step.ok and step.target and step.selector:
-                    mem.selectors.count_step(domain_of(step.url) if step.url else self.domain, step.target,
-                                             step.selector, run_id=self.id)
-                if self.episode is not None:
-                    self._record_episode_step(step, seq, env_pre, env_post, internal_state, think)
-            return seq
+                added = mem.runs.add_step(self.id, step, counting=counting)
+                self._record_episode_step(step, added[0], env_pre, env_post, internal_state, think)
+            return added
 
         # An episode step is also staged in memory: run that once, and let a conflict go up.
-        seq = mem.store.retrying(store_step) if self.episode is None else store_step()
+        seq, success_count = mem.store.retrying(store_step) if self.episode is None else store_step()
+        if counting is not None:
+            mem.selectors.step_counted(counting, success_count or 1, run_id=self.id)
         mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
         helpful, unhelpful = self._feedback.judge(step)
         if helpful:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -38,18 +39,29 @@ _BEST_OF_DOMAIN = Prepared(
 )
 
 
+def counting_success(statement: Any, slot: str) -> Any:
+    """``statement``, an INSERT of an entry in its dialect, made to count one more success of the existing
+    entry instead (its ``slot`` selector replaced), returning what changed (:data:`COUNTED`)."""
+    return statement.on_conflict_do_update(
+        index_elements=["namespace", "domain", "element"],
+        set_={"success_count": selectors.c.success_count + 1, "last_used": statement.excluded.last_used,
+              slot: statement.excluded[slot]},
+    ).returning(*(selectors.c[name] for name in COUNTED))
+
+
 def _count_success(slot: str) -> Prepared:
     """Insert an entry, or count one more success of the existing one (its ``slot`` selector replaced)."""
-    def build(dialect: str) -> Any:
-        statement = dialect_insert(dialect)(selectors).values(
-            {column.name: bindparam(column.name) for column in selectors.c if column.name != "stale_since"}
-        )
-        return statement.on_conflict_do_update(
-            index_elements=["namespace", "domain", "element"],
-            set_={"success_count": selectors.c.success_count + 1, "last_used": statement.excluded.last_used,
-                  slot: statement.excluded[slot]},
-        ).returning(*(selectors.c[name] for name in _COUNTED))
-    return Prepared(build)
+    return Prepared(lambda dialect: counting_success(dialect_insert(dialect)(selectors).values(
+        {column.name: bindparam(column.name) for column in selectors.c if column.name != "stale_since"}
+    ), slot))
+
+
+@dataclass(frozen=True)
+class StepSelector:
+    """A recorded step's selector to count: which of the entry's selectors it is (``slot``) and the entry's row."""
+
+    slot: str
+    row: dict[str, Any]
 
 
 _MERGE_ENTRY = Prepared(update(selectors).where(
@@ -62,8 +74,8 @@ _MERGE_ENTRY = Prepared(update(selectors).where(
     last_used=case((selectors.c.last_used < bindparam("last_used", type_=UTCDateTime), bindparam("last_used", type_=UTCDateTime)), else_=selectors.c.last_used),
 ))
 _INSERT_ENTRY = Prepared(selectors.insert())  # every column, each a parameter of its own name
-_COUNTED = ("success_count", "stable_selector", "last_ref", "stale_since")  # what an existing entry changes
-_COUNT_SUCCESS = {slot: _count_success(slot) for slot in ("last_ref", "stable_selector")}
+COUNTED = ("success_count", "stable_selector", "last_ref", "stale_since")  # what an existing entry changes
+COUNT_SUCCESS = {slot: _count_success(slot) for slot in ("last_ref", "stable_selector")}
 
 
 def is_ref(selector: str) -> bool:
@@ -97,28 +109,30 @@ class SelectorCache:
         )
         row = {"namespace": self._ns, **entry.model_dump(exclude={"stale_since"})}
         with self._scope.store.write() as conn:
-            counted = _COUNT_SUCCESS[slot].first(conn, row)
-        stored = entry.model_copy(update=dict(zip(_COUNTED, counted)))
+            counted = COUNT_SUCCESS[slot].first(conn, row)
+        stored = entry.model_copy(update=dict(zip(COUNTED, counted)))
         self._scope.emit(
             "selector_recorded", run_id=run_id, domain=stored.domain, element=stored.element,
             selector=selector, success_count=stored.success_count,
         )
         return stored
 
-    def count_step(self, domain: str, element: str, selector: str, *, run_id: str) -> None:
-        """Count one success of a recorded step's selector (``Run.record_step``: the step is validated and
-        redacted, ``domain`` is a domain key); inside the step's write transaction. A step whose element or
-        ref cannot be a key (empty, longer than 200 characters) is not cached: its step is stored all the same."""
+    def step_selector(self, domain: str, element: str, selector: str) -> StepSelector | None:
+        """What counting a recorded step's selector writes (``Run.record_step``: the step is validated and
+        redacted, ``domain`` is a domain key); None for a step whose element or ref cannot be a key (empty,
+        longer than 200 characters): its step is stored all the same, not cached."""
         element, selector = element.strip(), selector.strip()
         slot = "last_ref" if is_ref(selector) else "stable_selector"
         if not is_cacheable(element) or not selector or slot == "last_ref" and len(selector) > MAX_ELEMENT_LENGTH:
-            return
-        row = {"namespace": self._ns, "domain": domain, "element": element, "success_count": 1,
-               "last_used": utcnow(), "stable_selector": None, "last_ref": None, slot: selector}
-        with self._scope.store.write() as conn:
-            counted = _COUNT_SUCCESS[slot].first(conn, row)
-        self._scope.emit("selector_recorded", run_id=run_id, domain=domain, element=element, selector=selector,
-                         success_count=counted[0] if counted else 1)
+            return None
+        return StepSelector(slot, {"namespace": self._ns, "domain": domain, "element": element, "success_count": 1,
+                                   "last_used": utcnow(), "stable_selector": None, "last_ref": None, slot: selector})
+
+    def step_counted(self, counting: StepSelector, success_count: int, *, run_id: str) -> None:
+        """Tell that a recorded step's selector was counted (the step's writer counts it: ``RunRegistry.add_step``)."""
+        row = counting.row
+        self._scope.emit("selector_recorded", run_id=run_id, domain=row["domain"], element=row["element"],
+                         selector=row[counting.slot], success_count=success_count)
 
     def import_entry(self, entry: SelectorEntry) -> str:
         """Store an entry as it is; an existing one keeps the larger count and fills in what it lacks.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import os
+import select
 import sqlite3
 import threading
 import time
@@ -169,6 +170,43 @@ class Store:
         with self._transaction(writable=True, dry_run=dry_run) as conn:
             yield conn
 
+    def runs_alone(self) -> bool:
+        """Whether a single statement written now would be a transaction of its own on the server: on PostgreSQL
+        outside an open write transaction (see :meth:`write_alone`). Never on SQLite, where BEGIN and COMMIT
+        are calls within the process, not round trips."""
+        if self._pinned is not None:
+            return False
+        active = self._active.get()
+        return active is None or not active.writable
+
+    @contextmanager
+    def write_alone(self) -> Iterator[Connection]:
+        """A connection for one statement that is its own transaction (autocommit): one round trip to
+        PostgreSQL where a transaction of it takes three (BEGIN, it, COMMIT). Run exactly one statement
+        with it. Where :meth:`runs_alone` is False it is :meth:`write`.
+
+        A connection lost during the statement is reported as lost at a commit: whether the statement was
+        stored is unknown, so it is never run again (see :meth:`retrying`)."""
+        if not self.runs_alone():
+            with self.write() as conn:
+                yield conn
+            return
+        with _translated_errors(self.location):
+            conn = self.engine.connect()
+            try:
+                driver = conn.connection.driver_connection
+                driver.autocommit = True
+                try:
+                    yield conn
+                except DBAPIError as exc:
+                    exc.webmem_at_commit = True  # type: ignore[attr-defined]
+                    raise
+                finally:
+                    if not driver.closed:
+                        driver.autocommit = False
+            finally:
+                conn.close()
+
     def read_mark(self, topic: str) -> tuple[int, int, int] | None:
         """In a read-only SQLite transaction, a value that is the same in two transactions of a thread only if
         nothing it may depend on changed in between: no other connection committed (SQLite's ``data_version``)
@@ -311,12 +349,13 @@ def retried(method: Callable[..., T]) -> Callable[..., T]:
 
 
 def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
-    """A connection idle for a while is checked before use (the server may have closed it meanwhile); one in
-    steady use is not: a ping on every checkout would cost a round trip per transaction."""
+    """A connection idle for a while is checked before use (the server may have closed it meanwhile), and so is
+    one the server sent something to while it sat in the pool (a server that ends a session says so, then closes
+    it); one in steady use is not: a ping on every checkout would cost a round trip per transaction."""
     if getattr(dbapi_conn, "broken", False) or getattr(dbapi_conn, "closed", False):
         raise DisconnectionError("the connection was lost")
     last = record.info.get("webmem_checked_in")
-    if last is None or time.monotonic() - last < IDLE_PING_SECONDS:
+    if last is None or time.monotonic() - last < IDLE_PING_SECONDS and not _has_input(dbapi_conn):
         return
     import psycopg
 
@@ -325,6 +364,18 @@ def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
         dbapi_conn.rollback()
     except psycopg.Error as exc:
         raise DisconnectionError(f"the connection was lost ({exc})") from exc
+
+
+def _has_input(dbapi_conn: Any) -> bool:
+    """Whether the server sent something to an idle connection (no wait: a look at its socket)."""
+    try:
+        if hasattr(select, "poll"):
+            poller = select.poll()
+            poller.register(dbapi_conn.fileno(), select.POLLIN)
+            return bool(poller.poll(0))
+        return bool(select.select([dbapi_conn.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True  # the ping says what became of it
 
 
 def _note_checkin(_dbapi_conn: Any, record: Any) -> None:
