@@ -89,6 +89,36 @@ def test_confirming_one_value_does_not_decay_the_others(mem: webmem.Memory) -> N
     assert facts["3s"].confidence == pytest.approx(0.68, abs=1e-12)
 
 
+def test_facts_recorded_together_end_as_if_recorded_one_by_one(mem: webmem.Memory, events: list[dict]) -> None:
+    """Several facts of a finish are confirmed in one statement on PostgreSQL: the confidences, sources and events
+    are those of recording them one after the other."""
+    given = [("timing", "page-load", "3s"), ("quirk", "modal", "cookie banner"), ("timing", "search", "1s"),
+             ("pattern", "menu", "hover")]
+    for domain in ("together.example", "one-by-one.example"):
+        for fact_type, key, value in [("timing", "page-load", "2s"), ("timing", "page-load", "3s"),
+                                      ("quirk", "modal", "cookie banner"), ("timing", "search", "2s")]:
+            mem.knowledge.record_fact(domain, fact_type, key, value)
+    events.clear()
+    together = mem.knowledge.record_facts("together.example", [
+        {"type": fact_type, "key": key, "value": value} for fact_type, key, value in given])
+    seen_together = [(event["event"], event["key"], event.get("value")) for event in events]
+    events.clear()
+    one_by_one = [mem.knowledge.record_fact("one-by-one.example", *fact) for fact in given]
+    assert seen_together == [(event["event"], event["key"], event.get("value")) for event in events]
+    assert [("fact_boosted", "page-load", "3s"), ("fact_boosted", "modal", "cookie banner"),
+            ("fact_recorded", "search", "1s"), ("fact_recorded", "menu", "hover")] == \
+        [kind for kind in seen_together if kind[0] != "fact_decayed"]
+
+    def stored(domain: str) -> list[tuple[str, str, str, float, int]]:
+        return sorted((fact.type, fact.key, fact.value, round(fact.confidence, 12), fact.sources)
+                      for fact in mem.knowledge.facts(domain, min_confidence=0))
+
+    assert [(f.type, f.key, f.value, f.confidence, f.sources) for f in together] == \
+        [(f.type, f.key, f.value, f.confidence, f.sources) for f in one_by_one]
+    assert stored("together.example") == stored("one-by-one.example")
+    assert ("timing", "page-load", "2s", 0.3, 1) in stored("together.example")  # confirming 3s left 2s as it was
+
+
 def test_facts_below_0_1_are_pruned(mem: webmem.Memory, events: list[dict]) -> None:
     mem.knowledge.record_fact(DOMAIN, "timing", "page-load", "1s")  # 0.6
     mem.knowledge.record_fact(DOMAIN, "timing", "page-load", "2s")  # 1s 0.3

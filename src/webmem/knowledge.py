@@ -6,7 +6,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, delete, select, update
+from sqlalchemy import Connection, Text, and_, bindparam, case, delete, func, select, update
+from sqlalchemy.dialects import postgresql
 
 from .core.clock import as_utc, new_id, utcnow
 from .core.errors import InvalidInput
@@ -74,6 +75,22 @@ def _learn_fact_statement(dialect: str) -> Any:
 _BOOST_FACT = Prepared(update(facts).where(*_fact_key(same_value=True)).values(
     confidence=_boosted(facts.c.confidence), sources=facts.c.sources + 1, last_seen=bindparam("last_seen"),
 ).returning(*_FACT_COLUMNS))
+
+
+def _boost_facts_statement(dialect: str) -> Any:
+    """PostgreSQL: :data:`_BOOST_FACT` for several facts of a domain at once (their types, keys and values as
+    arrays of one length)."""
+    given = func.unnest(*(bindparam(f"{name}s", type_=postgresql.ARRAY(Text)) for name in ("type", "key", "value"))) \
+        .table_valued("type", "key", "value").render_derived(name="given")
+    return update(facts).where(
+        facts.c.namespace == bindparam("namespace"), facts.c.domain == bindparam("domain"),
+        facts.c.type == given.c.type, facts.c.key == given.c.key, facts.c.value == given.c.value,
+    ).values(
+        confidence=_boosted(facts.c.confidence), sources=facts.c.sources + 1, last_seen=bindparam("last_seen"),
+    ).returning(*_FACT_COLUMNS)
+
+
+_BOOST_FACTS = Prepared(_boost_facts_statement)
 _DECAY_OTHER_VALUES = Prepared(update(facts).where(*_fact_key(same_value=False)).values(
     confidence=facts.c.confidence * CONFLICT_FACTOR,
 ))
@@ -133,10 +150,12 @@ class AppKnowledge:
             # Writers of one domain's facts take turns, so that exactly one of them learns a new value (and
             # decays the others) while the rest confirm it (PostgreSQL; SQLite writers already do).
             serialize_on(conn, f"webmem.facts.{self._ns}.{domain}")
+            boosted_at_once = self._boost_at_once(conn, domain, learned, now)
             for fact in learned:
                 key = {"namespace": self._ns, "domain": domain, "type": fact.type, "key": fact.key,
                        "value": fact.value}
-                row = _BOOST_FACT.first(conn, {**key, "last_seen": now})
+                row = boosted_at_once.get((fact.type, fact.key, fact.value)) if boosted_at_once is not None \
+                    else _BOOST_FACT.first(conn, {**key, "last_seen": now})
                 boosted, decayed = row is not None, 0
                 if row is None:
                     decayed = _DECAY_OTHER_VALUES.rowcount(conn, key)
@@ -157,6 +176,22 @@ class AppKnowledge:
         if pruned:
             self._scope.emit("facts_pruned", run_id=run_id, domain=domain, count=pruned)
         return [stored for stored, _, _ in changes]
+
+    def _boost_at_once(
+        self, conn: Connection, domain: str, learned: Sequence[Fact], now: datetime
+    ) -> dict[tuple[str, str, str], tuple[Any, ...]] | None:
+        """On PostgreSQL, the known facts among ``learned`` confirmed in one statement (one round trip instead of
+        one per fact): their rows, by type, key and value. None where they are confirmed one by one: on SQLite
+        (no round trips), and when two of them share a type and key (the order of confirming one and
+        learning the other changes the confidences)."""
+        if conn.dialect.name != "postgresql" or len(learned) < 2 or \
+                len({(fact.type, fact.key) for fact in learned}) < len(learned):
+            return None
+        rows = _BOOST_FACTS.rows(conn, {
+            "namespace": self._ns, "domain": domain, "last_seen": now, "types": [fact.type for fact in learned],
+            "keys": [fact.key for fact in learned], "values": [fact.value for fact in learned]})
+        position = {name: index for index, name in enumerate(_FACT_NAMES)}
+        return {(row[position["type"]], row[position["key"]], row[position["value"]]): row for row in rows}
 
     def _fact_to_learn(self, domain: str, item: Mapping[str, str], now: datetime) -> Fact:
         if not isinstance(item, Mapping) or set(item) - {"type", "key", "value"}:
