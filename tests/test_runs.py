@@ -116,13 +116,16 @@ def test_steps_recorded_at_once_into_one_run_all_keep_a_place_of_their_own(mem: 
     assert (entry.element, entry.stable_selector, entry.success_count) == ('button "Next"', "#next", 200)
 
 
-def test_a_step_recorded_inside_an_open_transaction_goes_with_it(mem: webmem.Memory) -> None:
+def test_a_run_started_and_a_step_recorded_inside_an_open_transaction_go_with_it(mem: webmem.Memory) -> None:
     run = mem.start_run(goal=GOAL, start_url=SHOP)
     run.record_step(action="click", target='button "Search"', selector="#search", url=SHOP)
     with pytest.raises(RuntimeError, match="changed my mind"):
         with mem.store.write():
             run.record_step(action="click", target='button "Buy"', selector="#buy", url=SHOP)
+            started = mem.start_run(goal="Buy tea", start_url=SHOP)
             raise RuntimeError("changed my mind")
+    with pytest.raises(webmem.RunNotFound):
+        mem.runs.get(started.id)
     assert [step.target for step in mem.runs.steps(run.id)] == ['button "Search"']
     assert mem.runs.get(run.id).turn_count == 1
     assert [entry.element for entry in mem.selectors.list(DOMAIN)] == ['button "Search"']

@@ -137,7 +137,8 @@ class RunRegistry:
             goal=goal, start_url=start_url, session_id=session_id, parent_run_id=parent_run_id, run_id=run_id,
             model=model, redact=self._scope.redact,
         )
-        with self._scope.store.write() as conn:
+        checked = parent_run_id is not None or run_id is not None  # else the insert is the whole write
+        with self._scope.store.write() if checked else self._scope.store.write_alone() as conn:
             if parent_run_id is not None:
                 self._fetch(conn, parent_run_id, field="parent_run_id")
             if run_id is not None and _RUN_EXISTS.first(conn, {"ns": self._ns, "run_id": run_id}):
