@@ -13,7 +13,7 @@ import rows
 from sqlalchemy import bindparam, select
 
 import webmem
-from webmem.store import engine
+from webmem.store import engine, pool_checks
 from webmem.store.prepared import Prepared
 from webmem.store.schema import runs, selectors
 
@@ -81,7 +81,7 @@ def test_a_driver_error_is_a_store_error_and_the_transaction_keeps_nothing(mem: 
 def test_a_step_for_a_finished_or_unknown_run_is_refused_by_the_registry(mem: webmem.Memory) -> None:
     run = mem.start_run(goal="Buy tea", start_url=SITE)
     step = webmem.Step(action="click", target='button "Buy"', url=SITE)
-    assert mem.runs.add_step(run.id, step) == (1, None)
+    assert mem.runs.add_step(run.id, step) == 1
     run.finish(success=False)
     with pytest.raises(webmem.RunClosed):
         mem.runs.add_step(run.id, step)
@@ -115,7 +115,7 @@ def test_a_postgres_connection_idle_for_a_while_is_checked_before_a_read_uses_it
     mem: webmem.Memory, postgres: pg_cluster.Cluster, memory_location: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run = mem.start_run(goal="Buy tea", start_url=SITE)
-    monkeypatch.setattr(engine, "IDLE_PING_SECONDS", 0.0)  # every connection counts as idle
+    monkeypatch.setattr(pool_checks, "IDLE_PING_SECONDS", 0.0)  # every connection counts as idle
     database = memory_location.rsplit("/", 1)[1]
     with psycopg.connect(postgres.admin_url, autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "

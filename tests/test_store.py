@@ -7,6 +7,7 @@ import multiprocessing
 import random
 import sqlite3
 import threading
+import time
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -392,6 +393,37 @@ def test_nested_writes_join_the_outer_transaction(mem: webmem.Memory) -> None:
             assert inner is outer
     with mem.store.read() as conn:
         assert conn.execute(select(runs.c.goal)).scalars().all() == ["Joined"]
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_postgres_reads_and_lone_statements_run_without_a_transaction_and_writes_in_one(mem: webmem.Memory) -> None:
+    """On PostgreSQL a read's statements, and a write of one statement (``write_alone``), are each a transaction
+    of their own (no BEGIN and COMMIT round trips: a statement's ``now()`` is its own start); a write's
+    statements share one transaction, and so do a read's inside it."""
+    def starts(conn: Any) -> list[datetime]:
+        found = []
+        for _ in range(2):
+            found.append(conn.execute(text("SELECT now()")).scalar())
+            time.sleep(0.01)
+        return found
+
+    with mem.store.read() as conn:
+        first, second = starts(conn)
+        with mem.store.read() as joined:
+            assert joined is conn
+    assert first < second
+    with mem.store.write_alone() as conn:
+        conn.execute(text("SELECT 1")).close()
+        assert conn.connection.driver_connection.autocommit
+    with mem.store.write() as conn:
+        first, second = starts(conn)
+        assert first == second
+        with mem.store.read() as joined:
+            assert joined is conn and starts(joined) == [first, first]
+        with mem.store.write_alone() as joined:
+            assert joined is conn
+    with mem.store.read() as conn:
+        assert not conn.in_transaction() or conn.connection.driver_connection.autocommit
 
 
 def test_a_dry_run_write_rolls_back_and_runs_no_after_commit_work(mem: webmem.Memory) -> None:

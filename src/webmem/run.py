@@ -20,6 +20,7 @@ from .episodes.store import Episode
 from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
 from .outcomes import GivenAdvice
+from .step_writes import write_step
 from .trajectories.slots import goal_value_reference
 from .working.memory import AgentMemory
 from .working.patterns import derive_pattern
@@ -234,20 +235,14 @@ class Run:
         if not self._memory.enabled:
             return step
         mem = self._memory
-
         counting = mem.selectors.step_selector(domain_of(step.url) if step.url else self.domain, step.target,
                                                step.selector) if step.ok and step.target and step.selector else None
-
-        def store_step() -> tuple[int, int | None]:
-            if self.episode is None:
-                return mem.runs.add_step(self.id, step, counting=counting)
+        if self.episode is None:
+            seq, success_count = mem.store.retrying(lambda: write_step(mem, self.id, step, counting))
+        else:  # an episode step is also staged in memory: run that once, and let a conflict go up
             with mem.store.write():
-                added = mem.runs.add_step(self.id, step, counting=counting)
-                self._record_episode_step(step, added[0], env_pre, env_post, internal_state, think)
-            return added
-
-        # An episode step is also staged in memory: run that once, and let a conflict go up.
-        seq, success_count = mem.store.retrying(store_step) if self.episode is None else store_step()
+                seq, success_count = write_step(mem, self.id, step, counting)
+                self._record_episode_step(step, seq, env_pre, env_post, internal_state, think)
         if counting is not None:
             mem.selectors.step_counted(counting, success_count or 1, run_id=self.id)
         mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy import JSON, Connection, Integer, Text, and_, bindparam, case, func, select, update
-from sqlalchemy.dialects import postgresql
 
 from .core.clock import new_id, utcnow
 from .core.env import env_number
-from .core.errors import InvalidInput, RunClosed, RunNotFound, StoreError
+from .core.errors import InvalidInput, RunClosed, RunNotFound
 from .core.models import (
     RecordedRun,
     ReplayReport,
@@ -23,10 +22,9 @@ from .core.models import (
 )
 from .core.records import stored_record
 from .core.urls import check_domain, check_url, domain_of
-from .selectors import COUNT_SUCCESS, StepSelector, counting_success
-from .store.engine import RETRY_ATTEMPTS, retried
+from .store.engine import retried
 from .store.prepared import Prepared
-from .store.schema import run_steps, runs, selectors
+from .store.schema import run_steps, runs
 from .store.scope import Scope
 from .store.statements import lock_rows, new_keys
 
@@ -37,21 +35,20 @@ ABANDONED_AFTER = timedelta(minutes=30)
 ENV_ABANDONED_AFTER = "WEBMEM_ABANDONED_AFTER_MINUTES"
 #: The state ``list`` filters on and the CLI shows for such a run (stored, it is still ``running``).
 ABANDONED = "abandoned"
-UNIQUE_VIOLATION = "23505"  # PostgreSQL's SQLSTATE
 _MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
 _STEP_COLUMNS = [column for column in run_steps.c if column.name not in ("namespace", "run_id", "seq", "recorded_at")]
 _STEP_NAMES = [column.name for column in _STEP_COLUMNS]
 _RUN_KEY = (runs.c.namespace == bindparam("ns"), runs.c.run_id == bindparam("run_id"))
 _STEP_KEY = (run_steps.c.namespace == bindparam("ns"), run_steps.c.run_id == bindparam("run_id"))
-_ADVANCE = update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
+ADVANCE_RUN = update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
     updated_at=bindparam("now"), turn_count=runs.c.turn_count + 1,
     current_url=func.coalesce(bindparam("url", type_=Text), runs.c.current_url),
 )
-_ADVANCE_RUN = Prepared(_ADVANCE)
+_ADVANCE_RUN = Prepared(ADVANCE_RUN)
 _NEXT_SEQ = select(func.coalesce(func.max(run_steps.c.seq), 0) + 1).where(*_STEP_KEY).scalar_subquery()
 
 
-def _appended(source: Any = None) -> Any:
+def appending_step(source: Any = None) -> Any:
     """The step after the run's last, in one statement (its columns as parameters; one row per row of ``source``)."""
     values = select(*(_NEXT_SEQ if column.name == "seq" else bindparam(column.name, type_=column.type)
                       for column in run_steps.c))
@@ -59,29 +56,8 @@ def _appended(source: Any = None) -> Any:
                                           values if source is None else values.select_from(source))
 
 
-_APPEND_STEP = Prepared(_appended().returning(run_steps.c.seq))
+_APPEND_STEP = Prepared(appending_step().returning(run_steps.c.seq))
 
-
-def _append_alone(counting: str | None) -> Prepared:
-    """PostgreSQL, one statement: the run moves on (as :data:`_ADVANCE_RUN`), the step is appended after its last
-    (:data:`_APPEND_STEP`) and, with ``counting`` (the selector's slot), its selector is counted (parameters
-    ``selector_<column>``); returns the step's position and the selector's count, or no row if the run is not
-    running. Two steps of one run written at once can take the same position: the second then fails on the
-    primary key, and is written again."""
-    advanced = _ADVANCE.returning(runs.c.run_id).cte("advanced")
-    appended = _appended(advanced).returning(run_steps.c.seq).cte("appended")
-    figures = [appended.c.seq]
-    if counting is not None:
-        entry = postgresql.insert(selectors)
-        entry = entry.from_select([column.name for column in selectors.c if column.name != "stale_since"], select(
-            *(bindparam(f"selector_{column.name}", type_=column.type) for column in selectors.c
-              if column.name != "stale_since")).select_from(appended))
-        counted = counting_success(entry, counting).cte("counted")
-        figures.append(select(counted.c.success_count).scalar_subquery())
-    return Prepared(select(*figures))
-
-
-_APPEND_ALONE = {counting: _append_alone(counting) for counting in (None, "last_ref", "stable_selector")}
 _RUN_EXISTS = Prepared(select(runs.c.run_id).where(*_RUN_KEY))
 _MANIFEST = Prepared(select(*_MANIFEST_COLUMNS).where(*_RUN_KEY))
 _INSERT_RUN = Prepared(runs.insert())  # every column, each a parameter of its own name
@@ -302,38 +278,29 @@ class RunRegistry:
         with self._scope.store.read() as conn:
             return [_manifest(row) for row in conn.execute(query)]
 
-    def add_step(self, run_id: str, step: Step, *, counting: StepSelector | None = None) -> tuple[int, int | None]:
-        """Append a step to a running run, and with ``counting`` count its selector's success; returns the step's
-        1-based position and the selector's count (None without ``counting``)."""
+    def step_params(self, run_id: str, step: Step) -> dict[str, Any]:
+        """The parameters of :data:`ADVANCE_RUN` and :func:`appending_step` for ``step``, recorded now."""
         now = utcnow()
-        key = {"ns": self._ns, "run_id": run_id}
-        params = {**step.model_dump(), **key, "namespace": self._ns, "recorded_at": now, "now": now}
-        store = self._scope.store
-        if store.runs_alone():
-            if counting is not None:
-                params.update({f"selector_{name}": value for name, value in counting.row.items()})
-            for attempt in range(1, RETRY_ATTEMPTS + 1):
-                try:
-                    with store.write_alone() as conn:
-                        row = _APPEND_ALONE[counting and counting.slot].first(conn, params)
-                    break
-                except StoreError as exc:
-                    if attempt == RETRY_ATTEMPTS or getattr(getattr(exc.__cause__, "orig", None), "sqlstate", None) \
-                            != UNIQUE_VIOLATION:
-                        raise
-            if row is None:
-                with store.read() as conn:
-                    self._fetch(conn, run_id)  # RunNotFound
-                raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
-            return int(row[0]), (int(row[1]) if counting is not None else None)
-        with store.write() as conn:
+        return {**step.model_dump(), "ns": self._ns, "run_id": run_id, "namespace": self._ns, "recorded_at": now,
+                "now": now}
+
+    def add_step(self, run_id: str, step: Step) -> int:
+        """Append a step to a running run; returns its 1-based position."""
+        params = self.step_params(run_id, step)
+        with self._scope.store.write() as conn:
             # the update holds the run's row (PostgreSQL) until commit: steps of one run take turns
-            if not _ADVANCE_RUN.rowcount(conn, {**key, "now": now, "url": step.url}):
-                self._fetch(conn, run_id)  # RunNotFound
-                raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
-            seq = _APPEND_STEP.scalar(conn, params)
-            counted = COUNT_SUCCESS[counting.slot].first(conn, counting.row) if counting is not None else None
-        return int(seq), ((counted[0] if counted else 1) if counting is not None else None)
+            if not _ADVANCE_RUN.rowcount(conn, params):
+                self.refuse_step(run_id, conn)
+            return int(_APPEND_STEP.scalar(conn, params))
+
+    def refuse_step(self, run_id: str, conn: Connection | None = None) -> NoReturn:
+        """Raise why a step was not added: no such run (RunNotFound), or it is finished (RunClosed)."""
+        if conn is None:
+            with self._scope.store.read() as conn:
+                self._fetch(conn, run_id)
+        else:
+            self._fetch(conn, run_id)
+        raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
 
     def steps(self, run_id: str) -> list[Step]:
         """The run's recorded steps, in order."""

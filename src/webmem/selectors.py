@@ -128,8 +128,14 @@ class SelectorCache:
         return StepSelector(slot, {"namespace": self._ns, "domain": domain, "element": element, "success_count": 1,
                                    "last_used": utcnow(), "stable_selector": None, "last_ref": None, slot: selector})
 
+    def count_step(self, counting: StepSelector) -> int:
+        """Count one success of a recorded step's selector, inside the step's write; returns the entry's count."""
+        with self._scope.store.write() as conn:
+            counted = COUNT_SUCCESS[counting.slot].first(conn, counting.row)
+        return int(counted[0]) if counted else 1
+
     def step_counted(self, counting: StepSelector, success_count: int, *, run_id: str) -> None:
-        """Tell that a recorded step's selector was counted (the step's writer counts it: ``RunRegistry.add_step``)."""
+        """Tell that a recorded step's selector was counted (``webmem.step_writes`` counts it with the step)."""
         row = counting.row
         self._scope.emit("selector_recorded", run_id=run_id, domain=row["domain"], element=row["element"],
                          selector=row[counting.slot], success_count=success_count)

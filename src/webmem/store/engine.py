@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import select
 import sqlite3
 import threading
 import time
@@ -18,10 +17,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, DisconnectionError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
 from sqlalchemy.pool import NullPool
 
 from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked
+from .pool_checks import note_checkin, ping_if_idle
 
 DB_FILE = "memory.db"
 RETRY_ATTEMPTS = 5
@@ -37,7 +37,6 @@ WRITE_RETRY_WINDOW_SECONDS = 0.25
 POOL_CONNECTIONS = 5  # PostgreSQL connections kept open per memory (more are opened, then closed, under load)
 _SERIAL = "webmem_serial"
 _SERIALS = itertools.count(1)  # a number per connection opened, never reused (unlike id())
-IDLE_PING_SECONDS = 5.0  # a PostgreSQL connection unused for longer is checked before it is used again
 
 
 @dataclass
@@ -99,8 +98,8 @@ class Store:
         except ArgumentError as exc:
             raise StoreError(f"not a PostgreSQL URL: {exc}") from None
         engine = create_engine(parsed, pool_size=POOL_CONNECTIONS, max_overflow=10)
-        event.listen(engine, "checkout", _ping_if_idle)
-        event.listen(engine, "checkin", _note_checkin)
+        event.listen(engine, "checkout", ping_if_idle)
+        event.listen(engine, "checkin", note_checkin)
 
         def bind_namespace(dbapi_conn: Any, _record: Any) -> None:
             # every connection of this engine serves one namespace: set it once, for the session
@@ -150,9 +149,23 @@ class Store:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
+        """A read transaction. On PostgreSQL its statements run in autocommit: at READ COMMITTED (webmem's
+        level) each statement of a transaction reads as of its own start anyway, and BEGIN and COMMIT would
+        cost a round trip each."""
         active = self._active.get()
         if active is not None:
             yield active.conn
+            return
+        if self._pinned is None:
+            with self._autocommitted() as conn:
+                tx = _Transaction(conn, writable=False)
+                token = self._active.set(tx)
+                try:
+                    yield conn
+                finally:
+                    self._active.reset(token)
+            for callback in tx.after_commit:
+                callback()
             return
         with self._transaction(writable=False) as conn:
             yield conn
@@ -191,6 +204,12 @@ class Store:
             with self.write() as conn:
                 yield conn
             return
+        with self._autocommitted(writes=True) as conn:
+            yield conn
+
+    @contextmanager
+    def _autocommitted(self, *, writes: bool = False) -> Iterator[Connection]:
+        """A PostgreSQL connection from the pool in autocommit, for the time of the block."""
         with _translated_errors(self.location):
             conn = self.engine.connect()
             try:
@@ -199,7 +218,8 @@ class Store:
                 try:
                     yield conn
                 except DBAPIError as exc:
-                    exc.webmem_at_commit = True  # type: ignore[attr-defined]
+                    if writes:
+                        exc.webmem_at_commit = True  # type: ignore[attr-defined]  (see write_alone)
                     raise
                 finally:
                     if not driver.closed:
@@ -346,40 +366,6 @@ def retried(method: Callable[..., T]) -> Callable[..., T]:
         return self._scope.store.retrying(lambda: method(self, *args, **kwargs))
 
     return run_again_on_conflict
-
-
-def _ping_if_idle(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
-    """A connection idle for a while is checked before use (the server may have closed it meanwhile), and so is
-    one the server sent something to while it sat in the pool (a server that ends a session says so, then closes
-    it); one in steady use is not: a ping on every checkout would cost a round trip per transaction."""
-    if getattr(dbapi_conn, "broken", False) or getattr(dbapi_conn, "closed", False):
-        raise DisconnectionError("the connection was lost")
-    last = record.info.get("webmem_checked_in")
-    if last is None or time.monotonic() - last < IDLE_PING_SECONDS and not _has_input(dbapi_conn):
-        return
-    import psycopg
-
-    try:
-        dbapi_conn.execute("SELECT 1")
-        dbapi_conn.rollback()
-    except psycopg.Error as exc:
-        raise DisconnectionError(f"the connection was lost ({exc})") from exc
-
-
-def _has_input(dbapi_conn: Any) -> bool:
-    """Whether the server sent something to an idle connection (no wait: a look at its socket)."""
-    try:
-        if hasattr(select, "poll"):
-            poller = select.poll()
-            poller.register(dbapi_conn.fileno(), select.POLLIN)
-            return bool(poller.poll(0))
-        return bool(select.select([dbapi_conn.fileno()], [], [], 0)[0])
-    except (OSError, ValueError):
-        return True  # the ping says what became of it
-
-
-def _note_checkin(_dbapi_conn: Any, record: Any) -> None:
-    record.info["webmem_checked_in"] = time.monotonic()
 
 
 def _configure_sqlite_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:

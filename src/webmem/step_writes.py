@@ -1,0 +1,75 @@
+"""Writing a recorded step: its run moves on, the step is appended after the run's last, and the selector that
+reached its target is counted.
+
+On SQLite (and inside a transaction the caller opened) these are the components' own statements in one write
+transaction. On PostgreSQL otherwise they are one statement that is its own transaction: one round trip to the
+server instead of five (BEGIN, three statements, COMMIT).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlalchemy import bindparam, select
+from sqlalchemy.dialects import postgresql
+
+from .core.errors import StoreError
+from .core.models import Step
+from .runs import ADVANCE_RUN, appending_step
+from .selectors import StepSelector, counting_success
+from .store.engine import RETRY_ATTEMPTS
+from .store.prepared import Prepared
+from .store.schema import run_steps, runs, selectors
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+UNIQUE_VIOLATION = "23505"  # PostgreSQL's SQLSTATE
+
+
+def _write_alone(counting: str | None) -> Prepared:
+    """The run moved on, the step appended after its last and, with ``counting`` (the selector's slot), its
+    selector counted (parameters ``selector_<column>``), in one statement; it returns the step's position and
+    the selector's count, or no row when the run is not running. Two steps of one run written at once can
+    reach for the same position: the second then fails on the primary key (its whole statement undone)."""
+    advanced = ADVANCE_RUN.returning(runs.c.run_id).cte("advanced")
+    appended = appending_step(advanced).returning(run_steps.c.seq).cte("appended")
+    figures = [appended.c.seq]
+    if counting is not None:
+        columns = [column for column in selectors.c if column.name != "stale_since"]
+        entry = postgresql.insert(selectors).from_select(
+            [column.name for column in columns],
+            select(*(bindparam(f"selector_{column.name}", type_=column.type) for column in columns))
+            .select_from(appended))
+        counted = counting_success(entry, counting).cte("counted")
+        figures.append(select(counted.c.success_count).scalar_subquery())
+    return Prepared(select(*figures))
+
+
+_WRITE_ALONE = {counting: _write_alone(counting) for counting in (None, "last_ref", "stable_selector")}
+
+
+def write_step(mem: Memory, run_id: str, step: Step, counting: StepSelector | None) -> tuple[int, int | None]:
+    """Store ``step`` as the next of run ``run_id`` and count ``counting``; returns the step's 1-based position
+    and the selector's success count (None without ``counting``). RunNotFound or RunClosed when the run is not
+    running."""
+    store = mem.store
+    if not store.runs_alone():
+        with store.write():
+            seq = mem.runs.add_step(run_id, step)
+            return seq, (mem.selectors.count_step(counting) if counting is not None else None)
+    params = mem.runs.step_params(run_id, step)
+    if counting is not None:
+        params.update({f"selector_{name}": value for name, value in counting.row.items()})
+    for attempt in range(1, RETRY_ATTEMPTS + 1):
+        try:
+            with store.write_alone() as conn:
+                row = _WRITE_ALONE[counting.slot if counting is not None else None].first(conn, params)
+            break
+        except StoreError as exc:
+            if attempt == RETRY_ATTEMPTS or getattr(getattr(exc.__cause__, "orig", None), "sqlstate", None) \
+                    != UNIQUE_VIOLATION:
+                raise
+    if row is None:
+        mem.runs.refuse_step(run_id)
+    return int(row[0]), (int(row[1]) if counting is not None else None)
