@@ -5,6 +5,7 @@ transaction; on both backends."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pg_cluster
 import psycopg
@@ -14,7 +15,7 @@ from sqlalchemy import bindparam, select
 
 import webmem
 from webmem.store import engine, pool_checks
-from webmem.store.prepared import Prepared
+from webmem.store.prepared import Prepared, reading_ahead
 from webmem.store.schema import runs, selectors
 
 SITE = "https://shop.example/"
@@ -121,6 +122,24 @@ def test_a_postgres_connection_idle_for_a_while_is_checked_before_a_read_uses_it
         admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                       "WHERE datname = %s AND pid <> pg_backend_pid()", (database,))
     assert mem.runs.get(run.id).goal == "Buy tea"  # a read is not run again: the ping saw the closed one
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_reads_read_ahead_on_postgres_are_taken_once_each_with_their_own_parameters(
+    mem: webmem.Memory, open_memory: Any
+) -> None:
+    """A context's reads go to PostgreSQL together, before they are asked for: the first read of each, with the
+    same parameters, takes the rows read ahead; any other read of the block asks the database."""
+    mem.knowledge.record_fact("shop.example", "quirk", "modal", "a cookie modal on load")
+    other = open_memory()  # another process, say
+    with mem.store.read() as conn, reading_ahead(conn, mem.knowledge.context_reads("shop.example")):
+        other.knowledge.record_fact("shop.example", "quirk", "banner", "a banner on top")
+        assert [fact.key for fact in mem.knowledge.facts("shop.example", min_confidence=0)] == ["modal"]
+        assert {fact.key for fact in mem.knowledge.facts("shop.example", min_confidence=0)} == {"modal", "banner"}
+        assert {fact.key for fact in mem.knowledge.facts("shop.example")} == {"modal", "banner"}  # other parameters
+        assert mem.knowledge.sessions("shop.example") == []  # read ahead too: nothing then, nothing now
+    with mem.store.read() as conn:
+        assert {fact.key for fact in mem.knowledge.facts("shop.example", min_confidence=0)} == {"modal", "banner"}
 
 
 def test_records_read_for_a_context_are_the_records_sqlalchemy_reads(mem: webmem.Memory) -> None:

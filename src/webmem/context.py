@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from .core.models import Fact, Lesson, MatchReport
 from .core.pack import ContextPart
 from .core.text import clean_for_prompt
+from .core.urls import domain_of, origin_of, site_of
+from .store.prepared import Read
 from .trajectories.reference import STEP_CUT, answers_hidden
 
 if TYPE_CHECKING:
@@ -67,6 +69,18 @@ def find_reference(
     if changed is not None:
         text = f"{SITE_CHANGED_NOTE.format(when=changed.strftime('%Y-%m-%d %H:%M'))} {text}"  # on the goal's line
     return Reference(report, text)
+
+
+def context_reads(mem: Memory, page: str, *, parts_off_known: bool, reference_known: bool) -> list[Read]:
+    """The reads the run's context on ``page`` makes that depend on nothing read before them (the domain's facts,
+    sessions and selectors; unless known, the parts turned off on its site and the first read of the match
+    for the reference): read ahead in one round trip where reads are round trips
+    (``webmem.store.prepared.reading_ahead``)."""
+    domain = domain_of(page)
+    reads = [*mem.knowledge.context_reads(domain), *mem.selectors.context_reads(domain)]
+    if not parts_off_known:
+        reads += mem.outcomes.context_reads(site_of(domain))
+    return reads if reference_known else [*reads, *mem.trajectories.context_reads(origin_of(page))]
 
 
 def memory_parts(

@@ -16,7 +16,7 @@ from .core.records import stored_record
 from .core.text import clean_for_prompt
 from .core.urls import check_domain, check_url
 from .store.engine import retried
-from .store.prepared import Prepared
+from .store.prepared import Prepared, Read
 from .store.schema import facts, sessions
 from .store.scope import Scope
 from .store.statements import dialect_insert, serialize_on
@@ -243,6 +243,11 @@ class AppKnowledge:
         params["confidence"] = min_confidence
         with self._scope.store.read() as conn:
             return [_fact(row) for row in (_FACTS_OF_TYPE if type is not None else _FACTS).rows(conn, params)]
+
+    def context_reads(self, domain: str) -> list[Read]:
+        """The reads a run's context makes here (the domain's facts and sessions), to be read ahead."""
+        params = {"ns": self._ns, "domain": check_domain(domain)}
+        return [(_FACTS, {**params, "confidence": 0.0}), (_LAST_SESSIONS, params)]
 
     def domains(self) -> list[str]:
         """Every domain with facts or sessions in this namespace."""

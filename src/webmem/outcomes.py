@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, Table, bindparam, select, update
 
 from .core.clock import utcnow
-from .store.prepared import Prepared
+from .store.prepared import Prepared, Read
 from .store.schema import advice_items, advice_parts
 from .store.scope import Scope
 from .store.statements import dialect_insert
@@ -180,6 +180,10 @@ class AdviceOutcomes:
         statuses = ("withheld", "demoted") if demoted_too else ("withheld",)
         return {item for item in wanted
                 if _ITEM_STATUS.scalar(conn, {"ns": self._ns, "kind": kind, "item": item}) in statuses}
+
+    def context_reads(self, site: str) -> list[Read]:
+        """The read of :meth:`parts_off`, to be read ahead."""
+        return [(_PARTS_OFF, {"ns": self._ns, "site": site})]
 
     def parts_off(self, conn: Connection, site: str) -> dict[str, str]:
         """The parts turned off on ``site``, each with the reason."""

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .context import Reference, find_reference, memory_parts
+from .context import Reference, context_reads, find_reference, memory_parts
 from .core.clock import utcnow
 from .core.errors import InvalidInput, MemoryDisabled, RunClosed, TrajectoryNotFound
 from .core.models import EnvironmentState, Fact, Lesson, ReplayReport, RunManifest, Step, Trajectory, validated
@@ -21,6 +21,7 @@ from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
 from .outcomes import GivenAdvice
 from .step_writes import write_step
+from .store.prepared import reading_ahead
 from .trajectories.slots import goal_value_reference
 from .working.memory import AgentMemory
 from .working.patterns import derive_pattern
@@ -138,7 +139,9 @@ class Run:
             return ContextPack.assemble([], budget)
         mem = self._memory
         domain = domain_of(page)
-        with mem.store.read() as conn:  # one read for the whole context (a domain's lessons counted apart)
+        reads = context_reads(mem, page, parts_off_known=site_of(domain) in self._parts_off,
+                              reference_known=origin_of(page) in self._references)
+        with mem.store.read() as conn, reading_ahead(conn, reads):  # one read (a domain's lessons counted apart)
             if domain != self._site:
                 self.on_domain(page)
             known = mem.knowledge.facts(domain, min_confidence=0.0)  # read once: the reference's and the part's

@@ -16,7 +16,7 @@ from .core.records import stored_record
 from .core.text import clean_for_prompt
 from .core.urls import check_domain
 from .store.engine import retried
-from .store.prepared import Prepared
+from .store.prepared import Prepared, Read
 from .store.schema import selectors
 from .store.scope import Scope
 from .store.statements import dialect_insert
@@ -173,6 +173,10 @@ class SelectorCache:
         params = {"ns": self._ns, "domain": check_domain(domain), "limit": limit}
         with self._scope.store.read() as conn:
             return [_entry(row) for row in _BEST_OF_DOMAIN.rows(conn, params)]
+
+    def context_reads(self, domain: str) -> list[Read]:
+        """The read a run's context makes here (:meth:`format_for_prompt`), to be read ahead."""
+        return [(_BEST_OF_DOMAIN, {"ns": self._ns, "domain": check_domain(domain), "limit": PROMPT_LIMIT})]
 
     def domains(self) -> list[str]:
         """Every domain with selectors in this namespace."""

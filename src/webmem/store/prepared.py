@@ -12,7 +12,9 @@ memory's secrets exactly as every other statement's are.
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,8 +80,17 @@ class Prepared:
             cursor.close()
 
     def rows(self, conn: Connection, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-        """The result rows, each value converted as its column's type says."""
-        cursor = self.execute(conn, params)
+        """The result rows, each value converted as its column's type says (read ahead, when it was: see
+        :func:`reading_ahead`)."""
+        ahead = _READ_AHEAD.get()
+        if ahead is not None and ahead[0] is conn:
+            found = ahead[1].get(id(self))
+            if found is not None and found[0] == params:
+                del ahead[1][id(self)]
+                return found[1]
+        return self._taken(conn, self.execute(conn, params))
+
+    def _taken(self, conn: Connection, cursor: Any) -> list[tuple[Any, ...]]:
         try:
             fetched = cursor.fetchall()
             if not fetched:
@@ -126,6 +137,39 @@ class Prepared:
         if compiled is None:
             compiled = self._compiled[dialect.name] = _compile(self._statement, dialect)
         return compiled
+
+
+Read = tuple[Prepared, Mapping[str, Any]]
+_READ_AHEAD: ContextVar[tuple[Connection, dict[int, tuple[Mapping[str, Any], list[tuple[Any, ...]]]]] | None] = \
+    ContextVar("webmem_read_ahead", default=None)
+
+
+@contextmanager
+def reading_ahead(conn: Connection, reads: Sequence[Read]) -> Iterator[None]:
+    """On PostgreSQL, run ``reads`` (statements with their parameters) up front in one round trip, as a
+    pipeline; inside the block, the first :meth:`Prepared.rows` of each with the same parameters on ``conn``
+    takes its rows from there. Elsewhere it does nothing: each read runs when asked (SQLite's are calls within
+    the process). Reads at webmem's READ COMMITTED level each see the database as of their own start, so
+    reading them a moment earlier changes nothing they may rely on."""
+    if conn.dialect.name != "postgresql" or not reads:
+        yield
+        return
+    driver = conn.connection.driver_connection
+    try:
+        with driver.pipeline():
+            sent = [(prepared, params, prepared.execute(conn, params)) for prepared, params in reads]
+    except conn.dialect.loaded_dbapi.Error as exc:
+        lost = conn.dialect.is_disconnect(exc, driver, None)
+        if lost:
+            conn.invalidate()
+        raise DBAPIError.instance("a pipeline of reads", None, exc, conn.dialect.loaded_dbapi.Error,
+                                  connection_invalidated=lost) from exc
+    token = _READ_AHEAD.set((conn, {id(prepared): (params, prepared._taken(conn, cursor))
+                                    for prepared, params, cursor in sent}))
+    try:
+        yield
+    finally:
+        _READ_AHEAD.reset(token)
 
 
 def _compile(statement: ClauseElement | StatementFactory, dialect: Dialect) -> _Compiled:

@@ -23,7 +23,7 @@ from sqlalchemy import Connection, bindparam, delete, update
 
 from ..core.embeddings import Embedder
 from ..store.engine import Store
-from ..store.prepared import Prepared
+from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories, trajectory_origins, trajectory_snapshots
 from ..store.statements import dialect_insert, plain_select
 from .held import OriginGoals, StoredGoal, unpack
@@ -123,6 +123,10 @@ class GoalIndex:
             held.checked = mark
             self._hold(origin, held)
         return held, unembedded
+
+    def stamp_read(self, origin: str) -> Read:
+        """The first read of :meth:`goals` outside a SQLite read mark (the origin's stamp), to be read ahead."""
+        return _STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}
 
     def extend_snapshot(self, conn: Connection, origin: str, stamp: Stamp | None = None) -> None:
         """Bring the origin's snapshot up to date with what this write transaction saved once it lags by an

@@ -26,7 +26,7 @@ from ..core.models import (
 )
 from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
-from ..store.prepared import Prepared
+from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import new_keys, plain_select
@@ -264,6 +264,10 @@ class TrajectoryStore(ReplaySearch):
         if len(self._decoded) > DECODED_WINNERS:
             self._decoded.popitem(last=False)
         return trajectory
+
+    def context_reads(self, origin: str) -> list[Read]:
+        """The first read of a match on ``origin``, to be read ahead."""
+        return [self._index.stamp_read(origin_of(origin, field="origin"))]
 
     def _held(self, conn: Connection, origin: str) -> OriginGoals:
         held, vectors = self._index.goals(conn, origin, self._scope.store.read_mark(ORIGINS_TOPIC))
