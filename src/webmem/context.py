@@ -71,13 +71,17 @@ def find_reference(
     return Reference(report, text)
 
 
-def context_reads(mem: Memory, page: str, *, parts_off_known: bool, reference_known: bool) -> list[Read]:
+def context_reads(
+    mem: Memory, page: str, *, site_known: bool, parts_off_known: bool, reference_known: bool,
+) -> list[Read]:
     """The reads the run's context on ``page`` makes that depend on nothing read before them (the domain's facts,
-    sessions and selectors; unless known, the parts turned off on its site and the first read of the match
-    for the reference): read ahead in one round trip where reads are round trips
+    sessions and selectors; unless known, the lessons about the site, the parts turned off on it and the first
+    read of the match for the reference): read ahead in one round trip where reads are round trips
     (``webmem.store.prepared.reading_ahead``)."""
     domain = domain_of(page)
     reads = [*mem.knowledge.context_reads(domain), *mem.selectors.context_reads(domain)]
+    if not site_known:
+        reads.append(mem.lessons.site_read(domain))
     if not parts_off_known:
         reads += mem.outcomes.context_reads(site_of(domain))
     return reads if reference_known else [*reads, *mem.trajectories.context_reads(origin_of(page))]

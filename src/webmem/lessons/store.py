@@ -24,7 +24,7 @@ from ..core.models import LESSON_CATEGORIES, Lesson, Step, positive_int, validat
 from ..core.text import clean_for_prompt
 from ..core.urls import check_domain, domain_matches, scopes_on, site_of
 from ..store.engine import retried
-from ..store.prepared import Prepared
+from ..store.prepared import Prepared, Read
 from ..store.schema import lessons
 from ..store.scope import Scope
 from ..store.statements import lock_rows, serialize_on
@@ -256,9 +256,14 @@ class LessonStore:
         with self._scope.store.read() as conn:
             return self._in_order(conn, self._about_site(conn, site))
 
+    def site_read(self, domain: str) -> Read:
+        """The first read of :meth:`recall_on_domain` (and :meth:`peek_domain`), to be read ahead."""
+        scopes = {f"d{number}": scope for number, scope in enumerate(scopes_on(check_domain(domain)))}
+        return _site_lessons(len(scopes)), {"ns": self._ns, **scopes}
+
     def _about_site(self, conn: Connection, site: str) -> list[str]:
-        scopes = {f"d{number}": scope for number, scope in enumerate(scopes_on(site))}
-        pool = _site_lessons(len(scopes)).rows(conn, {"ns": self._ns, **scopes})
+        statement, params = self.site_read(site)
+        pool = statement.rows(conn, params)
         about = [lesson_id for lesson_id, domain in pool if domain_matches(domain, site)]
         return self._not_held_back(conn, about)[:RECALL_LIMIT]
 
