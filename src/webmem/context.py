@@ -77,7 +77,9 @@ def context_reads(
     """The reads the run's context on ``page`` makes that depend on nothing read before them (the domain's facts,
     sessions and selectors; unless known, the lessons about the site, the parts turned off on it and the first
     read of the match for the reference): read ahead in one round trip where reads are round trips
-    (``webmem.store.prepared.reading_ahead``)."""
+    (``webmem.store.prepared.reading_ahead``). None on SQLite, whose reads are calls within the process."""
+    if mem.store.dialect != "postgresql":
+        return []
     domain = domain_of(page)
     reads = [*mem.knowledge.context_reads(domain), *mem.selectors.context_reads(domain)]
     if not site_known:
