@@ -92,7 +92,8 @@ def test_record_step_counts_turns_and_follows_the_url(mem: webmem.Memory) -> Non
 def test_steps_recorded_at_once_into_one_run_all_keep_a_place_of_their_own(mem: webmem.Memory) -> None:
     """Threads recording into one run: every step stored once, at positions 1..n, each counted in the run's turns
     and its selector's successes (on PostgreSQL a step is one statement of its own; two written at once can
-    reach for the same position, and the second is written again)."""
+    reach for the same position, and the second is written again in a transaction that waits for the run's
+    row)."""
     run = mem.start_run(goal=GOAL, start_url=SHOP)
     failures: list[BaseException] = []
 

@@ -17,7 +17,6 @@ from .core.errors import StoreError
 from .core.models import Step
 from .runs import ADVANCE_RUN, appending_step
 from .selectors import StepSelector, counting_success
-from .store.engine import RETRY_ATTEMPTS
 from .store.prepared import Prepared
 from .store.schema import run_steps, runs, selectors
 
@@ -31,7 +30,8 @@ def _write_alone(counting: str | None) -> Prepared:
     """The run moved on, the step appended after its last and, with ``counting`` (the selector's slot), its
     selector counted (parameters ``selector_<column>``), in one statement; it returns the step's position and
     the selector's count, or no row when the run is not running. Two steps of one run written at once can
-    reach for the same position: the second then fails on the primary key (its whole statement undone)."""
+    reach for the same position: the second then fails on the primary key (its whole statement undone), and
+    :func:`write_step` writes it again in a transaction that waits for the run's row."""
     advanced = ADVANCE_RUN.returning(runs.c.run_id).cte("advanced")
     appended = appending_step(advanced).returning(run_steps.c.seq).cte("appended")
     figures = [appended.c.seq]
@@ -54,22 +54,21 @@ def write_step(mem: Memory, run_id: str, step: Step, counting: StepSelector | No
     and the selector's success count (None without ``counting``). RunNotFound or RunClosed when the run is not
     running."""
     store = mem.store
-    if not store.runs_alone():
-        with store.write():
-            seq = mem.runs.add_step(run_id, step)
-            return seq, (mem.selectors.count_step(counting) if counting is not None else None)
-    params = mem.runs.step_params(run_id, step)
-    if counting is not None:
-        params.update({f"selector_{name}": value for name, value in counting.row.items()})
-    for attempt in range(1, RETRY_ATTEMPTS + 1):
+    if store.runs_alone():
+        params = mem.runs.step_params(run_id, step)
+        if counting is not None:
+            params.update({f"selector_{name}": value for name, value in counting.row.items()})
         try:
             with store.write_alone() as conn:
                 row = _WRITE_ALONE[counting.slot if counting is not None else None].first(conn, params)
-            break
         except StoreError as exc:
-            if attempt == RETRY_ATTEMPTS or getattr(getattr(exc.__cause__, "orig", None), "sqlstate", None) \
-                    != UNIQUE_VIOLATION:
+            if getattr(getattr(exc.__cause__, "orig", None), "sqlstate", None) != UNIQUE_VIOLATION:
                 raise
-    if row is None:
-        mem.runs.refuse_step(run_id)
-    return int(row[0]), (int(row[1]) if counting is not None else None)
+            # another step of the run took the position at the same moment: take turns on the run's row
+        else:
+            if row is None:
+                mem.runs.refuse_step(run_id)
+            return int(row[0]), (int(row[1]) if counting is not None else None)
+    with store.write():
+        seq = mem.runs.add_step(run_id, step)
+        return seq, (mem.selectors.count_step(counting) if counting is not None else None)
