@@ -146,14 +146,16 @@ _READ_AHEAD: ContextVar[tuple[Connection, dict[int, tuple[Mapping[str, Any], lis
 
 @contextmanager
 def reading_ahead(conn: Connection, reads: Sequence[Read]) -> Iterator[None]:
-    """On PostgreSQL, run ``reads`` (statements with their parameters) up front in one round trip, as a
-    pipeline; inside the block, the first :meth:`Prepared.rows` of each with the same parameters on ``conn``
-    takes its rows from there. Elsewhere it does nothing: each read runs when asked (SQLite's are calls within
+    """On PostgreSQL, run ``reads`` (statements with their parameters, each statement once) up front in one round
+    trip, as a pipeline; inside the block, the first :meth:`Prepared.rows` of each with the same parameters on
+    ``conn`` takes its rows from there. Elsewhere it does nothing: each read runs when asked (SQLite's are calls within
     the process). Reads at webmem's READ COMMITTED level each see the database as of their own start, so
     reading them a moment earlier changes nothing they may rely on."""
     if conn.dialect.name != "postgresql" or not reads:
         yield
         return
+    if len({id(prepared) for prepared, _ in reads}) < len(reads):
+        raise ValueError("reading_ahead: a statement is read ahead once")
     driver = conn.connection.driver_connection
     try:
         with driver.pipeline():
