@@ -72,21 +72,22 @@ def find_reference(
 
 
 def context_reads(
-    mem: Memory, page: str, *, site_known: bool, parts_off_known: bool, reference_known: bool,
+    mem: Memory, page: str, *, site: str | None, parts_off: Mapping[str, object], references: Mapping[str, object],
 ) -> list[Read]:
     """The reads the run's context on ``page`` makes that depend on nothing read before them (the domain's facts,
-    sessions and selectors; unless known, the lessons about the site, the parts turned off on it and the first
-    read of the match for the reference): read ahead in one round trip where reads are round trips
-    (``webmem.store.prepared.reading_ahead``). None on SQLite, whose reads are calls within the process."""
+    sessions and selectors; unless the run already knows them, the lessons about the site (``site``: the run's
+    current one), the parts turned off on it and the first read of the match for the reference): read ahead in
+    one round trip where reads are round trips (``webmem.store.prepared.reading_ahead``). None on SQLite, whose
+    reads are calls within the process."""
     if mem.store.dialect != "postgresql":
         return []
     domain = domain_of(page)
     reads = [*mem.knowledge.context_reads(domain), *mem.selectors.context_reads(domain)]
-    if not site_known:
+    if domain != site:
         reads.append(mem.lessons.site_read(domain))
-    if not parts_off_known:
+    if site_of(domain) not in parts_off:
         reads += mem.outcomes.context_reads(site_of(domain))
-    return reads if reference_known else [*reads, *mem.trajectories.context_reads(origin_of(page))]
+    return reads if origin_of(page) in references else [*reads, *mem.trajectories.context_reads(origin_of(page))]
 
 
 def memory_parts(

@@ -33,6 +33,7 @@ SHORT_OUTCOME = 80
 _FACT_COLUMNS = [column for column in facts.c if column.name not in ("pk", "namespace")]
 _SESSION_COLUMNS = [column for column in sessions.c if column.name not in ("pk", "namespace")]
 _FACT_NAMES = [column.name for column in _FACT_COLUMNS]
+_FACT_KEY_POSITIONS = [_FACT_NAMES.index(name) for name in ("type", "key", "value")]
 _SESSION_NAMES = [{"session_id": "id", "recorded_at": "timestamp"}.get(column.name, column.name)
                   for column in _SESSION_COLUMNS]
 _FACTS_QUERY = (
@@ -190,8 +191,7 @@ class AppKnowledge:
         rows = _BOOST_FACTS.rows(conn, {
             "namespace": self._ns, "domain": domain, "last_seen": now, "types": [fact.type for fact in learned],
             "keys": [fact.key for fact in learned], "values": [fact.value for fact in learned]})
-        position = {name: index for index, name in enumerate(_FACT_NAMES)}
-        return {(row[position["type"]], row[position["key"]], row[position["value"]]): row for row in rows}
+        return {tuple(row[index] for index in _FACT_KEY_POSITIONS): row for row in rows}
 
     def _fact_to_learn(self, domain: str, item: Mapping[str, str], now: datetime) -> Fact:
         if not isinstance(item, Mapping) or set(item) - {"type", "key", "value"}:

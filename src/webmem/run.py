@@ -139,8 +139,7 @@ class Run:
             return ContextPack.assemble([], budget)
         mem = self._memory
         domain = domain_of(page)
-        reads = context_reads(mem, page, site_known=domain == self._site, parts_off_known=site_of(domain) in
-                              self._parts_off, reference_known=origin_of(page) in self._references)
+        reads = context_reads(mem, page, site=self._site, parts_off=self._parts_off, references=self._references)
         with mem.store.read() as conn, reading_ahead(conn, reads):  # one read (a domain's lessons counted apart)
             if domain != self._site:
                 self.on_domain(page)

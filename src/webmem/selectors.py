@@ -41,12 +41,12 @@ _BEST_OF_DOMAIN = Prepared(
 
 def counting_success(statement: Any, slot: str) -> Any:
     """``statement``, an INSERT of an entry in its dialect, made to count one more success of the existing
-    entry instead (its ``slot`` selector replaced), returning what changed (:data:`COUNTED`)."""
+    entry instead (its ``slot`` selector replaced), returning what an existing entry changes."""
     return statement.on_conflict_do_update(
         index_elements=["namespace", "domain", "element"],
         set_={"success_count": selectors.c.success_count + 1, "last_used": statement.excluded.last_used,
               slot: statement.excluded[slot]},
-    ).returning(*(selectors.c[name] for name in COUNTED))
+    ).returning(*(selectors.c[name] for name in _COUNTED))
 
 
 def _count_success(slot: str) -> Prepared:
@@ -74,8 +74,8 @@ _MERGE_ENTRY = Prepared(update(selectors).where(
     last_used=case((selectors.c.last_used < bindparam("last_used", type_=UTCDateTime), bindparam("last_used", type_=UTCDateTime)), else_=selectors.c.last_used),
 ))
 _INSERT_ENTRY = Prepared(selectors.insert())  # every column, each a parameter of its own name
-COUNTED = ("success_count", "stable_selector", "last_ref", "stale_since")  # what an existing entry changes
-COUNT_SUCCESS = {slot: _count_success(slot) for slot in ("last_ref", "stable_selector")}
+_COUNTED = ("success_count", "stable_selector", "last_ref", "stale_since")  # what an existing entry changes
+_COUNT_SUCCESS = {slot: _count_success(slot) for slot in ("last_ref", "stable_selector")}
 
 
 def is_ref(selector: str) -> bool:
@@ -109,8 +109,8 @@ class SelectorCache:
         )
         row = {"namespace": self._ns, **entry.model_dump(exclude={"stale_since"})}
         with self._scope.store.write() as conn:
-            counted = COUNT_SUCCESS[slot].first(conn, row)
-        stored = entry.model_copy(update=dict(zip(COUNTED, counted)))
+            counted = _COUNT_SUCCESS[slot].first(conn, row)
+        stored = entry.model_copy(update=dict(zip(_COUNTED, counted)))
         self._scope.emit(
             "selector_recorded", run_id=run_id, domain=stored.domain, element=stored.element,
             selector=selector, success_count=stored.success_count,
@@ -131,7 +131,7 @@ class SelectorCache:
     def count_step(self, counting: StepSelector) -> int:
         """Count one success of a recorded step's selector, inside the step's write; returns the entry's count."""
         with self._scope.store.write() as conn:
-            counted = COUNT_SUCCESS[counting.slot].first(conn, counting.row)
+            counted = _COUNT_SUCCESS[counting.slot].first(conn, counting.row)
         return int(counted[0]) if counted else 1
 
     def step_counted(self, counting: StepSelector, success_count: int, *, run_id: str) -> None:
