@@ -49,6 +49,22 @@ def test_values_written_by_a_prepared_statement_read_back_as_sqlalchemy_reads_th
     assert (count, selector) == (4, "#buy-now") and used.tzinfo is not None and used > listed.last_used
 
 
+@pytest.mark.parametrize("moment", [
+    datetime(2026, 3, 1, 12, 30, 5, 123456, tzinfo=timezone(timedelta(hours=2))),
+    datetime(2026, 3, 1, 10, 30, 5, tzinfo=UTC),  # no microseconds: still written out (texts are compared)
+    datetime(999, 1, 2, 3, 4, 5, 6),  # naive (taken as UTC), a year of three digits
+])
+def test_a_timestamp_is_stored_as_the_same_text_sqlalchemy_stores(mem: webmem.Memory, moment: datetime) -> None:
+    with mem.store.write() as conn:
+        INSERT_ENTRY.execute(conn, entry(mem, element="prepared", last_used=moment)).close()
+        conn.execute(selectors.insert().values(entry(mem, element="sqlalchemy", last_used=moment)))
+    with mem.store.read() as conn:
+        stored = conn.exec_driver_sql(
+            "SELECT element, CAST(last_used AS TEXT) FROM selectors WHERE namespace = '%s' ORDER BY element"
+            % mem.namespace).all()
+    assert stored[0][1] == stored[1][1], stored
+
+
 def test_json_booleans_and_timestamps_come_back_typed(mem: webmem.Memory) -> None:
     run = mem.start_run(goal="Buy tea", start_url=SITE)
     run.update(artifact_paths=["out/a.png"])

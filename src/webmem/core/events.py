@@ -52,6 +52,19 @@ class EventLog:
         self._lock = threading.Lock()
 
     def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> dict[str, Any]:
+        return self.emit_all([(kind, run_id, fields)])[0]
+
+    def emit_all(self, events: list[tuple[str, str | None, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Emit ``(kind, run_id, fields)`` events in order; their lines go to the file in one ``write``."""
+        made = [self._event(kind, run_id, fields) for kind, run_id, fields in events]
+        if self.path is not None and made:
+            self._append("".join(json.dumps(event, ensure_ascii=False, default=str) + "\n" for event in made))
+        if self._callback is not None:
+            for event in made:
+                self._callback(event)
+        return made
+
+    def _event(self, kind: str, run_id: str | None, fields: dict[str, Any]) -> dict[str, Any]:
         event: dict[str, Any] = {
             "ts": utcnow().isoformat(timespec="milliseconds"),
             "event": kind,
@@ -59,14 +72,7 @@ class EventLog:
             "run_id": run_id,
             **fields,
         }
-        if len(self._secrets):
-            event = self._redacted(event)
-        line = json.dumps(event, ensure_ascii=False, default=str)
-        if self.path is not None:
-            self._append(line + "\n")
-        if self._callback is not None:
-            self._callback(event)
-        return event
+        return self._redacted(event) if len(self._secrets) else event
 
     def _redacted(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -77,8 +83,8 @@ class EventLog:
             return [self._redacted(item) for item in value]
         return value
 
-    def _append(self, line: str) -> None:
-        data = line.encode("utf-8")
+    def _append(self, lines: str) -> None:
+        data = lines.encode("utf-8")
         with self._lock:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:

@@ -46,6 +46,17 @@ class _Transaction:
     after_commit: list[Callable[[], None]] = field(default_factory=list)
 
 
+@dataclass
+class _Together:
+    """Deferred items handed to their ``flush`` in one call."""
+
+    flush: Callable[[list[Any]], None]
+    items: list[Any]
+
+    def __call__(self) -> None:
+        self.flush(self.items)
+
+
 class Store:
     """A database that components read and write through.
 
@@ -257,6 +268,19 @@ class Store:
             callback()
         else:
             active.after_commit.append(callback)
+
+    def after_commit_together(self, flush: Callable[[list[Any]], None], item: Any) -> None:
+        """Hand ``item`` to ``flush`` once the current transaction commits (now if there is none); the items
+        given for the same ``flush`` one after another go to it in one call, in order."""
+        active = self._active.get()
+        if active is None:
+            flush([item])
+            return
+        pending = active.after_commit
+        if pending and isinstance(pending[-1], _Together) and pending[-1].flush == flush:
+            pending[-1].items.append(item)
+        else:
+            pending.append(_Together(flush, [item]))
 
     @contextmanager
     def _transaction(self, *, writable: bool, dry_run: bool = False) -> Iterator[Connection]:

@@ -19,7 +19,7 @@ class Scope:
 
     def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> None:
         """Report an event once the surrounding transaction has committed (at once outside one)."""
-        self.store.after_commit(lambda: self.events.emit(kind, run_id=run_id, **fields))
+        self.store.after_commit_together(self.events.emit_all, (kind, run_id, fields))
 
     def redact(self, text: str | None) -> str | None:
         return self.secrets.redact(text)

@@ -456,7 +456,7 @@ def _occurs(value: str, step: Step) -> bool:
 
 
 def _found(value: str, text: str | None) -> bool:
-    return bool(text) and re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
+    return bool(text) and value in text and re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
 
 
 def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -> Step:
@@ -467,6 +467,8 @@ def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -
         if whole is not None:
             return whole
         for value in sorted(slots, key=len, reverse=True):
+            if value not in text:
+                continue
             text = re.sub(rf"(?<![\w{{]){re.escape(value)}(?![\w}}])", "{%d}" % slots[value], text)
         return text
 
