@@ -32,7 +32,9 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import webmem
 
@@ -127,6 +129,71 @@ def load(location: str, runs: int, batch: int) -> float:
         return time.perf_counter() - began
 
 
+def load_records(rng: random.Random, index: int, started: datetime) -> list[tuple[str, dict[str, Any]]]:
+    """Run ``index`` of :func:`one_run` as ``webmem export`` writes it (JSONL records): the run with its
+    steps, its session (a domain keeps its newest few), and its trajectory when it succeeded."""
+    url = f"https://shop{index % 50:02d}.example.com/"
+    domain = url.split("/")[2]
+    at = (started + timedelta(milliseconds=index)).isoformat()
+    task, success = goal(rng, index), index % 5 != 0
+    steps = [{"action": "click" if step % 3 else "fill", "target": f'button "Step {step}"', "selector": f"#step-{step}",
+              "value": None if step % 3 else "smart watch", "url": f"{url}page/{step}", "verified": step % 2 == 0,
+              "duration_ms": 250 + step} for step in range(STEPS)]
+    outcome = f"finished run {index}"
+    run_id = f"run_load_{index:07d}"
+    records = [
+        ("runs", {"run_id": run_id, "status": "completed" if success else "failed", "goal": task, "domain": domain,
+                  "start_url": url, "final_url": steps[-1]["url"], "current_url": steps[-1]["url"], "started_at": at,
+                  "updated_at": at, "completed_at": at, "success": success, "summary": outcome,
+                  "turn_count": STEPS, "result": outcome if success else None, "reason": None if success else outcome,
+                  "steps": steps}),
+        ("sessions", {"id": f"sess_load_{index:07d}", "domain": domain, "goal": task, "outcome": outcome,
+                      "success": success, "final_url": steps[-1]["url"], "timestamp": at, "turns_used": STEPS,
+                      "duration_ms": sum(step["duration_ms"] for step in steps), "run_id": run_id}),
+    ]
+    if success:
+        records.append(("trajectories", {
+            "id": f"traj_load_{index:07d}", "goal": task, "origin": url.rstrip("/"), "domain": domain, "steps": steps,
+            "success": True, "duration_ms": sum(step["duration_ms"] for step in steps), "created_at": at,
+            "run_id": run_id,
+        }))
+    return records
+
+
+def load_by_import(location: str, runs: int, chunk: int = 10_000) -> tuple[float, float]:
+    """Write ``runs`` runs of :func:`one_run`'s shape as ``webmem export`` JSONL files of ``chunk`` runs, and
+    import them into a fresh memory through ``webmem import``'s code path (``import_path``: each file one
+    transaction, records validated as they are read). Returns the seconds spent writing the files and the
+    seconds spent importing them."""
+    from webmem.interop.transfer import import_path
+
+    rng = random.Random(11)
+    directory = Path(tempfile.mkdtemp())
+    started = datetime.now(UTC) - timedelta(days=30)
+    writing = importing = 0.0
+    with webmem.Memory.open(location, namespace="load") as mem:
+        for start in range(0, runs, chunk):
+            began = time.perf_counter()
+            export = directory / f"runs-{start}.jsonl"
+            with export.open("w", encoding="utf-8") as out:
+                for index in range(start, min(runs, start + chunk)):
+                    out.writelines(json.dumps({"kind": kind, "record": record}) + "\n"
+                                   for kind, record in load_records(rng, index, started))
+            writing += time.perf_counter() - began
+            began = time.perf_counter()
+            report = import_path(mem, export)
+            importing += time.perf_counter() - began
+            export.unlink()
+            if report.problems or report.added.get("runs") != min(runs, start + chunk) - start:
+                raise SystemExit(f"import of {export.name} went wrong: {report.problems[:3]} {dict(report.added)}")
+            print(f"  imported {start + chunk:,} runs in {importing:.0f}s", flush=True)
+        stored = mem.stats()["counts"]
+    expected = {"runs": runs, "steps": runs * STEPS, "trajectories": runs - len(range(0, runs, 5))}
+    if {kind: stored[kind]["total"] for kind in expected} != expected:
+        raise SystemExit(f"stored {stored}, expected {runs} runs")
+    return writing, importing
+
+
 @contextmanager
 def backend(name: str) -> Iterator[Callable[[], str]]:
     """A maker of fresh memory locations on the backend: each a new directory, or a new database (the
@@ -177,7 +244,9 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--baseline", help="a git revision to compare with (today's code before a change)")
     parser.add_argument("--load", type=int, default=0, help="also load this many runs and print the time")
-    parser.add_argument("--batch", type=int, default=100, help="runs per transaction when loading")
+    parser.add_argument("--batch", type=int, default=100, help="runs per transaction when loading run by run")
+    parser.add_argument("--load-by", default="calls,import",
+                        help="calls (start, record_step, finish), import (webmem export files), or both")
     parser.add_argument("--measure-only", nargs=4, metavar=("LOCATION", "NAMESPACE", "RUNS", "IMPORT_RUNS"),
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -200,11 +269,16 @@ def main() -> None:
             if before is not None and key in before:
                 line += f" {before[key]:10.3f} {before[key] / value if key.endswith('_ms') else value / before[key]:7.1f}x"
             print(line)
-        if args.load:
+        if args.load and "calls" in args.load_by.split(","):
             with backend(name) as fresh:
                 seconds = load(fresh(), args.load, args.batch)
-            print(f"  load {args.load:,} runs / {args.load * STEPS:,} steps: {seconds:.0f} s "
+            print(f"  load {args.load:,} runs / {args.load * STEPS:,} steps, run by run: {seconds:.0f} s "
                   f"({args.load * STEPS / seconds:,.0f} steps/s)")
+        if args.load and "import" in args.load_by.split(","):
+            with backend(name) as fresh:
+                writing, importing = load_by_import(fresh(), args.load)
+            print(f"  load {args.load:,} runs / {args.load * STEPS:,} steps by `webmem import`: {importing:.0f} s "
+                  f"({args.load * STEPS / importing:,.0f} run steps/s; writing the JSONL files took {writing:.0f} s more)")
 
 
 if __name__ == "__main__":

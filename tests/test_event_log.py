@@ -61,8 +61,10 @@ def test_the_events_of_one_transaction_reach_the_log_after_it_in_one_write_and_i
         with pytest.raises(RuntimeError), mem.store.write():
             run.record_step(action="click", target='link "Pie 6"', url=SITE)
             raise RuntimeError("undone")
-        run.record_step(action="click", target='link "Pie 7"', url=SITE)  # a transaction of its own: told at once
-    assert len(writes) == 2
+        # a transaction of its own: told at once, the step and its selector in one write
+        run.record_step(action="click", target='link "Pie 7"', selector="#pie-7", url=SITE)
+    assert len(writes) == 2 and [json.loads(line)["event"] for line in writes[1].splitlines()] == [
+        "selector_recorded", "step_recorded"]
     assert [event["seq"] for event in all_events(memory_dir) if event["event"] == "step_recorded"] == [1, 2, 3, 4, 5, 6]
 
 

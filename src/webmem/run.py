@@ -245,9 +245,10 @@ class Run:
             with mem.store.write():
                 seq, success_count = write_step(mem, self.id, step, counting)
                 self._record_episode_step(step, seq, env_pre, env_post, internal_state, think)
+        told = [("step_recorded", self.id, {"seq": seq, "action": step.action, "target": step.target, "ok": step.ok})]
         if counting is not None:
-            mem.selectors.step_counted(counting, success_count or 1, run_id=self.id)
-        mem.scope.emit("step_recorded", run_id=self.id, seq=seq, action=step.action, target=step.target, ok=step.ok)
+            told.insert(0, mem.selectors.counted_event(counting, success_count or 1, run_id=self.id))
+        mem.scope.emit_all(told)
         helpful, unhelpful = self._feedback.judge(step)
         if helpful:
             mem.lessons.rate(helpful, helpful=True, run_id=self.id)

@@ -11,6 +11,7 @@ from sqlalchemy import Text, bindparam, case, func, or_, select, update
 
 from .core.clock import utcnow
 from .core.errors import InvalidInput
+from .core.events import Event
 from .core.models import SelectorEntry, positive_int, validated
 from .core.records import stored_record
 from .core.text import clean_for_prompt
@@ -134,11 +135,13 @@ class SelectorCache:
             counted = _COUNT_SUCCESS[counting.slot].first(conn, counting.row)
         return int(counted[0]) if counted else 1
 
-    def step_counted(self, counting: StepSelector, success_count: int, *, run_id: str) -> None:
-        """Tell that a recorded step's selector was counted (``webmem.step_writes`` counts it with the step)."""
+    @staticmethod
+    def counted_event(counting: StepSelector, success_count: int, *, run_id: str) -> Event:
+        """The event that tells a recorded step's selector was counted (``webmem.step_writes`` counts it with
+        the step), for :meth:`webmem.store.scope.Scope.emit_all`."""
         row = counting.row
-        self._scope.emit("selector_recorded", run_id=run_id, domain=row["domain"], element=row["element"],
-                         selector=row[counting.slot], success_count=success_count)
+        return "selector_recorded", run_id, {"domain": row["domain"], "element": row["element"],
+                                             "selector": row[counting.slot], "success_count": success_count}
 
     def import_entry(self, entry: SelectorEntry) -> str:
         """Store an entry as it is; an existing one keeps the larger count and fills in what it lacks.

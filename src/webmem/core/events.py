@@ -19,6 +19,7 @@ except ImportError:  # Windows: rotation is not serialised across processes ther
     fcntl = None  # type: ignore[assignment]
 
 EventCallback = Callable[[dict[str, Any]], None]
+Event = tuple[str, str | None, dict[str, Any]]  # kind, run id, fields
 EVENTS_FILE = "events.jsonl"
 #: The log is rotated when it passes this size: ``events.jsonl`` becomes ``events.jsonl.1`` (and ``.1``
 #: ``.2``, ...), and the oldest beyond the kept count goes. ``$WEBMEM_EVENTS_MAX_BYTES`` (0: never rotate)
@@ -54,7 +55,7 @@ class EventLog:
     def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> dict[str, Any]:
         return self.emit_all([(kind, run_id, fields)])[0]
 
-    def emit_all(self, events: list[tuple[str, str | None, dict[str, Any]]]) -> list[dict[str, Any]]:
+    def emit_all(self, events: list[Event]) -> list[dict[str, Any]]:
         """Emit ``(kind, run_id, fields)`` events in order; their lines go to the file in one ``write``."""
         made = [self._event(kind, run_id, fields) for kind, run_id, fields in events]
         if self.path is not None and made:

@@ -269,18 +269,18 @@ class Store:
         else:
             active.after_commit.append(callback)
 
-    def after_commit_together(self, flush: Callable[[list[Any]], None], item: Any) -> None:
-        """Hand ``item`` to ``flush`` once the current transaction commits (now if there is none); the items
+    def after_commit_together(self, flush: Callable[[list[Any]], None], *items: Any) -> None:
+        """Hand ``items`` to ``flush`` once the current transaction commits (now if there is none); the items
         given for the same ``flush`` one after another go to it in one call, in order."""
         active = self._active.get()
         if active is None:
-            flush([item])
+            flush(list(items))
             return
         pending = active.after_commit
         if pending and isinstance(pending[-1], _Together) and pending[-1].flush == flush:
-            pending[-1].items.append(item)
+            pending[-1].items.extend(items)
         else:
-            pending.append(_Together(flush, [item]))
+            pending.append(_Together(flush, list(items)))
 
     @contextmanager
     def _transaction(self, *, writable: bool, dry_run: bool = False) -> Iterator[Connection]:
