@@ -23,11 +23,12 @@ Event = tuple[str, str | None, dict[str, Any]]  # kind, run id, fields
 EVENTS_FILE = "events.jsonl"
 #: The log is rotated when it passes this size: ``events.jsonl`` becomes ``events.jsonl.1`` (and ``.1``
 #: ``.2``, ...), and the oldest beyond the kept count goes. ``$WEBMEM_EVENTS_MAX_BYTES`` (0: never rotate)
-#: and ``$WEBMEM_EVENTS_KEEP`` change them.
+#: and ``$WEBMEM_EVENTS_KEEP``, read when an event log is made (a memory opens), change them.
 MAX_BYTES = 10 * 1024 * 1024
 KEEP = 3
 ENV_MAX_BYTES = "WEBMEM_EVENTS_MAX_BYTES"
 ENV_KEEP = "WEBMEM_EVENTS_KEEP"
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps would make on each call
 
 
 class EventLog:
@@ -51,6 +52,7 @@ class EventLog:
         self._secrets = secrets
         self._callback = callback
         self._lock = threading.Lock()
+        self._max_bytes, self._keep = max_bytes(), kept_files()  # read once: the environment is read per memory
 
     def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> dict[str, Any]:
         return self.emit_all([(kind, run_id, fields)])[0]
@@ -59,7 +61,7 @@ class EventLog:
         """Emit ``(kind, run_id, fields)`` events in order; their lines go to the file in one ``write``."""
         made = [self._event(kind, run_id, fields) for kind, run_id, fields in events]
         if self.path is not None and made:
-            self._append("".join(json.dumps(event, ensure_ascii=False, default=str) + "\n" for event in made))
+            self._append("".join(_ENCODER.encode(event) + "\n" for event in made))
         if self._callback is not None:
             for event in made:
                 self._callback(event)
@@ -93,9 +95,8 @@ class EventLog:
                 size = os.fstat(fd).st_size
             finally:
                 os.close(fd)
-            limit = max_bytes()
-            if limit and size > limit and self.path is not None:
-                rotate(self.path, keep=kept_files())
+            if self._max_bytes and size > self._max_bytes and self.path is not None:
+                rotate(self.path, keep=self._keep, limit=self._max_bytes)
 
 
 def max_bytes() -> int:
@@ -110,12 +111,12 @@ def rotated(path: Path, number: int) -> Path:
     return path.with_name(f"{path.name}.{number}")
 
 
-def rotate(path: Path, *, keep: int) -> None:
+def rotate(path: Path, *, keep: int, limit: int) -> None:
     """Move the log aside (``.1``, the older ones one further, the oldest beyond ``keep`` dropped). Processes
     that share the log rotate one at a time, and only a log still over the limit."""
     with _rotation_lock(path):
         try:
-            if path.stat().st_size <= max_bytes():
+            if path.stat().st_size <= limit:
                 return  # another process rotated it meanwhile
         except FileNotFoundError:
             return
