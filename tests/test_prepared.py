@@ -15,8 +15,9 @@ from sqlalchemy import bindparam, select
 
 import webmem
 from webmem.store import engine, pool_checks
-from webmem.store.prepared import Prepared, reading_ahead
+from webmem.store.prepared import Prepared, _text_compiled, reading_ahead
 from webmem.store.schema import runs, selectors
+from webmem.store.statements import plain_select
 
 SITE = "https://shop.example/"
 SELECTOR_KEY = (selectors.c.namespace == bindparam("namespace"), selectors.c.domain == bindparam("domain"),
@@ -217,3 +218,26 @@ def test_named_rows_carry_the_column_names(mem: webmem.Memory) -> None:
         [row] = READ_ENTRY.named_rows(conn, {"namespace": mem.namespace, "domain": "shop.example",
                                              "element": 'button "Buy"'})
     assert (row.success_count, row.stable_selector) == (1, "#buy") and row.last_used.tzinfo is not None
+
+
+def test_sql_text_runs_without_sqlalchemy_compiling_it_and_reads_as_sqlalchemy_reads_it(mem: webmem.Memory) -> None:
+    for element, count in (('button "Buy"', 3), ('button "Bag"', 1), ('link "Home"', 7), ("100% off", 2)):
+        for _ in range(count):
+            mem.selectors.record("shop.example", element, "#x")
+    statement = plain_select(
+        (selectors.c.element, selectors.c.success_count, selectors.c.last_used),
+        "namespace = :ns AND domain = :domain AND (element LIKE 'button%' OR element LIKE '%\\% off' ESCAPE '\\')"
+        " AND success_count >= :least", order_by="element")
+    assert _text_compiled(statement, mem.store.engine.dialect) is None  # a backslash: SQLAlchemy compiles it
+    statement = plain_select(
+        (selectors.c.element, selectors.c.success_count, selectors.c.last_used),
+        "namespace = :ns AND domain = :domain AND (element LIKE 'button%' OR element LIKE '1__% off')"
+        " AND success_count >= :least", order_by="element")
+    quick = _text_compiled(statement, mem.store.engine.dialect)
+    assert quick is not None and quick.names == ("ns", "domain", "least")
+    params = {"ns": mem.namespace, "domain": "shop.example", "least": 2}
+    with mem.store.read() as conn:
+        read = Prepared(statement).rows(conn, params)
+        expected = [tuple(row) for row in conn.execute(statement, params)]
+    assert read == expected == [("100% off", 2, read[0][2]), ('button "Buy"', 3, read[1][2])]
+    assert all(row[2].tzinfo is not None for row in read)  # typed by the columns, as SQLAlchemy types them
