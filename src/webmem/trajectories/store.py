@@ -24,6 +24,7 @@ from ..core.models import (
     positive_int,
     validated,
 )
+from ..core.records import stored_record
 from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
 from ..store.prepared import Prepared, Read
@@ -454,12 +455,16 @@ class TrajectoryStore(ReplaySearch):
 
 
 def _trajectory(data: dict[str, Any]) -> Trajectory:
-    """A trajectory from its row's values by column name."""
+    """A trajectory from its row's values by column name (validated when it was written: not again)."""
     data["id"] = data.pop("trajectory_id")
-    data["steps"] = [Step.model_validate(step) for step in data["steps"]]
+    data["steps"] = [_step(step) for step in data["steps"]]
     if data.get("replay_steps") is not None:
-        data["replay_steps"] = [Step.model_validate(step) for step in data["replay_steps"]]
-    return Trajectory.model_validate(data)
+        data["replay_steps"] = [_step(step) for step in data["replay_steps"]]
+    return stored_record(Trajectory, tuple(data), tuple(data.values()))
+
+
+def _step(data: dict[str, Any]) -> Step:
+    return stored_record(Step, tuple(data), tuple(data.values()))
 
 
 def _same_path(one: Sequence[Step], other: Sequence[Step]) -> bool:
