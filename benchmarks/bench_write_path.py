@@ -9,13 +9,17 @@ printing steps written per second (a run's and a trajectory's) and records per s
 ``--baseline REV`` measures the same with webmem as it was at git revision REV (checked out into a
 temporary worktree and run in a subprocess of this script with that ``src/`` first on the path), in
 the same run on the same machine, and prints the ratios. ``--load N`` also loads N runs of 10 steps
-into a fresh memory through the public API, in transactions of ``--batch`` runs, and prints the time.
+into a fresh memory through the public API and prints the time, two ways (``--load-by``): ``calls``,
+run by run (``start_run``, ``record_step`` per step, ``finish``) in transactions of ``--batch`` runs;
+``import``, as ``webmem export`` JSONL files of 10,000 runs each (the run with its steps, its session,
+and its trajectory when it succeeded), each imported by ``webmem import``'s code path; the time to
+write the files is printed apart, and the stored counts are checked.
 
 SQLite lives in a temporary directory; PostgreSQL is a throwaway cluster (the test suite's) or the
 server named by WEBMEM_TEST_POSTGRES_URL, in a fresh database.
 
 Usage: python benchmarks/bench_write_path.py [--runs 300] [--import-runs 2000] [--backends sqlite,postgres]
-       [--baseline 2dd7cec] [--load 100000 --batch 100]
+       [--baseline 2dd7cec] [--load 100000 --batch 100 --load-by calls,import]
 """
 
 from __future__ import annotations

@@ -59,7 +59,8 @@ class EventLog:
 
     def emit_all(self, events: list[Event]) -> list[dict[str, Any]]:
         """Emit ``(kind, run_id, fields)`` events in order; their lines go to the file in one ``write``."""
-        made = [self._event(kind, run_id, fields) for kind, run_id, fields in events]
+        now = utcnow().isoformat(timespec="milliseconds")  # told together: at one time
+        made = [self._event(now, kind, run_id, fields) for kind, run_id, fields in events]
         if self.path is not None and made:
             self._append("".join(_ENCODER.encode(event) + "\n" for event in made))
         if self._callback is not None:
@@ -67,9 +68,9 @@ class EventLog:
                 self._callback(event)
         return made
 
-    def _event(self, kind: str, run_id: str | None, fields: dict[str, Any]) -> dict[str, Any]:
+    def _event(self, now: str, kind: str, run_id: str | None, fields: dict[str, Any]) -> dict[str, Any]:
         event: dict[str, Any] = {
-            "ts": utcnow().isoformat(timespec="milliseconds"),
+            "ts": now,
             "event": kind,
             "namespace": self.namespace,
             "run_id": run_id,
