@@ -68,6 +68,24 @@ def test_the_events_of_one_transaction_reach_the_log_after_it_in_one_write_and_i
     assert [event["seq"] for event in all_events(memory_dir) if event["event"] == "step_recorded"] == [1, 2, 3, 4, 5, 6]
 
 
+def test_a_context_tells_its_match_and_itself_in_one_write(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with webmem.Memory.open(memory_dir) as mem:
+        record(memory_dir, 2)
+        run = mem.start_run(goal="Find a pie", start_url=SITE)
+        writes: list[bytes] = []
+        write = os.write
+
+        def counted(fd: int, data: bytes) -> int:
+            if b'"event"' in data:
+                writes.append(bytes(data))
+            return write(fd, data)
+
+        monkeypatch.setattr(os, "write", counted)
+        run.context(url=SITE)
+        told = [[json.loads(line)["event"] for line in data.splitlines()] for data in writes]
+        assert told[-1][-2:] == ["trajectory_matched", "context_built"], told
+
+
 def test_the_log_is_rotated_past_its_size_and_old_files_go(memory_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_MAX_BYTES, "4000")
     monkeypatch.setenv(ENV_KEEP, "2")

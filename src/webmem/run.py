@@ -153,13 +153,13 @@ class Run:
             if self._working is not None:
                 parts += self._working.context_parts(domain)
             parts += extra
-        pack = ContextPack.assemble(parts, budget, counter=mem.token_counter)
-        self._note_given(pack, reference)
+            pack = ContextPack.assemble(parts, budget, counter=mem.token_counter)
+            self._note_given(pack, reference)
+            mem.scope.emit(  # told with the read's own events (the match's), in one write
+                "context_built", run_id=self.id, domain=domain, budget_tokens=budget, tokens=pack.tokens,
+                parts=[part.to_dict() for part in pack.report],
+            )
         self._last_failure = None  # an error is news for the next turn only
-        mem.events.emit(
-            "context_built", run_id=self.id, domain=domain, budget_tokens=budget, tokens=pack.tokens,
-            parts=[part.to_dict() for part in pack.report],
-        )
         return pack
 
     def record_step(
