@@ -281,6 +281,22 @@ def test_what_a_memory_saves_or_deletes_is_found_or_gone_at_its_next_match_which
     assert best(mem, "compare coffee bean prices") is None
 
 
+def test_a_goal_saved_here_is_held_once_its_save_commits_and_never_read_back(sqlite_mem: webmem.Memory) -> None:
+    save(sqlite_mem, "Track my parcel")
+    assert best(sqlite_mem, "search smart watch reviews") is None  # the origin is held
+    save(sqlite_mem, "Search for smart watch reviews")
+    statements: list[str] = []
+    with sqlite_mem.store.read() as conn:
+        driver = conn.connection.driver_connection
+        driver.set_trace_callback(statements.append)  # SQLite tells each statement it runs
+        try:
+            found = best(sqlite_mem, "search smart watch reviews")
+        finally:
+            driver.set_trace_callback(None)
+    assert found == "Search for smart watch reviews"
+    assert statements and not [sql for sql in statements if "origin_seq >" in sql], statements
+
+
 def test_a_trajectory_deleted_by_another_process_is_never_offered(open_memory: Any) -> None:
     reader = open_memory()
     writer = open_memory()

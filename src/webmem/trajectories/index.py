@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, bindparam, delete, update
 
 from ..core.embeddings import Embedder
+from ..core.models import Trajectory
 from ..store.engine import Store
 from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories, trajectory_origins, trajectory_snapshots
@@ -123,6 +124,23 @@ class GoalIndex:
             held.checked = mark
             self._hold(origin, held)
         return held, unembedded
+
+    def saved(self, saved: Mapping[str, tuple[Stamp, int, Sequence[StoredGoal]]]) -> None:
+        """Once a transaction that saved trajectories has committed (for each origin: the stamp its save raised
+        the version to, how many it saved, and the successful ones as held goals): add them to the origin's
+        goals when those were current just before, so that the next match does not read them back. A save
+        holds the origin's row (PostgreSQL) or the write lock (SQLite) from raising the version to the commit:
+        no other save comes in between."""
+        with self._lock:
+            for origin, (stamp, count, goals) in saved.items():
+                held = self._origins.get(origin)
+                if held is None or held.removals != stamp.removals or held.version != stamp.version - count:
+                    continue
+                for goal in goals:
+                    if goal.id not in held.ids:
+                        held.add(goal)
+                        self._held += 1
+                held.version = stamp.version
 
     def stamp_read(self, origin: str) -> Read:
         """The first read of :meth:`goals` outside a SQLite read mark (the origin's stamp), to be read ahead."""
@@ -262,6 +280,17 @@ def store_vectors(conn: Connection, namespace: str, model: str, vectors: Sequenc
         trajectories.c.namespace == bindparam("ns"), trajectories.c.trajectory_id == bindparam("id")
     ).values(goal_vector=bindparam("vector"), goal_vector_model=model)
     conn.execute(statement, [{"ns": namespace, "id": id_, "vector": vector} for id_, vector in vectors])
+
+
+def saved_goal(trajectory: Trajectory, vector: bytes | None) -> StoredGoal:
+    """A trajectory being saved as recall holds it (as :meth:`GoalIndex.goals` reads it back)."""
+    return StoredGoal(
+        id=trajectory.id, goal=trajectory.goal, run_id=trajectory.run_id, created_at=trajectory.created_at,
+        duration_ms=trajectory.duration_ms, step_count=len(trajectory.steps),
+        verified_steps=sum(1 for step in trajectory.steps if step.verified),
+        signature=signature(trajectory.goal, trajectory.goal_template),
+        vector=_array(vector) if vector is not None else None,
+    )
 
 
 def _array(raw: bytes) -> Any:

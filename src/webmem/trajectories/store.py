@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -32,7 +33,7 @@ from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import new_keys, plain_select
 from .held import OriginGoals, StoredGoal
-from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, store_vectors
+from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, saved_goal, store_vectors
 from .plans import record_outcome, replayable, shape_of
 from .ranking import Scored, rank, rescue
 from .recall import Signature, signature
@@ -202,24 +203,23 @@ class TrajectoryStore(ReplaySearch):
         vectors = dict(zip((trajectory.id for trajectory in successful),
                            self._index.embed([trajectory.goal for trajectory in successful]) or []))
         model = self._index.embedder.name if self._index.embedder else None
-        rows = []
-        stamps = {}
+        rows, stamps, held = [], {}, {}
         for origin, group in by_origin.items():
-            stamps[origin] = bump_origin(conn, self._ns, origin, saved=len(group))
-            first_seq = stamps[origin].version - len(group) + 1
-            for seq, trajectory in enumerate(group, start=first_seq):
-                vector = vectors.get(trajectory.id)
+            stamps[origin] = stamp = bump_origin(conn, self._ns, origin, saved=len(group))
+            goals = [saved_goal(trajectory, vectors.get(trajectory.id)) for trajectory in group]
+            held[origin] = (stamp, len(group), [goal for goal, trajectory in zip(goals, group) if trajectory.success])
+            for seq, (trajectory, goal) in enumerate(zip(group, goals), start=stamp.version - len(group) + 1):
                 rows.append({
                     "namespace": self._ns, "trajectory_id": trajectory.id, "created_at": trajectory.created_at,
                     **trajectory.model_dump(mode="json", exclude={"id", "created_at"}),
-                    "goal_signature": signature(trajectory.goal, trajectory.goal_template).encode(),
-                    "origin_seq": seq, "step_count": len(trajectory.steps),
-                    "verified_steps": sum(1 for step in trajectory.steps if step.verified),
-                    "goal_vector": vector, "goal_vector_model": model if vector is not None else None,
+                    "goal_signature": goal.signature.encode(), "origin_seq": seq, "step_count": goal.step_count,
+                    "verified_steps": goal.verified_steps, "goal_vector": vectors.get(trajectory.id),
+                    "goal_vector_model": model if trajectory.id in vectors else None,
                 })
         _INSERT_TRAJECTORY.execute_many(conn, rows)
         for origin in dict.fromkeys(trajectory.origin for trajectory in successful):
             self._index.extend_snapshot(conn, origin, stamps[origin])
+        self._scope.store.after_commit(functools.partial(self._index.saved, held))  # then not read back
 
     def index_legacy(self) -> int:
         """Give trajectories stored before the goal index (webmem < 0.2) their place in it; returns
