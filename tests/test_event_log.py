@@ -38,9 +38,8 @@ def record(directory: Path, steps: int) -> str:
         return run.id
 
 
-def test_the_events_of_one_transaction_reach_the_log_after_it_in_one_write_and_in_order(
-    memory_dir: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def log_writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """From now on, what each write of event lines handed the operating system (the writes still happen)."""
     writes: list[bytes] = []
     write = os.write
 
@@ -50,6 +49,13 @@ def test_the_events_of_one_transaction_reach_the_log_after_it_in_one_write_and_i
         return write(fd, data)
 
     monkeypatch.setattr(os, "write", counted)
+    return writes
+
+
+def test_the_events_of_one_transaction_reach_the_log_after_it_in_one_write_and_in_order(
+    memory_dir: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    writes = log_writes(monkeypatch)
     with webmem.Memory.open(memory_dir) as mem:
         with mem.store.write():
             run = mem.start_run(goal="Find a pie", start_url=SITE)
@@ -72,15 +78,7 @@ def test_a_context_tells_its_match_and_itself_in_one_write(memory_dir: Path, mon
     with webmem.Memory.open(memory_dir) as mem:
         record(memory_dir, 2)
         run = mem.start_run(goal="Find a pie", start_url=SITE)
-        writes: list[bytes] = []
-        write = os.write
-
-        def counted(fd: int, data: bytes) -> int:
-            if b'"event"' in data:
-                writes.append(bytes(data))
-            return write(fd, data)
-
-        monkeypatch.setattr(os, "write", counted)
+        writes = log_writes(monkeypatch)
         run.context(url=SITE)
         told = [[json.loads(line)["event"] for line in data.splitlines()] for data in writes]
         assert told[-1][-2:] == ["trajectory_matched", "context_built"], told
