@@ -14,8 +14,9 @@ import rows
 from sqlalchemy import text
 
 import webmem
+from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
-from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE
+from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
 from webmem.trajectories.recall import decode, signature
 from webmem.trajectories.slots import goal_values
 
@@ -295,6 +296,34 @@ def test_a_goal_saved_here_is_held_once_its_save_commits_and_never_read_back(sql
             driver.set_trace_callback(None)
     assert found == "Search for smart watch reviews"
     assert statements and not [sql for sql in statements if "origin_seq >" in sql], statements
+
+
+def test_the_goals_held_stay_within_their_bound_however_they_were_read(sqlite_mem: webmem.Memory) -> None:
+    index = GoalIndex(sqlite_mem.namespace, max_goals=8)  # an index of its own: the memory's matches keep theirs
+    parcels, pizzas = "https://parcels.example/", "https://pizza.example/"
+
+    def rows_read(origin: str) -> list[str]:
+        statements: list[str] = []
+        with sqlite_mem.store.read() as conn:
+            conn.connection.driver_connection.set_trace_callback(statements.append)
+            try:
+                index.goals(conn, origin_of(origin))
+            finally:
+                conn.connection.driver_connection.set_trace_callback(None)
+        return [sql for sql in statements if sql.startswith("SELECT trajectory_id")]
+
+    for number in range(3):
+        save(sqlite_mem, f"Track parcel {number}", url=parcels)
+    assert rows_read(parcels)
+    for number in range(3, 6):
+        save(sqlite_mem, f"Track parcel {number}", url=parcels)
+    assert rows_read(parcels)  # the three new goals, on top of those held: six held
+    assert not rows_read(parcels)
+    for number in range(3):
+        save(sqlite_mem, f"Order pizza {number}", url=pizzas)
+    assert rows_read(pizzas)  # nine goals: past the bound, the origin used least recently goes
+    assert not rows_read(pizzas)
+    assert rows_read(parcels)  # read again
 
 
 def test_a_trajectory_deleted_by_another_process_is_never_offered(open_memory: Any) -> None:

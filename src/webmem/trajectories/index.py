@@ -91,7 +91,8 @@ class GoalIndex:
         self.embedder = embedder
         self._max_goals = max_goals
         self._origins: OrderedDict[str, OriginGoals] = OrderedDict()
-        self._held = 0
+        self._held = 0  # the goals of the origins held, as last counted (``_counted``, per origin)
+        self._counted: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def goals(self, conn: Connection, origin: str, mark: Any = None) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
@@ -139,8 +140,8 @@ class GoalIndex:
                 for goal in goals:
                     if goal.id not in held.ids:
                         held.add(goal)
-                        self._held += 1
                 held.version = stamp.version
+                self._hold(origin, held)
 
     def stamp_read(self, origin: str) -> Read:
         """The first read of :meth:`goals` outside a SQLite read mark (the origin's stamp), to be read ahead."""
@@ -200,6 +201,7 @@ class GoalIndex:
         """Let go of every origin held (the next match reads them again)."""
         with self._lock:
             self._origins.clear()
+            self._counted.clear()
             self._held = 0
 
     def embed(self, texts: Sequence[str]) -> list[bytes] | None:
@@ -231,13 +233,15 @@ class GoalIndex:
         return goals, list(vectors.items())
 
     def _hold(self, origin: str, held: OriginGoals) -> None:
-        previous = self._origins.pop(origin, None)
-        self._held -= len(previous.goals) if previous is not None else 0
+        """Hold ``held`` as the origin's goals (it may be the object held already, with goals added), most
+        recently used; let go of the least recently used origins while more goals than the bound are held."""
+        self._held += len(held.goals) - self._counted.get(origin, 0)
+        self._counted[origin] = len(held.goals)
         self._origins[origin] = held
-        self._held += len(held.goals)
+        self._origins.move_to_end(origin)
         while self._held > self._max_goals and len(self._origins) > 1:
-            _, dropped = self._origins.popitem(last=False)
-            self._held -= len(dropped.goals)
+            dropped, _ = self._origins.popitem(last=False)
+            self._held -= self._counted.pop(dropped)
 
 
 class Stamp(NamedTuple):
