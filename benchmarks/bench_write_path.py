@@ -172,15 +172,15 @@ def load_by_import(location: str, runs: int, chunk: int = 10_000) -> tuple[float
     from webmem.interop.transfer import import_path
 
     rng = random.Random(11)
-    directory = Path(tempfile.mkdtemp())
     started = datetime.now(UTC) - timedelta(days=30)
     writing = importing = 0.0
-    with webmem.Memory.open(location, namespace="load") as mem:
+    with tempfile.TemporaryDirectory() as directory, webmem.Memory.open(location, namespace="load") as mem:
         for start in range(0, runs, chunk):
+            end = min(runs, start + chunk)
             began = time.perf_counter()
-            export = directory / f"runs-{start}.jsonl"
+            export = Path(directory) / f"runs-{start}.jsonl"
             with export.open("w", encoding="utf-8") as out:
-                for index in range(start, min(runs, start + chunk)):
+                for index in range(start, end):
                     out.writelines(json.dumps({"kind": kind, "record": record}) + "\n"
                                    for kind, record in load_records(rng, index, started))
             writing += time.perf_counter() - began
@@ -188,9 +188,9 @@ def load_by_import(location: str, runs: int, chunk: int = 10_000) -> tuple[float
             report = import_path(mem, export)
             importing += time.perf_counter() - began
             export.unlink()
-            if report.problems or report.added.get("runs") != min(runs, start + chunk) - start:
+            if report.problems or report.added.get("runs") != end - start:
                 raise SystemExit(f"import of {export.name} went wrong: {report.problems[:3]} {dict(report.added)}")
-            print(f"  imported {start + chunk:,} runs in {importing:.0f}s", flush=True)
+            print(f"  imported {end:,} runs in {importing:.0f}s", flush=True)
         stored = mem.stats()["counts"]
     expected = {"runs": runs, "steps": runs * STEPS, "trajectories": runs - len(range(0, runs, 5))}
     if {kind: stored[kind]["total"] for kind in expected} != expected:
