@@ -4,6 +4,7 @@ transaction; on both backends."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -121,6 +122,12 @@ def test_a_postgres_connection_closed_by_the_server_is_replaced_and_the_write_do
     with psycopg.connect(postgres.admin_url, autocommit=True) as admin:  # the server restarts, say
         closed = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                                "WHERE datname = %s AND pid <> pg_backend_pid()", (database,)).fetchone()
+        # pg_terminate_backend only signals: wait until the sessions have ended (each tells its client first), as
+        # after a restart; a write that races the end of its session is reported as possibly not stored instead
+        deadline = time.monotonic() + 10
+        while admin.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                            (database,)).fetchone()[0] and time.monotonic() < deadline:
+            time.sleep(0.01)
     assert closed is not None and closed[0] >= engine.POOL_CONNECTIONS  # every one of them is dead now
     run.record_step(action="click", target='button "Buy"', selector="#buy", url=SITE)  # retried on a new one
     run.record_step(action="click", target='button "Pay"', selector="#pay", url=SITE)
