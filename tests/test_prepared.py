@@ -12,7 +12,7 @@ import pg_cluster
 import psycopg
 import pytest
 import rows
-from sqlalchemy import bindparam, select
+from sqlalchemy import DateTime, bindparam, select
 
 import webmem
 from webmem.store import engine, pool_checks
@@ -65,6 +65,10 @@ def test_a_timestamp_is_stored_as_the_same_text_sqlalchemy_stores(mem: webmem.Me
             "SELECT element, CAST(last_used AS TEXT) FROM selectors WHERE namespace = '%s' ORDER BY element"
             % mem.namespace).all()
     assert stored[0][1] == stored[1][1], stored
+    if mem.store.dialect == "sqlite":  # as SQLAlchemy's own DATETIME stores the UTC time
+        dialect = mem.store.engine.dialect
+        as_stored = DateTime().dialect_impl(dialect).bind_processor(dialect)
+        assert stored[0][1] == as_stored(moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment)
 
 
 def test_json_booleans_and_timestamps_come_back_typed(mem: webmem.Memory) -> None:

@@ -282,18 +282,23 @@ def test_what_a_memory_saves_or_deletes_is_found_or_gone_at_its_next_match_which
     assert best(mem, "compare coffee bean prices") is None
 
 
+def traced(mem: webmem.Memory, action: Any) -> tuple[Any, list[str]]:
+    """What ``action(conn)`` returns inside a read of SQLite memory ``mem``, and the statements SQLite ran for it."""
+    statements: list[str] = []
+    with mem.store.read() as conn:
+        driver = conn.connection.driver_connection
+        driver.set_trace_callback(statements.append)
+        try:
+            return action(conn), statements
+        finally:
+            driver.set_trace_callback(None)
+
+
 def test_a_goal_saved_here_is_held_once_its_save_commits_and_never_read_back(sqlite_mem: webmem.Memory) -> None:
     save(sqlite_mem, "Track my parcel")
     assert best(sqlite_mem, "search smart watch reviews") is None  # the origin is held
     save(sqlite_mem, "Search for smart watch reviews")
-    statements: list[str] = []
-    with sqlite_mem.store.read() as conn:
-        driver = conn.connection.driver_connection
-        driver.set_trace_callback(statements.append)  # SQLite tells each statement it runs
-        try:
-            found = best(sqlite_mem, "search smart watch reviews")
-        finally:
-            driver.set_trace_callback(None)
+    found, statements = traced(sqlite_mem, lambda conn: best(sqlite_mem, "search smart watch reviews"))
     assert found == "Search for smart watch reviews"
     assert statements and not [sql for sql in statements if "origin_seq >" in sql], statements
 
@@ -303,13 +308,7 @@ def test_the_goals_held_stay_within_their_bound_however_they_were_read(sqlite_me
     parcels, pizzas = "https://parcels.example/", "https://pizza.example/"
 
     def rows_read(origin: str) -> list[str]:
-        statements: list[str] = []
-        with sqlite_mem.store.read() as conn:
-            conn.connection.driver_connection.set_trace_callback(statements.append)
-            try:
-                index.goals(conn, origin_of(origin))
-            finally:
-                conn.connection.driver_connection.set_trace_callback(None)
+        _, statements = traced(sqlite_mem, lambda conn: index.goals(conn, origin_of(origin)))
         return [sql for sql in statements if sql.startswith("SELECT trajectory_id")]
 
     for number in range(3):

@@ -27,7 +27,6 @@ from sqlalchemy.sql.selectable import TextualSelect
 from sqlalchemy.sql.sqltypes import NullType
 
 from .redacting import redacted_value, secrets_for, text_kind
-from .types import UTCDateTime
 
 Processor = Callable[[Any], Any] | None
 StatementFactory = Callable[[str], ClauseElement]
@@ -222,8 +221,6 @@ def _text_compiled(construct: TextualSelect, dialect: Dialect) -> _Compiled | No
 
 
 def _binder(type_: Any, dialect: Dialect) -> Processor:
-    if isinstance(type_, UTCDateTime) and dialect.name == "sqlite":
-        return type_.sqlite_text  # a quarter of the time of SQLAlchemy's two processors, for every timestamp
     return type_.dialect_impl(dialect).bind_processor(dialect)
 
 

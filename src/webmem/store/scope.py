@@ -19,7 +19,7 @@ class Scope:
 
     def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> None:
         """Report an event once the surrounding transaction has committed (at once outside one)."""
-        self.store.after_commit_together(self.events.emit_all, (kind, run_id, fields))
+        self.emit_all([(kind, run_id, fields)])
 
     def emit_all(self, events: list[Event]) -> None:
         """Report ``(kind, run_id, fields)`` events as :meth:`emit` does, in one write to the log."""

@@ -203,9 +203,9 @@ class TrajectoryStore(ReplaySearch):
         vectors = dict(zip((trajectory.id for trajectory in successful),
                            self._index.embed([trajectory.goal for trajectory in successful]) or []))
         model = self._index.embedder.name if self._index.embedder else None
-        rows, stamps, held = [], {}, {}
+        rows, held = [], {}
         for origin, group in by_origin.items():
-            stamps[origin] = stamp = bump_origin(conn, self._ns, origin, saved=len(group))
+            stamp = bump_origin(conn, self._ns, origin, saved=len(group))
             goals = [saved_goal(trajectory, vectors.get(trajectory.id)) for trajectory in group]
             held[origin] = (stamp, len(group), [goal for goal, trajectory in zip(goals, group) if trajectory.success])
             for seq, (trajectory, goal) in enumerate(zip(group, goals), start=stamp.version - len(group) + 1):
@@ -218,7 +218,7 @@ class TrajectoryStore(ReplaySearch):
                 })
         _INSERT_TRAJECTORY.execute_many(conn, rows)
         for origin in dict.fromkeys(trajectory.origin for trajectory in successful):
-            self._index.extend_snapshot(conn, origin, stamps[origin])
+            self._index.extend_snapshot(conn, origin, held[origin][0])
         self._scope.store.after_commit(functools.partial(self._index.saved, held))  # then not read back
 
     def index_legacy(self) -> int:
