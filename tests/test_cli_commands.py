@@ -29,7 +29,7 @@ from click.testing import CliRunner, Result
 import webmem
 from webmem.cli import cli
 from webmem.interop.transfer import import_path
-from webmem.store import engine
+from webmem.store import engine, sqlite_connections
 from webmem.store.migrations import MIGRATIONS, apply_migrations
 
 FIXTURES = Path("/work/shared/fixtures")
@@ -973,8 +973,8 @@ def test_a_database_locked_by_another_process(filled: Path, monkeypatch: pytest.
     # The store waits LOCK_WAIT_SECONDS (60 s) for a writer's lock, each attempt waiting up to
     # BUSY_TIMEOUT_MS in SQLite itself; both are read when a transaction starts, so the in-process
     # CliRunner sees the patched values.
-    monkeypatch.setattr(engine, "LOCK_WAIT_SECONDS", 0.3)
-    monkeypatch.setattr(engine, "BUSY_TIMEOUT_MS", 50)
+    monkeypatch.setattr(sqlite_connections, "LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(sqlite_connections, "BUSY_TIMEOUT_MS", 50)
     before = data(on(filled, "lessons", "--json"))
     holder = sqlite3.connect(filled / "memory.db", isolation_level=None)
     try:

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 import rows
-from sqlalchemy import select, text
+from sqlalchemy import bindparam, select, text
 from sqlalchemy.exc import OperationalError
 
 import webmem
 from webmem.core.clock import utcnow
 from webmem.store import DB_FILE, MIGRATIONS, apply_migrations
-from webmem.store.engine import BUSY_TIMEOUT_MS, WRITE_RETRY_WINDOW_SECONDS
 from webmem.store.schema import lessons, metadata, migrations_table, run_steps, runs
+from webmem.store.sqlite_connections import BUSY_TIMEOUT_MS, WRITE_RETRY_WINDOW_SECONDS
 
 SHOP = "https://www.example-shop.com/"
 DOMAIN = "www.example-shop.com"
@@ -424,6 +424,48 @@ def test_postgres_reads_and_lone_statements_run_without_a_transaction_and_writes
             assert joined is conn
     with mem.store.read() as conn:
         assert not conn.in_transaction() or conn.connection.driver_connection.autocommit
+
+
+def test_statements_on_the_driver_and_through_sqlalchemy_share_one_transaction(mem: webmem.Memory) -> None:
+    """A transaction's statements run on the driver (prepared ones) and through SQLAlchemy commit together and
+    are rolled back together, whichever ran first; a statement that fails leaves the connection ready for the
+    next transaction."""
+    lesson = lessons.insert().values(
+        namespace="default", lesson_id=bindparam("id"), lesson="Wait for the banner", category="best_practice",
+        use_count=0, helpful_count=0, unhelpful_count=0, source="learned", created_at=utcnow(), last_used=utcnow())
+
+    def both(conn: Any, name: str, sqlalchemy_first: bool) -> None:
+        if sqlalchemy_first:
+            conn.execute(lesson, {"id": f"probe {name}"})
+        mem.start_run(goal=name, start_url=SHOP)
+        if not sqlalchemy_first:
+            conn.execute(lesson, {"id": f"probe {name}"})
+
+    for sqlalchemy_first in (False, True):
+        with pytest.raises(RuntimeError, match="abort"):
+            with mem.store.write() as conn:
+                both(conn, f"rolled back {sqlalchemy_first}", sqlalchemy_first)
+                raise RuntimeError("abort")
+        with mem.store.write() as conn:
+            both(conn, f"kept {sqlalchemy_first}", sqlalchemy_first)
+    with pytest.raises(webmem.StoreError):
+        with mem.store.write() as conn:
+            mem.start_run(goal="rolled back by a failed statement", start_url=SHOP)
+            conn.execute(lesson, {"id": "probe kept True"})  # the key is taken
+    with mem.store.read() as conn:
+        assert sorted(conn.execute(select(runs.c.goal)).scalars()) == ["kept False", "kept True"]
+        assert sorted(conn.execute(select(lessons.c.lesson_id).where(lessons.c.lesson_id.like("probe %")))
+                      .scalars()) == ["probe kept False", "probe kept True"]
+    if mem.store.dialect == "sqlite":
+        with mem.store.read() as conn:
+            driver = conn.connection.driver_connection
+            with mem.store.write() as writer:  # a write inside a read: a connection of its own
+                assert writer is not conn
+                mem.start_run(goal="written inside a read", start_url=SHOP)
+            assert driver.in_transaction
+        assert not driver.in_transaction
+        with mem.store.read() as again:
+            assert again is conn  # the thread's connection, free again
 
 
 def test_a_dry_run_write_rolls_back_and_runs_no_after_commit_work(mem: webmem.Memory) -> None:

@@ -6,34 +6,25 @@ import functools
 import itertools
 import os
 import sqlite3
-import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Connection, Engine, RootTransaction, create_engine, event, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import NullPool
 
 from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked
+from . import sqlite_connections as sqlite
 from .pool_checks import note_checkin, ping_if_idle
 
 DB_FILE = "memory.db"
 RETRY_ATTEMPTS = 5
 T = TypeVar("T")
-BUSY_TIMEOUT_MS = 5_000
-LOCK_WAIT_SECONDS = 60.0
-#: A writer that finds SQLite's write lock taken tries again after 0.1 ms, then less and less often (at most every
-#: 2 ms) for a quarter of a second, before leaving the wait to SQLite's busy handler: that one sleeps 1 ms, then
-#: 2, 5, 10 ms..., while a step's write holds the lock for a fifth of a millisecond.
-WRITE_RETRY_FIRST_SECONDS = 0.0001
-WRITE_RETRY_LONGEST_SECONDS = 0.002
-WRITE_RETRY_WINDOW_SECONDS = 0.25
 POOL_CONNECTIONS = 5  # PostgreSQL connections kept open per memory (more are opened, then closed, under load)
 _SERIAL = "webmem_serial"
 _SERIALS = itertools.count(1)  # a number per connection opened, never reused (unlike id())
@@ -72,7 +63,7 @@ class Store:
         self._active: ContextVar[_Transaction | None] = ContextVar(f"webmem_tx_{id(self)}", default=None)
         # SQLite: each thread keeps its connections from transaction to transaction (a checkout from a pool
         # and back costs more than the transaction's own BEGIN and COMMIT); PostgreSQL's come from its pool
-        self._pinned = _PinnedConnections(engine) if pinned else None
+        self._pinned = sqlite.PinnedConnections(engine) if pinned else None
 
     @property
     def dialect(self) -> str:
@@ -83,11 +74,11 @@ class Store:
         path = directory / DB_FILE
         engine = create_engine(
             f"sqlite:///{path}",
-            connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_MS / 1000},
-            poolclass=NullPool,  # each thread's connection is kept by the store itself (_PinnedConnections)
+            connect_args={"check_same_thread": False, "timeout": sqlite.BUSY_TIMEOUT_MS / 1000},
+            poolclass=NullPool,  # each thread's connection is kept by the store itself (PinnedConnections)
         )
-        event.listen(engine, "connect", _configure_sqlite_connection)
-        event.listen(engine, "begin", _begin_sqlite_transaction)
+        event.listen(engine, "connect", sqlite.configure_connection)
+        event.listen(engine, "begin", sqlite.on_sqlalchemy_begin)
         store = cls(engine, location=str(path), pinned=True)
         try:
             with store.read() as conn:  # surfaces a corrupt or foreign file now, not at first use
@@ -282,10 +273,55 @@ class Store:
         else:
             pending.append(_Together(flush, list(items)))
 
+    def _transaction(self, *, writable: bool, dry_run: bool = False) -> AbstractContextManager[Connection]:
+        if self._pinned is not None:
+            return self._sqlite_transaction(writable=writable, dry_run=dry_run)
+        return self._pooled_transaction(writable=writable, dry_run=dry_run)
+
     @contextmanager
-    def _transaction(self, *, writable: bool, dry_run: bool = False) -> Iterator[Connection]:
+    def _sqlite_transaction(self, *, writable: bool, dry_run: bool) -> Iterator[Connection]:
+        """A transaction begun and ended on the driver of one of this thread's connections (see
+        :mod:`.sqlite_connections`)."""
+        assert self._pinned is not None
         with _translated_errors(self.location):
-            conn, transaction = self._begin(writable=writable)
+            pin = self._pinned.take()
+            conn, driver = pin.conn, pin.driver
+            try:
+                sqlite.begin(driver, writable=writable)
+                tx = _Transaction(conn, writable)
+                token = self._active.set(tx)
+                try:
+                    yield conn
+                    if dry_run:
+                        sqlite.end(conn, driver, commit=False)
+                        return
+                    try:
+                        sqlite.end(conn, driver, commit=True)
+                    except DBAPIError as exc:
+                        exc.webmem_at_commit = True  # type: ignore[attr-defined]  (never run again: see retrying)
+                        raise
+                except BaseException:
+                    if not conn.invalidated and (conn.in_transaction() or driver.in_transaction):
+                        sqlite.end(conn, driver, commit=False)
+                    raise
+                finally:
+                    self._active.reset(token)
+            finally:
+                pin.busy = False
+                if conn.invalidated:
+                    conn.close()
+        for callback in tx.after_commit:
+            callback()
+
+    @contextmanager
+    def _pooled_transaction(self, *, writable: bool, dry_run: bool) -> Iterator[Connection]:
+        with _translated_errors(self.location):
+            conn = self.engine.connect()
+            try:
+                transaction = conn.begin()
+            except BaseException:
+                conn.close()
+                raise
             tx = _Transaction(conn, writable)
             token = self._active.set(tx)
             try:
@@ -304,80 +340,9 @@ class Store:
                 raise
             finally:
                 self._active.reset(token)
-                if self._pinned is None or conn.invalidated:
-                    conn.close()
+                conn.close()
         for callback in tx.after_commit:
             callback()
-
-    def _begin(self, *, writable: bool) -> tuple[Connection, RootTransaction]:
-        """A connection with its transaction started; a writer waits for the lock, with retries."""
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        pause = 0.01
-        while True:
-            conn: Connection | None = None
-            try:
-                conn = (self._pinned.get() if self._pinned is not None else self.engine.connect()).execution_options(
-                    webmem_write=writable)
-                return conn, conn.begin()
-            except OperationalError as exc:
-                if conn is not None and self._pinned is None:
-                    conn.close()
-                if not _is_busy(exc) or time.monotonic() >= deadline:
-                    raise
-                time.sleep(pause)
-                pause = min(pause * 2, 0.5)
-
-
-class _PinnedConnections:
-    """The connections of each thread (and process), opened at its first transaction and kept until the
-    store closes or the thread ends: usually one, another while a transaction of its own runs inside an
-    open one (a write inside a read)."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-        self._local = threading.local()
-        self._held: weakref.WeakSet[_Pin] = weakref.WeakSet()
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def get(self) -> Connection:
-        """A connection of this thread with no transaction open."""
-        pins: list[_Pin] | None = getattr(self._local, "pins", None)
-        if not pins or pins[0].pid != os.getpid():
-            pins = self._local.pins = []  # a forked child opens its own, never uses its parent's
-        for pin in pins:
-            if not pin.conn.in_transaction() and not pin.conn.closed and not pin.conn.invalidated:
-                return pin.conn
-        if self._closed:
-            raise StoreError("the memory is closed")
-        pins[:] = [pin for pin in pins if not pin.conn.closed and not pin.conn.invalidated]
-        pin = _Pin(self._engine.connect())
-        pins.append(pin)
-        with self._lock:
-            self._held.add(pin)
-        return pin.conn
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            pins = list(self._held)
-        for pin in pins:
-            pin.release()
-
-
-class _Pin:
-    """A thread's connection; closed with the thread's local storage when the thread ends."""
-
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
-        self.pid = os.getpid()
-
-    def release(self) -> None:
-        if self.pid == os.getpid() and not self.conn.closed:
-            self.conn.close()  # the pool logs a driver's failure to close, and raises none
-
-    def __del__(self) -> None:
-        self.release()
 
 
 def retried(method: Callable[..., T]) -> Callable[..., T]:
@@ -392,51 +357,6 @@ def retried(method: Callable[..., T]) -> Callable[..., T]:
     return run_again_on_conflict
 
 
-def _configure_sqlite_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
-    dbapi_conn.isolation_level = None  # transactions are begun by _begin_sqlite_transaction
-    cursor = dbapi_conn.cursor()
-    try:
-        cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
-        cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.execute("PRAGMA foreign_keys = ON")
-    finally:
-        cursor.close()
-
-
-def _begin_sqlite_transaction(conn: Connection) -> None:
-    # A writer takes the write lock up front: upgrading a read lock later can fail at once
-    # with SQLITE_BUSY instead of waiting.
-    writing = conn.get_execution_options().get("webmem_write", False)
-    statement = "BEGIN IMMEDIATE" if writing else "BEGIN"
-    driver = conn.connection.driver_connection  # the driver's own calls: a tenth of exec_driver_sql's cost
-    try:
-        if not writing or not _took_write_lock_soon(driver):
-            driver.execute(statement)
-    except sqlite3.Error as exc:
-        raise DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
-
-
-def _took_write_lock_soon(driver: sqlite3.Connection) -> bool:
-    """BEGIN IMMEDIATE, tried again at short intervals while another connection writes; False when the lock
-    stayed taken for WRITE_RETRY_WINDOW_SECONDS (the caller then waits as SQLite's busy handler does)."""
-    driver.execute("PRAGMA busy_timeout = 0")
-    try:
-        deadline = time.monotonic() + WRITE_RETRY_WINDOW_SECONDS
-        pause = WRITE_RETRY_FIRST_SECONDS
-        while True:
-            try:
-                driver.execute("BEGIN IMMEDIATE")
-                return True
-            except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY or time.monotonic() >= deadline:
-                    return False
-            time.sleep(pause)
-            pause = min(pause * 1.5, WRITE_RETRY_LONGEST_SECONDS)
-    finally:
-        driver.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-
-
 def _is_retryable(exc: DBAPIError) -> bool:
     """A serialization failure or a deadlock, or a connection lost before the commit was sent."""
     if exc.connection_invalidated and not getattr(exc, "webmem_at_commit", False):
@@ -446,10 +366,7 @@ def _is_retryable(exc: DBAPIError) -> bool:
 
 def _is_busy(exc: DBAPIError) -> bool:
     """SQLite's "database is locked" (PostgreSQL waits for locks itself; its deadlocks are not this)."""
-    if not isinstance(exc.orig, sqlite3.Error):
-        return False
-    message = str(exc.orig).lower()
-    return "locked" in message or "busy" in message
+    return isinstance(exc.orig, sqlite3.Error) and sqlite.is_busy(exc.orig)
 
 
 @contextmanager
@@ -471,7 +388,7 @@ def _translate(exc: DBAPIError, location: str) -> StoreError:
                           f"stored ({message.strip().splitlines()[0] if message.strip() else 'no detail'})")
     if _is_busy(exc):
         return StoreLocked(
-            f"the database {location} stayed locked by another process for more than {LOCK_WAIT_SECONDS:.0f}s"
+            f"the database {location} stayed locked by another process for more than {sqlite.LOCK_WAIT_SECONDS:.0f}s"
         )
     if "not a database" in lowered or "malformed" in lowered or "file is encrypted" in lowered or \
             "could not decode to utf-8" in lowered:
