@@ -11,7 +11,8 @@ Three memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres
    through the public API (start, 10 steps, finish: trajectory, session, facts); then their
    ``runs``, ``run_steps`` and ``sessions`` rows are copied in SQL under new ids, and one successful
    trajectory in five is added for each copy through ``mem.trajectories.save`` (the public write
-   path of the index), so every origin holds ~``runs/1000*0.8`` trajectories with varied goals.
+   path of the index), so every origin holds ~``runs/1000*0.8`` trajectories with varied goals; each
+   domain then keeps its newest sessions only, as recording them through the API does.
 
 Prints medians and p99s in ms, and the ratio of the large memory's p50 to the small one's.
 Usage: python benchmarks/bench_recall_speed.py [--runs N] [--samples N] [--backends sqlite,postgres]
@@ -30,6 +31,7 @@ from typing import Any
 from sqlalchemy import text
 
 import webmem
+from webmem.knowledge import MAX_SESSIONS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_backends  # noqa: E402
@@ -194,6 +196,11 @@ def load_runs(mem: webmem.Memory, runs: int, rng: random.Random) -> float:
                     mem.trajectories.save(goal=goal(rng), start_url=site(index), steps=step)
         if copy % 10 == 0:
             print(f"  {(copy + 1) * base:,} runs", file=sys.stderr)
+    with mem.store.write() as conn:  # as recording them does, each domain keeps its newest sessions only
+        conn.execute(text(
+            "DELETE FROM sessions WHERE namespace = :ns AND pk NOT IN (SELECT pk FROM (SELECT pk, ROW_NUMBER() OVER"
+            " (PARTITION BY domain ORDER BY recorded_at DESC, pk DESC) AS newest FROM sessions WHERE namespace = :ns)"
+            " AS ranked WHERE newest <= :kept)"), {"ns": mem.namespace, "kept": MAX_SESSIONS})
     return time.perf_counter() - began
 
 
