@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,21 @@ def test_a_nul_character_is_refused_never_dropped(mem: webmem.Memory) -> None:
     assert mem.runs.steps(run.id) == []
     with pytest.raises(InvalidInput, match="NUL character"):
         mem.start_run(goal="Buy\x00 now", start_url=SHOP)
+
+
+def test_a_nul_character_deep_in_an_import_is_reported_at_its_field(mem: webmem.Memory, tmp_path: Path) -> None:
+    from webmem.interop.transfer import import_path
+
+    step = {"action": "click", "target": 'button "Bu\u0000y"'}
+    trajectory = {"id": "traj_nul", "goal": "Buy", "origin": SHOP.rstrip("/"), "domain": "shop.example",
+                  "steps": [{"action": "goto"}, step], "success": True, "duration_ms": 5,
+                  "created_at": "2026-01-01T00:00:00+00:00"}
+    source = tmp_path / "export.jsonl"
+    source.write_text(json.dumps({"kind": "trajectories", "record": trajectory}) + "\n", encoding="utf-8")
+    report = import_path(mem, source)
+    assert report.problems == ["trajectories.0: steps.1.target: a text holds a NUL character (\\x00), which cannot "
+                               "be stored"]
+    assert mem.trajectories.list() == []
 
 
 
