@@ -46,12 +46,12 @@ def configure_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
 
 
 def on_sqlalchemy_begin(conn: Connection) -> None:
-    """The engine's ``begin`` event: a transaction SQLAlchemy begins by itself (a statement run outside
-    :class:`webmem.store.Store`'s transactions) begins one on the driver; inside one, it joins it."""
+    """The engine's ``begin`` event: a transaction SQLAlchemy begins inside one of :class:`webmem.store.Store`'s
+    joins it; one begun outside (the engine used directly) begins one on the driver."""
     driver = conn.connection.driver_connection
     if not driver.in_transaction:
         try:
-            driver.execute("BEGIN IMMEDIATE" if conn.get_execution_options().get("webmem_write") else "BEGIN")
+            driver.execute("BEGIN")
         except sqlite3.Error as exc:
             raise DBAPIError.instance("BEGIN", None, exc, sqlite3.Error) from exc
 
