@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 import webmem
 from webmem import InvalidInput
@@ -123,6 +124,8 @@ def test_a_nul_character_deep_in_an_import_is_reported_at_its_field(mem: webmem.
     assert report.problems == ["trajectories.0: steps.1.target: a text holds a NUL character (\\x00), which cannot "
                                "be stored"]
     assert mem.trajectories.list() == []
+    with pytest.raises(ValidationError, match=r"target: a text holds a NUL character"):  # a record made directly
+        webmem.Step(action="click", target="Bu\x00y")
 
 
 

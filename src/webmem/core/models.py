@@ -69,8 +69,8 @@ class _FieldProblem(ValueError):
     """A problem a record's own validator found in one of its fields (reported at that field)."""
 
     def __init__(self, field: str, problem: str) -> None:
-        super().__init__(problem)
-        self.field = field
+        super().__init__(f"{field}: {problem}")  # as pydantic shows it, the record's location before it
+        self.field, self.problem = field, problem
 
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -107,12 +107,18 @@ def positive_int(value: object, *, field: str) -> int:
 
 def describe_validation_error(exc: ValidationError) -> str:
     problems = []
-    for error in exc.errors(include_url=False):
-        found = error.get("ctx", {}).get("error")
-        location = (*error["loc"], found.field) if isinstance(found, _FieldProblem) else error["loc"]
-        field = ".".join(str(part) for part in location) or exc.title
-        problems.append(f"{field}: {found if isinstance(found, _FieldProblem) else error['msg']}")
+    for location, message in map(_located, exc.errors(include_url=False)):
+        problems.append(f"{'.'.join(map(str, location)) or exc.title}: {message}")
     return "; ".join(problems)
+
+
+def _located(error: Any) -> tuple[tuple[Any, ...], str]:
+    """A pydantic error's location and message; a problem a record found in one of its fields is located
+    at that field."""
+    found = error.get("ctx", {}).get("error")
+    if isinstance(found, _FieldProblem):
+        return (*error["loc"], found.field), found.problem
+    return tuple(error["loc"]), error["msg"]
 
 
 ReplayOutcome = Literal["replayed", "handed_over", "replay_failed"]
