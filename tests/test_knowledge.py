@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -250,6 +251,28 @@ def test_the_newest_five_are_chosen_by_time_not_by_insertion_order(mem: webmem.M
                                      session_id=f"s{i}", timestamp=T0 + timedelta(minutes=i))
     assert [s.id for s in mem.knowledge.sessions(DOMAIN)] == ["s6", "s5", "s4", "s3", "s2"]
     assert rows.count(mem, "sessions", "domain = :domain", domain=DOMAIN) == 5
+
+
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_session_waits_for_another_writer_of_the_domain_on_postgres(mem: webmem.Memory) -> None:
+    """Writers of one domain's sessions take turns (each keeps the newest five of what it sees): the session's
+    insert waits while another transaction holds the domain's lock."""
+    from sqlalchemy import text
+
+    holder = mem.store.engine.connect()
+    holder.execute(text("SELECT pg_advisory_xact_lock(hashtext(:key))"), {"key": f"webmem.sessions.default.{DOMAIN}"})
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (mem.knowledge.record_session(
+        DOMAIN, goal="waits", outcome="ok", success=True, session_id="waiting"), done.set()))
+    worker.start()
+    try:
+        assert not done.wait(0.5)  # held back by the lock
+        assert [s.id for s in mem.knowledge.sessions(DOMAIN)] == []
+    finally:
+        holder.rollback()
+        holder.close()
+    worker.join(10)
+    assert done.is_set() and [s.id for s in mem.knowledge.sessions(DOMAIN)] == ["waiting"]
 
 
 def test_session_fields_round_trip(mem: webmem.Memory) -> None:

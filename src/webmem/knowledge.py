@@ -110,9 +110,22 @@ _INSERT_FACT = Prepared(facts.insert().values(
 _SESSION_EXISTS = Prepared(select(sessions.c.pk).where(
     *(sessions.c[name] == bindparam(name) for name in ("namespace", "domain", "session_id", "recorded_at"))
 ))
-_ADD_SESSION = Prepared(sessions.insert().values(
-    {column.name: bindparam(column.name) for column in sessions.c if column.name != "pk"}
-))
+
+
+def _add_session_statement(dialect: str) -> Any:
+    """The session's row. On PostgreSQL the domain's advisory lock (``lock_key``) is taken by the same statement
+    before the row is written: one round trip where the lock and the insert took two (see record_session)."""
+    columns = [column for column in sessions.c if column.name != "pk"]
+    if dialect != "postgresql":
+        return sessions.insert().values({column.name: bindparam(column.name) for column in columns})
+    locked = select(func.pg_advisory_xact_lock(func.hashtext(bindparam("lock_key", type_=Text))).label("locked"))
+    return sessions.insert().from_select(
+        [column.name for column in columns],
+        select(*(bindparam(column.name, type_=column.type) for column in columns)).select_from(
+            locked.subquery("domain_lock")))
+
+
+_ADD_SESSION = Prepared(_add_session_statement)
 _SESSIONS_OF_DOMAIN = (sessions.c.namespace == bindparam("namespace"), sessions.c.domain == bindparam("domain"))
 _KEEP_NEWEST_SESSIONS = Prepared(delete(sessions).where(*_SESSIONS_OF_DOMAIN, sessions.c.pk.not_in(
     select(sessions.c.pk).where(*_SESSIONS_OF_DOMAIN)
@@ -307,10 +320,11 @@ class AppKnowledge:
         )
         values = session.model_dump(exclude={"id", "timestamp"})
         with self._scope.store.write() as conn:
-            # Writers on one domain take turns, or each would keep five of what it sees, six together.
-            serialize_on(conn, f"webmem.sessions.{self._ns}.{session.domain}")
+            # Writers on one domain take turns (the insert takes serialize_on's lock itself on PostgreSQL), or each
+            # would keep five of what it sees, six together.
             _ADD_SESSION.execute(conn, {
                 "namespace": self._ns, "session_id": session.id, "recorded_at": session.timestamp, **values,
+                "lock_key": f"webmem.sessions.{self._ns}.{session.domain}",
             }).close()
             _KEEP_NEWEST_SESSIONS.execute(conn, {"namespace": self._ns, "domain": session.domain}).close()
         self._scope.emit(
