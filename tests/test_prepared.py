@@ -170,6 +170,34 @@ def test_reads_read_ahead_on_postgres_are_taken_once_each_with_their_own_paramet
         assert {fact.key for fact in mem.knowledge.facts("shop.example", min_confidence=0)} == {"modal", "banner"}
 
 
+@pytest.mark.parametrize("backend", ["postgres"], indirect=True)
+def test_a_finish_reads_its_steps_and_the_origins_stamp_ahead_together_on_postgres(
+    mem: webmem.Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A successful run's finish reads its steps and its origin's stamp (for the trajectory) in one pipeline, and
+    the trajectory is saved as when they were read one by one."""
+    from webmem import runs as run_registry
+    from webmem.trajectories import index
+
+    watched = {id(run_registry._STEPS_OF_RUN): "steps", id(index._STAMP_AND_SNAPSHOT): "stamp"}
+    seen: list[tuple[str, bool]] = []
+    execute = Prepared.execute
+
+    def noted(self: Prepared, conn: Any, params: Any) -> Any:
+        if id(self) in watched:
+            seen.append((watched[id(self)], bool(conn.connection.driver_connection.pgconn.pipeline_status)))
+        return execute(self, conn, params)
+
+    run = mem.start_run(goal="Buy tea", start_url="https://shop.example/")
+    run.record_step(action="click", target='button "Buy"', selector="#buy", verified=True)
+    monkeypatch.setattr(Prepared, "execute", noted)
+    run.finish(success=True, outcome="bought")
+    assert seen == [("steps", True), ("stamp", True)]
+    (trajectory,) = mem.trajectories.list()
+    assert [step.target for step in trajectory.steps] == ['button "Buy"']
+    assert mem.trajectories.match("Buy tea", origin="https://shop.example").best.id == trajectory.id
+
+
 def test_records_read_for_a_context_are_the_records_sqlalchemy_reads(mem: webmem.Memory) -> None:
     """Facts, sessions and selectors are read by prepared statements and built without validation:
     the records equal those validated from SQLAlchemy's own read of the same rows."""

@@ -379,36 +379,38 @@ class Run:
                                                replay=replay)
             if manifest is None:
                 return mem.runs.get(self.id)
-            steps = mem.runs.steps(self.id)
-            ended = manifest.completed_at or utcnow()
-            elapsed_ms = max(0, round((ended - manifest.started_at).total_seconds() * 1000))
-            if replay is not None:
-                mem.trajectories.record_replay(replay, run_id=self.id, success=success)
-                self._given.note("reference", [replay.trajectory_id])
-                if any(step.status == "stale" for step in replay.steps):
-                    mem.site_changes.record_replay(replay, _trajectory_or_none(mem, replay.trajectory_id),
-                                                   run_id=self.id)
-            mem.outcomes.record(conn, site=site_of(self.domain), given=self._given, success=success, run_id=self.id)
-            if success and steps:
-                step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
-                mem.trajectories.save(
-                    goal=manifest.goal, start_url=manifest.start_url, steps=steps, success=True,
-                    duration_ms=sum(step_ms) if step_ms else elapsed_ms, model=model or manifest.model,
-                    run_id=self.id,
+            stamp = mem.trajectories.context_reads(manifest.start_url) if success else []  # a trajectory's origin
+            with reading_ahead(conn, [mem.runs.steps_read(self.id), *stamp]):  # one round trip on PostgreSQL
+                steps = mem.runs.steps(self.id)
+                ended = manifest.completed_at or utcnow()
+                elapsed_ms = max(0, round((ended - manifest.started_at).total_seconds() * 1000))
+                if replay is not None:
+                    mem.trajectories.record_replay(replay, run_id=self.id, success=success)
+                    self._given.note("reference", [replay.trajectory_id])
+                    if any(step.status == "stale" for step in replay.steps):
+                        mem.site_changes.record_replay(replay, _trajectory_or_none(mem, replay.trajectory_id),
+                                                       run_id=self.id)
+                mem.outcomes.record(conn, site=site_of(self.domain), given=self._given, success=success, run_id=self.id)
+                if success and steps:
+                    step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
+                    mem.trajectories.save(
+                        goal=manifest.goal, start_url=manifest.start_url, steps=steps, success=True,
+                        duration_ms=sum(step_ms) if step_ms else elapsed_ms, model=model or manifest.model,
+                        run_id=self.id,
+                    )
+                mem.knowledge.record_session(
+                    self.domain, goal=manifest.goal, outcome=manifest.summary or summary, success=success,
+                    final_url=manifest.final_url, turns_used=manifest.turn_count, duration_ms=elapsed_ms,
+                    session_id=manifest.session_id, run_id=self.id,
                 )
-            mem.knowledge.record_session(
-                self.domain, goal=manifest.goal, outcome=manifest.summary or summary, success=success,
-                final_url=manifest.final_url, turns_used=manifest.turn_count, duration_ms=elapsed_ms,
-                session_id=manifest.session_id, run_id=self.id,
-            )
-            learned = [*(derived_facts(steps) if success else []), *facts]
-            if learned:
-                mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
-            mem.lessons.extract_from_steps(steps, run_id=self.id)
-            draft = derive_pattern(manifest.goal, steps) if success else None
-            if draft is not None:
-                mem.patterns.learn_pattern(self.domain, draft.description, draft.pattern_type, draft.steps,
-                                           run_id=self.id)
+                learned = [*(derived_facts(steps) if success else []), *facts]
+                if learned:
+                    mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
+                mem.lessons.extract_from_steps(steps, run_id=self.id)
+                draft = derive_pattern(manifest.goal, steps) if success else None
+                if draft is not None:
+                    mem.patterns.learn_pattern(self.domain, draft.description, draft.pattern_type, draft.steps,
+                                               run_id=self.id)
         return manifest
 
     def _record_episode_step(

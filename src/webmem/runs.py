@@ -23,7 +23,7 @@ from .core.models import (
 from .core.records import stored_record
 from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
-from .store.prepared import Prepared
+from .store.prepared import Prepared, Read
 from .store.schema import run_steps, runs
 from .store.scope import Scope
 from .store.statements import lock_rows, new_keys
@@ -301,6 +301,10 @@ class RunRegistry:
         else:
             self._fetch(conn, run_id)
         raise RunClosed(f"run {run_id} is finished; start a new run (or resume this one) to record more")
+
+    def steps_read(self, run_id: str) -> Read:
+        """The read of :meth:`steps`, to be read ahead."""
+        return _STEPS_OF_RUN, {"ns": self._ns, "run_id": run_id}
 
     def steps(self, run_id: str) -> list[Step]:
         """The run's recorded steps, in order."""
