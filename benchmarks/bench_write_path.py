@@ -97,7 +97,7 @@ def bulk_import(location: str, namespace: str, runs: int) -> dict[str, float]:
     """Export a memory of ``runs`` runs (stored 100 per transaction) as JSONL and import it into a fresh
     namespace (``webmem import``'s code path): steps written per second (a run's and a trajectory's) and
     records per second."""
-    from webmem.interop.transfer import collect, render
+    from webmem.interop.transfer import collect, import_path, render
 
     source = f"{namespace}-source"
     with webmem.Memory.open(location if "://" in location else tempfile.mkdtemp(), namespace=source) as mem:
@@ -114,7 +114,7 @@ def bulk_import(location: str, namespace: str, runs: int) -> dict[str, float]:
     with webmem.Memory.open(location if "://" in location else tempfile.mkdtemp(),
                             namespace=f"{namespace}-import") as mem:
         began = time.perf_counter()
-        mem.import_path(export)
+        import_path(mem, export)
         seconds = time.perf_counter() - began
     return {"bulk_import_steps_per_s": steps / seconds, "bulk_import_records_per_s": len(records) / seconds}
 
@@ -166,9 +166,11 @@ def load_records(rng: random.Random, index: int, started: datetime) -> list[tupl
 
 def load_by_import(location: str, runs: int, chunk: int = 10_000) -> tuple[float, float]:
     """Write ``runs`` runs of :func:`one_run`'s shape as ``webmem export`` JSONL files of ``chunk`` runs, and
-    import them into a fresh memory through ``Memory.import_path`` (``webmem import``'s code path: each file one
+    import them into a fresh memory through ``webmem import``'s code path (``import_path``: each file one
     transaction, records validated as they are read). Returns the seconds spent writing the files and the
     seconds spent importing them."""
+    from webmem.interop.transfer import import_path
+
     rng = random.Random(11)
     started = datetime.now(UTC) - timedelta(days=30)
     writing = importing = 0.0
@@ -183,7 +185,7 @@ def load_by_import(location: str, runs: int, chunk: int = 10_000) -> tuple[float
                                    for kind, record in load_records(rng, index, started))
             writing += time.perf_counter() - began
             began = time.perf_counter()
-            report = mem.import_path(export)
+            report = import_path(mem, export)
             importing += time.perf_counter() - began
             export.unlink()
             if report.problems or report.added.get("runs") != end - start:

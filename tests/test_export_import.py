@@ -125,9 +125,9 @@ def test_dry_run_reports_what_a_real_import_does_and_stores_nothing(source: Path
     directory = tmp_path / "fresh"
     with webmem.Memory.open(directory) as mem:
         before = records(mem)
-        dry = mem.import_path(target, dry_run=True)  # the method webmem import's code path is on Memory
+        dry = import_path(mem, target, dry_run=True)
         assert records(mem) == before
-        real = mem.import_path(target)
+        real = import_path(mem, target)
     assert dry.dry_run and not real.dry_run
     assert (dry.added, dry.merged, dry.skipped, dry.problems) == (real.added, real.merged, real.skipped, real.problems)
 

@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from .core.embeddings import Embedder, check_embedder
 from .core.errors import InvalidInput, MemoryDisabled, StoreCorrupt, WebmemError
@@ -34,9 +34,6 @@ from .store.scope import Scope
 from .trajectories.store import TrajectoryStore
 from .working.options import WorkingOptions
 from .working.patterns import PatternStore
-
-if TYPE_CHECKING:
-    from .interop.transfer import TransferReport
 
 DEFAULT_DIR = ".agent-memory"
 ENV_DIR = "WEBMEM_DIR"
@@ -389,14 +386,6 @@ class Memory(metaclass=_OpenedOnly):
         """A successful run (by its run id or its trajectory's id) as a runnable Playwright script in ``lang``
         (``python``: sync Playwright with a command line; ``typescript``: a ``@playwright/test`` spec)."""
         return script_of(self, source_id, lang=lang)
-
-    def import_path(self, path: str | Path, *, dry_run: bool = False) -> TransferReport:
-        """Import what ``path`` holds into this namespace, as ``webmem import`` does: a webmem export (JSON or
-        JSONL: the fast way to load many runs), a lesson file, or an ``.agent-memory/`` directory. Each file
-        is one transaction; ``dry_run`` reports what would change and changes nothing."""
-        from .interop.transfer import import_path
-
-        return import_path(self, path, dry_run=dry_run)
 
     def preview_context(self, *, goal: str, url: str, budget_tokens: int = 2000) -> ContextPack:
         """The context a new run with this goal would get on this page, without recording anything."""
