@@ -309,7 +309,8 @@ class RunRegistry:
     def steps(self, run_id: str) -> list[Step]:
         """The run's recorded steps, in order."""
         with self._scope.store.read() as conn:
-            rows = _STEPS_OF_RUN.rows(conn, {"ns": self._ns, "run_id": run_id})
+            statement, params = self.steps_read(run_id)  # one set of parameters: what was read ahead is taken
+            rows = statement.rows(conn, params)
             if not rows:
                 self._fetch(conn, run_id)  # RunNotFound, or a run without steps
             return [stored_record(Step, _STEP_NAMES, row) for row in rows]

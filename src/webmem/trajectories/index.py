@@ -107,7 +107,8 @@ class GoalIndex:
                 if held is not None and held.checked == mark:
                     self._origins.move_to_end(origin)
                     return held, []
-        found = _STAMP_AND_SNAPSHOT.first(conn, {"ns": self._ns, "origin": origin})
+        statement, params = self.stamp_read(origin)  # one set of parameters: what was read ahead is taken
+        found = statement.first(conn, params)
         stamp = Stamp(*found) if found is not None else None
         version, removals = (stamp.version, stamp.removals) if stamp is not None else (0, 0)
         with self._lock:
