@@ -167,6 +167,73 @@ def test_a_detour_through_tabs_is_skipped_once_the_page_shows_what_the_goal_name
 
 
 
+def click_link_opening_tabs(turn: Turn) -> Action:
+    """Clicks the link the goal names once it shows, else opens the first closed tab not opened yet."""
+    word = turn.goal.split('"')[1]
+    if turn.observation.find("link", word):
+        return Action("click", Target(role="link", name=word))
+    opened = {outcome.action.target.name for outcome in turn.history if outcome.action.target}
+    closed = [tab for tab in turn.observation.find("tab", None) if not tab.open and tab.name not in opened]
+    if not closed:
+        return Action("finish", success=False, reason="no tab left")
+    return Action("click", Target(role="tab", name=closed[0].name))
+
+
+def tabbed(base: str, word: str, at: int, **page: Any) -> str:
+    return f"{base}tabbed.html?{urlencode({'word': word, 'at': at, **page})}"
+
+
+def test_replay_opens_the_pages_tabs_to_find_a_link_the_goal_names(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        first = run(page, mem, tabbed(base, "lorem", 2), 'Click the link "lorem"', ScriptedPolicy(click_link_opening_tabs))
+        assert first.success
+        assert [s.target for s in mem.runs.steps(first.run_id)] == ['tab "Tab #2"', 'link "lorem"']
+        untouched = ScriptedPolicy(click_link_opening_tabs)
+        behind = run(page, mem, tabbed(base, "ipsum", 3), 'Click the link "ipsum"', untouched)
+        assert behind.success and behind.replay_outcome == "replayed", behind.reason
+        assert untouched.stats.decisions == 0
+        # the earlier run's tab first, then the closed tabs in the page's order, never a link
+        assert [s.target for s in mem.runs.steps(behind.run_id)] == [
+            'tab "Tab #2"', 'tab "Tab #1"', 'tab "Tab #3"', 'link "ipsum"']
+        assert [(s.step, s.status) for s in behind.replay_steps] == [(1, "hit"), (2, "healed")]
+        assert behind.replay_steps[1].reason == "found behind tab 'Tab #3', the second tab opened looking for it"
+        # a link behind no tab: every closed tab opened once, then the policy takes over
+        fallback = ScriptedPolicy(click_link_opening_tabs)
+        nowhere = run(page, mem, tabbed(base, "dolor", 9), 'Click the link "dolor"', fallback)
+    # (replaying the run just above, whose steps open the three tabs)
+    assert not nowhere.success and nowhere.replay_outcome == "handed_over" and nowhere.replay_step == 4
+    assert nowhere.replay_steps[-1].status == "missed"
+    assert nowhere.replay_steps[-1].reason == 'link "dolor" is not on the page, nor behind any of the 3 tabs this replay opened'
+    assert [s.target for s in mem.runs.steps(nowhere.run_id)][:3] == ['tab "Tab #2"', 'tab "Tab #1"', 'tab "Tab #3"']
+
+
+def test_replay_skips_a_section_the_page_no_longer_has_and_opens_the_others(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    goal = 'Expand the sections to find and click the link "{}"'
+
+    def straight_to_section_3(turn: Turn) -> Action:
+        word = turn.goal.split('"')[1]
+        if turn.observation.find("link", word):
+            return Action("click", Target(role="link", name=word))
+        return Action("click", Target(role="tab", name="Section #3"))
+
+    with serve_site(PAGES) as base:
+        first = run(page, mem, tabbed(base, "lorem", 3, kind="accordion"), goal.format("lorem"),
+                    ScriptedPolicy(straight_to_section_3))
+        assert first.success
+        assert [s.target for s in mem.runs.steps(first.run_id)] == ['tab "Section #3"', 'link "lorem"']
+        untouched = ScriptedPolicy(click_link_opening_tabs)
+        fewer = run(page, mem, tabbed(base, "ipsum", 2, kind="accordion", count=2), goal.format("ipsum"), untouched)
+    assert fewer.success and fewer.replay_outcome == "replayed", fewer.reason
+    assert untouched.stats.decisions == 0
+    assert [s.target for s in mem.runs.steps(fewer.run_id)] == ['tab "Section #1"', 'tab "Section #2"', 'link "ipsum"']
+    assert [(s.step, s.status) for s in fewer.replay_steps] == [(1, "missed"), (2, "healed")], fewer.replay_steps
+    assert fewer.replay_steps[0].reason == ('skipped: tab "Section #3" is not on the page; looking behind the '
+                                            "page's tabs for what step 2 acts on")
+    assert fewer.replay_steps[1].reason == "found behind tab 'Section #2', the second tab opened looking for it"
+
+
 def test_a_button_every_earlier_run_found_gone_is_a_site_change(
     open_memory: Any, page: Any, events: list[dict[str, Any]]
 ) -> None:

@@ -21,7 +21,8 @@ _TEXT_LINE = re.compile(r"^\s*-\s+(?:text|paragraph|generic|heading|cell|label|s
 @dataclass(frozen=True)
 class Element:
     """An interactive element: its snapshot ref, role, accessible name, and the text just before it
-    (``label``: what a person reads next to an unnamed field)."""
+    (``label``: what a person reads next to an unnamed field). ``open``: a tab shown as selected or
+    expanded."""
 
     ref: str | None
     role: str
@@ -31,6 +32,7 @@ class Element:
     checked: bool | None = None
     disabled: bool = False
     depth: int = 0
+    open: bool = False
 
     @property
     def identity(self) -> str:
@@ -114,6 +116,7 @@ def parse_snapshot(snapshot: str) -> tuple[tuple[Element, ...], tuple[str, ...]]
                 ref=ref.group(1) if ref else None, role=match.group("role"), name=name[:1000],
                 label=last_text[:200], value=snapshot_scalar(raw_value), checked=checked,
                 disabled=flags.get("disabled") == "true", depth=(len(line) - len(line.lstrip())) // 2,
+                open=flags.get("selected") == "true" or flags.get("expanded") == "true",
             ))
             last_text = ""
             continue

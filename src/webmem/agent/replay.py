@@ -22,6 +22,10 @@ DEFAULT_WAIT_MS = 500
 #: around (a tab, a link, a section of a tree or menu opened) and waiting, never a button or a field.
 _LOOKING_ROLES = frozenset({"link", "tab", "treeitem", "menuitem"})
 _PASSIVE = frozenset({"wait", "scroll"})
+#: Where replay looks for a target the goal names that the page does not show: behind the page's tabs
+#: (a tab or an accordion's section only reveals content; a link may leave the page, so it is never tried).
+SEARCHED_ROLE = "tab"
+MAX_TABS_SEARCHED = 10
 #: Finds the snapshot ref of the one element a selector matches, if it has this role and name.
 Locate = Callable[[str, str, str], "str | None"]
 #: Whether a selector reaches exactly the element with this snapshot ref.
@@ -29,7 +33,7 @@ Reaches = Callable[[str, str], bool]
 #: How many visible elements of the page have exactly this text.
 Shown = Callable[[str], int]
 
-__all__ = ["DEFAULT_WAIT_MS", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity", "step_action"]
+__all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity", "step_action"]
 
 
 def step_action(step: Step) -> Action | None:
@@ -92,6 +96,8 @@ class ReplayPolicy:
         self.steps: list[ReplayedStep] = []
         self._expected: Step | None = None
         self._pending: ReplayedStep | None = None
+        self._tabs_opened: set[str] = set()  # the tabs this replay clicked, as plan steps or searching
+        self._searched: list[str] = []  # the tabs opened looking for the current step's target
 
     @property
     def stats(self) -> PolicyStats:
@@ -112,6 +118,8 @@ class ReplayPolicy:
         self.steps = []
         self._expected = None
         self._pending = None
+        self._tabs_opened = set()
+        self._searched = []
 
     @property
     def finished_steps(self) -> bool:
@@ -169,6 +177,9 @@ class ReplayPolicy:
             problem = self._settle(last)
             if problem is not None:
                 return self._stop(problem, self.position)
+        elif self._searched and last is not None and not last.ok:
+            return self._stop(f"step {self.position + 1}: opening tab {self._searched[-1]!r} failed: {last.error}",
+                              self.position + 1)
         if self.finished_steps:
             self._expected = None
             return Action(kind="finish", success=True, answer=None, reason="replayed every step")
@@ -192,23 +203,68 @@ class ReplayPolicy:
         if action.target is not None and action.target.role:
             found = self._find(turn.observation, action.target, step, self.position)
             if found.target is None:
-                self.steps.append(self._record(turn, step, number, found.status, found.reason))
-                return self._stop(f"step {number}: {found.reason}", number)
+                return self._look_behind_tabs(turn, step, number, found)
             action = action.with_target(found.target)
             status, reason = found.status, found.reason
+            if self._searched:
+                status, reason = "healed", (f"found behind tab {self._searched[-1]!r}, the {_nth(len(self._searched))} "
+                                            f"tab opened looking for it")
+        if action.kind == "click" and action.target is not None and action.target.role in _LOOKING_ROLES:
+            self._tabs_opened.add(action.target.identity or "")
         self.position = number
+        self._searched = []
         self._expected = step
         self._pending = self._record(turn, step, number, status, reason)
         return action
+
+    def _look_behind_tabs(self, turn: Turn, step: Step, number: int, found: _Found) -> Action | None:
+        """The target of step ``number`` is not on the page. When the goal names it, open the page's tabs
+        one by one (those this replay has not opened, at most ``MAX_TABS_SEARCHED``) until it shows; when
+        the step only looked around on the way to such a target (a tab or link the goal does not name),
+        skip it and look for that target. Else, or once no tab is left, hand over."""
+        ahead = self._detour_end() if _looks_around(step) and found.status != "stale" else None
+        if ahead is not None and self._tab_to_open(turn.observation) is not None:
+            why = f"skipped: {found.reason}; looking behind the page's tabs for what step {ahead + 1} acts on"
+            for skipped in range(number, ahead + 1):
+                self.steps.append(self._record(turn, self.plan.steps[skipped - 1], skipped, "missed", why))
+            self.position = ahead
+            return self._next(turn)
+        tab = self._tab_to_open(turn.observation) if self.position in self.plan.goal_targets else None
+        if tab is not None:
+            self._searched.append(tab.name)
+            self._tabs_opened.add(tab.identity)
+            return Action(kind="click", target=Target(ref=tab.ref, role=tab.role, name=tab.name), reason=REPLAYED)
+        reason = found.reason or "not on the page"
+        opened = [control for control, _ in _tab_controls(turn.observation) if control.identity in self._tabs_opened]
+        if self.position in self.plan.goal_targets and opened:
+            reason = f"{reason}, nor behind any of the {len(opened)} tabs this replay opened"
+        self.steps.append(self._record(turn, step, number, found.status, reason))
+        return self._stop(f"step {number}: {reason}", number)
+
+    def _tab_to_open(self, observation: Observation) -> Element | None:
+        """The first tab the page shows closed that this replay has not opened, if the search may go on."""
+        if len(self._searched) >= MAX_TABS_SEARCHED:
+            return None
+        return next((control for control, opened in _tab_controls(observation)
+                     if not opened and not control.disabled and control.identity not in self._tabs_opened), None)
+
+    def _detour_end(self) -> int | None:
+        """The next step whose target the goal names, when every step before it from the current one only
+        looks around (clicks on links, tabs, tree or menu items the goal does not name, or waits) and it
+        may be replayed."""
+        ahead = min((index for index in self.plan.goal_targets if index > self.position), default=None)
+        if ahead is None or ahead in self.plan.unresolved or (
+            self.plan.stop_step is not None and ahead + 1 >= self.plan.stop_step
+        ) or not all(_looks_around(step) for step in self.plan.steps[self.position:ahead]):
+            return None
+        return ahead
 
     def _skip_detour(self, turn: Turn) -> None:
         """Jump to the next step whose target the goal names when the page already shows it, over the
         clicks in between on links, tabs and tree or menu items the goal does not name (the way the earlier
         run went looking for it). Nothing that types, selects, checks or presses a button is skipped."""
-        ahead = min((index for index in self.plan.goal_targets if index > self.position), default=None)
-        if ahead is None or ahead in self.plan.unresolved or (
-            self.plan.stop_step is not None and ahead + 1 >= self.plan.stop_step
-        ) or not all(_looks_around(step) for step in self.plan.steps[self.position:ahead]):
+        ahead = self._detour_end()
+        if ahead is None:
             return
         action = step_action(self.plan.steps[ahead])
         if action is None or action.target is None or not action.target.role:
@@ -310,6 +366,21 @@ class ReplayPolicy:
         return None
 
 
+def _tab_controls(observation: Observation) -> list[tuple[Element, bool]]:
+    """What opens each of the page's tabs, and whether the tab is open: the tab itself when it has a name,
+    else the link inside it (as jQuery UI draws its tabs)."""
+    elements, controls = observation.elements, []
+    for index, element in enumerate(elements):
+        if element.role != SEARCHED_ROLE:
+            continue
+        inner = elements[index + 1] if index + 1 < len(elements) else None
+        if element.name:
+            controls.append((element, element.open))
+        elif inner is not None and inner.role == "link" and inner.name and inner.depth > element.depth:
+            controls.append((inner, element.open))
+    return controls
+
+
 def _remembered(history: TargetHistory | None, index: int, plan: ReplayPlan) -> bool:
     """Whether a target's absence is evidence that the site changed: the goal does not name it, and
     every earlier run of the task (two at least) found it under this same name."""
@@ -329,6 +400,10 @@ def _label_key(label: str) -> str:
 
 def _at(element: Element, target: Target) -> Target:
     return Target(ref=element.ref, role=element.role, name=element.name, selector=target.selector)
+
+
+def _nth(count: int) -> str:
+    return {1: "first", 2: "second", 3: "third"}.get(count, f"{count}th")
 
 
 def _short(text: str) -> str:
