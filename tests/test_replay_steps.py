@@ -208,6 +208,29 @@ def test_replay_opens_the_pages_tabs_to_find_a_link_the_goal_names(open_memory: 
     assert [s.target for s in mem.runs.steps(nowhere.run_id)][:3] == ['tab "Tab #2"', 'tab "Tab #1"', 'tab "Tab #3"']
 
 
+def test_replay_opens_tabs_drawn_as_anchors_inside_unnamed_tabs(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+
+    def open_tab_links(turn: Turn) -> Action:
+        word = turn.goal.split('"')[1]
+        if turn.observation.find("link", word):
+            return Action("click", Target(role="link", name=word))
+        clicked = sum(1 for outcome in turn.history if outcome.action.target)
+        return Action("click", Target(role="link", name=f"Tab #{clicked + 1}"))
+
+    with serve_site(PAGES) as base:
+        goal = 'Switch between the tabs to find and click on the link "{}".'
+        first = run(page, mem, tabbed(base, "lorem", 2, kind="anchors"), goal.format("lorem"),
+                    ScriptedPolicy(open_tab_links))
+        assert [s.target for s in mem.runs.steps(first.run_id)] == ['link "Tab #1"', 'link "Tab #2"', 'link "lorem"']
+        untouched = ScriptedPolicy(open_tab_links)
+        third = run(page, mem, tabbed(base, "ipsum", 3, kind="anchors"), goal.format("ipsum"), untouched)
+    assert third.success and third.replay_outcome == "replayed" and untouched.stats.decisions == 0, third.reason
+    assert [s.target for s in mem.runs.steps(third.run_id)] == [
+        'link "Tab #1"', 'link "Tab #2"', 'link "Tab #3"', 'link "ipsum"']
+    assert third.replay_steps[-1].reason == "found behind tab 'Tab #3', the first tab opened looking for it"
+
+
 def test_replay_skips_a_section_the_page_no_longer_has_and_opens_the_others(open_memory: Any, page: Any) -> None:
     mem = open_memory()
     goal = 'Expand the sections to find and click the link "{}"'

@@ -22,8 +22,8 @@ DEFAULT_WAIT_MS = 500
 #: around (a tab, a link, a section of a tree or menu opened) and waiting, never a button or a field.
 _LOOKING_ROLES = frozenset({"link", "tab", "treeitem", "menuitem"})
 _PASSIVE = frozenset({"wait", "scroll"})
-#: Where replay looks for a target the goal names that the page does not show: behind the page's tabs
-#: (a tab or an accordion's section only reveals content; a link may leave the page, so it is never tried).
+#: Where replay looks for a target the goal names that the page does not show: behind the page's tabs (a tab
+#: or an accordion's section only reveals content). A link is clicked only as the control of an unnamed tab.
 SEARCHED_ROLE = "tab"
 MAX_TABS_SEARCHED = 10
 #: Finds the snapshot ref of the one element a selector matches, if it has this role and name.
@@ -33,7 +33,8 @@ Reaches = Callable[[str, str], bool]
 #: How many visible elements of the page have exactly this text.
 Shown = Callable[[str], int]
 
-__all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity", "step_action"]
+__all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity",
+           "step_action"]
 
 
 def step_action(step: Step) -> Action | None:
@@ -96,7 +97,7 @@ class ReplayPolicy:
         self.steps: list[ReplayedStep] = []
         self._expected: Step | None = None
         self._pending: ReplayedStep | None = None
-        self._tabs_opened: set[str] = set()  # the tabs this replay clicked, as plan steps or searching
+        self._tabs_opened: set[str] = set()  # what this replay clicked to look around, as plan steps or searching
         self._searched: list[str] = []  # the tabs opened looking for the current step's target
 
     @property
