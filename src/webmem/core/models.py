@@ -211,6 +211,9 @@ class Step(Record):
     label: Annotated[str, StringConstraints(max_length=200)] | None = None
     #: In a goal template's replay steps: the slot whose ordinal ("the 2nd textbox") gives ``target_index``.
     place_slot: Annotated[int, Field(ge=1, le=999)] | None = None
+    #: In a goal template's replay steps: the target's name is the goal's values around a gap ("{1}…{2}"),
+    #: which the page completes (``trajectories.completions``).
+    completes: bool | None = None
 
     @model_validator(mode="after")
     def _index_within_count(self) -> Step:

@@ -21,6 +21,7 @@ from functools import lru_cache
 from ..core.models import Step
 from ..core.redaction import PLACEHOLDER
 from ..core.terms import STOP_WORDS
+from .completions import completing_units, completing_values, with_completions
 from .conversions import (
     GROUPED_NUMBER,
     SLASHED_DATE,
@@ -158,16 +159,15 @@ def parameterise(
         places = {span: placed for span, placed in place_spans(goal, steps, units).items()
                   if not any(_overlapping(span, [unit]) for unit in units if unit != span)}
         units = sorted({*units, *places}, key=lambda unit: unit.start)
-    derived = _derived(units, steps)
+    derived, completed = _derived(units, steps), completing_values(units, steps)
     sources = {source for source, _ in derived.values()}
     rest = [step.model_copy(update={"value": None}) if index in derived else step for index, step in enumerate(steps)]
     slots: dict[str, int] = {}
     for unit in units:
         if unit in places:
             slots[_place_key(unit)] = len(slots) + 1
-        elif unit in used or number_of.get(unit) in referenced or unit.text in sources or any(
-            _occurs(unit.text, step) for step in rest
-        ):
+        elif unit in used or unit in completing_units(completed) or number_of.get(unit) in referenced or \
+                unit.text in sources or any(_occurs(unit.text, step) for step in rest):
             slots.setdefault(unit.text, len(slots) + 1)
     if not slots:
         return None
@@ -187,7 +187,7 @@ def parameterise(
     for index, (source, names) in derived.items():
         reference = "{%d|%s}" % (slots[source], "|".join(names))
         slotted[index] = slotted[index].model_copy(update={"value": reference})
-    return template, slotted
+    return template, with_completions(slotted, completed, slots)
 
 
 def _place_key(span: GoalValue) -> str:
