@@ -20,6 +20,7 @@ from ..core.errors import InvalidInput
 from ..core.models import Step, Trajectory
 from ..core.redaction import PLACEHOLDER
 from ..core.terms import NAME_SPELLINGS
+from ..trajectories.completions import GAP
 from ..trajectories.conversions import derive
 from ..trajectories.evidence import TEXT_ROLE, parse_identity
 from ..trajectories.lists import listed_steps
@@ -66,6 +67,7 @@ class Locate:
     nth: int | None = None  # 0-based place among the elements that match, as recorded
     count: int | None = None  # how many matched when recorded
     place_param: str | None = None  # the parameter whose ordinal says the place ("3rd")
+    completes: bool = False  # the name is the goal's values around a gap: the one element whose name completes them
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,11 @@ class ScriptPlan:
         return any(step.action == "click" and step.locate is not None for step in self.steps)
 
     @property
+    def completes(self) -> bool:
+        """Whether an element is found as the completion of the goal's values (a suggestion picked)."""
+        return any(step.locate is not None and step.locate.completes for step in self.steps)
+
+    @property
     def uses_names(self) -> bool:
         """Whether an element is found by a name the goal gives (any letter case, other spellings)."""
         return any(step.locate is not None and step.locate.role is not None and step.locate.label is None
@@ -152,7 +159,8 @@ def plan_script(trajectory: Trajectory, *, start_url: str | None = None) -> Scri
     loop = Loop(by_slot[listing.slot], listing.first, listing.end) if listing is not None else None
     script_steps = [_script_step(number, step, steps[number:], by_slot, recorded,
                                  item_slot=listing.slot if loop and loop.start < number <= loop.end else None)
-                    for number, step in enumerate(steps, start=1) if step.action not in _SKIPPED]
+                    for number, step in enumerate(steps, start=1)
+                    if step.action not in _SKIPPED and not _hover_before_pick(step, steps[number:number + 1])]
     if loop is not None:
         numbers = [step.number for step in script_steps]
         loop = Loop(loop.param, sum(number <= loop.start for number in numbers),
@@ -225,11 +233,13 @@ def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int,
     identity = parse_identity(step.target)
     nth = step.target_index - 1 if step.target_index is not None else None
     place = params.get(step.place_slot) if step.place_slot is not None else None
+    completes = bool(step.completes)
     if identity is not None and identity[0] == TEXT_ROLE:
-        return Locate(text=_parts(identity[1], params, recorded, item_slot), nth=nth, count=step.target_count)
+        return Locate(text=_parts(identity[1], params, recorded, item_slot), nth=nth, count=step.target_count,
+                      completes=completes)
     if identity is not None and identity[1]:
         return Locate(role=identity[0], name=_parts(identity[1], params, recorded, item_slot), nth=nth,
-                      count=step.target_count, place_param=place)
+                      count=step.target_count, place_param=place, completes=completes)
     if identity is not None and _label_like(step.label) and place is None:
         return Locate(role=identity[0], name=[], label=step.label)
     if identity is not None and (nth is not None or not step.selector):
@@ -261,6 +271,22 @@ def _parts(text: str, params: dict[int, str], recorded: dict[int, str], item_slo
         position = found.end()
     parts.append(("text", text[position:]))
     return [part for part in parts if part != ("text", "")]
+
+
+def _hover_before_pick(step: Step, following: list[Step]) -> bool:
+    """A hover over a suggestion the next step clicks: it adds nothing (replay skips it too)."""
+    return bool(step.completes) and step.action == "hover" and bool(following) and \
+        following[0].action == "click" and following[0].target == step.target
+
+
+def around_gap(parts: list[Part]) -> tuple[list[Part], list[Part]]:
+    """A completed name's parts before and after its gap ("{1}…{2}")."""
+    for index, (kind, text) in enumerate(parts):
+        if kind == "text" and GAP in text:
+            before, _, after = text.partition(GAP)
+            return ([*parts[:index], *([("text", before)] if before else [])],
+                    [*([("text", after)] if after else []), *parts[index + 1:]])
+    return parts, []
 
 
 def _label_like(text: str | None) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from .plan import SAME_NAMES, Locate, Part, ScriptPlan, ScriptStep, header_lines
+from .plan import SAME_NAMES, Locate, Part, ScriptPlan, ScriptStep, around_gap, header_lines
 
 PLACE_HELPER = '''
 
@@ -91,6 +91,15 @@ def named(text: str) -> re.Pattern[str]:
     return re.compile("^(?:" + "|".join(re.escape(name) for name in names) + ")$", re.IGNORECASE)
 '''
 
+COMPLETING_HELPER = r'''
+
+
+def completing(start: str, end: str) -> re.Pattern[str]:
+    """A name that begins with ``start`` and ends with ``end`` (they may overlap), in any letter case."""
+    shortest = max(len(start), len(end)) + 1
+    return re.compile(rf"^(?={re.escape(start)})(?=[\s\S]*{re.escape(end)}$)[\s\S]{{{shortest},}}$", re.IGNORECASE)
+'''
+
 CLICK_HELPER = '''
 
 SHOWN_POINT = """(element) => {
@@ -143,6 +152,8 @@ def render_python(plan: ScriptPlan) -> str:
         lines.append(LABEL_HELPER.rstrip("\n"))
     if plan.uses_names:
         lines.append(NAMES_HELPER.replace("{same_names}", _literal_list(SAME_NAMES)).rstrip("\n"))
+    if plan.completes:
+        lines.append(COMPLETING_HELPER.rstrip("\n"))
     if plan.loop is not None:
         lines.append(LIST_HELPER.rstrip("\n"))
     if plan.clicks:
@@ -213,6 +224,11 @@ def _step(step: ScriptStep) -> list[str]:
 def _locator(locate: Locate) -> list[str]:
     if locate.label is not None:
         return [f"element = labelled(page, {_literal(locate.role or '')}, {_literal(locate.label)})"]
+    if locate.completes:  # the one element that completes the values (two such fail the step: not certain)
+        start, end = (_expression(part) if part else '""' for part in around_gap(locate.text or locate.name or []))
+        found = f"page.get_by_text(completing({start}, {end})).filter(visible=True)" if locate.text is not None \
+            else f"page.get_by_role({_literal(locate.role or '')}, name=completing({start}, {end}))"
+        return [f"element = {found}"]
     if locate.text is not None:  # the first visible element with the text, as the agent found it
         found = f"page.get_by_text({_expression(locate.text)}, exact=True).filter(visible=True).first"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):

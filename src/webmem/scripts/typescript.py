@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from .plan import SAME_NAMES, Locate, Part, ScriptPlan, ScriptStep, header_lines
+from .plan import SAME_NAMES, Locate, Part, ScriptPlan, ScriptStep, around_gap, header_lines
 
 PLACE_HELPER = """
 function place(text: string, count: number): number {
@@ -17,6 +17,14 @@ function place(text: string, count: number): number {
   const number = said === 'last' ? count : words.includes(said) ? words.indexOf(said) + 1 : digits ? Number(digits[1]) : 0;
   if (number < 1 || number > count) throw new Error(`"${text}" names no place among the ${count} elements this step chooses from`);
   return number - 1;
+}
+"""
+
+COMPLETING_HELPER = r"""
+// A name that begins with start and ends with end (they may overlap), in any letter case.
+function completing(start: string, end: string): RegExp {
+  const shortest = Math.max(start.length, end.length) + 1;
+  return new RegExp('^(?=' + literally(start) + ')(?=[\\s\\S]*' + literally(end) + '$)[\\s\\S]{' + shortest + ',}$', 'i');
 }
 """
 
@@ -150,6 +158,8 @@ def render_typescript(plan: ScriptPlan) -> str:
         lines.append(LABEL_HELPER.rstrip("\n"))
     if plan.uses_names:
         lines.append(NAMES_HELPER.replace("{same_names}", json.dumps(SAME_NAMES, ensure_ascii=False)).rstrip("\n"))
+    if plan.completes:
+        lines.append(COMPLETING_HELPER.rstrip("\n"))
     if plan.loop is not None:
         lines.append(LIST_HELPER.rstrip("\n"))
     if plan.clicks:
@@ -204,6 +214,11 @@ def _step(step: ScriptStep) -> list[str]:
 def _locator(locate: Locate, name: str) -> list[str]:
     if locate.label is not None:
         return [f"const {name} = await labelled(page, {_literal(locate.role or '')}, {_literal(locate.label)});"]
+    if locate.completes:  # the one element that completes the values (two such fail the step: not certain)
+        start, end = (_expression(part) if part else "''" for part in around_gap(locate.text or locate.name or []))
+        found = f"page.getByText(completing({start}, {end})).filter({{ visible: true }})" if locate.text is not None \
+            else f"page.getByRole({_literal(locate.role or '')}, {{ name: completing({start}, {end}) }})"
+        return [f"const {name} = {found};"]
     if locate.text is not None:  # the first visible element with the text, as the agent found it
         found = f"page.getByText({_expression(locate.text)}, {{ exact: true }}).filter({{ visible: true }}).first()"
     elif locate.role is not None and any(kind != "text" for kind, _ in locate.name or []):

@@ -1,7 +1,8 @@
-"""Targets that complete the goal's values: the suggestion "Nicaragua" picked for the goal "an item that
-starts with "Nica" and ends with "ua"". Such a target's name is stored as its slots around a gap
-(``text "{1}…{2}"``, the step marked ``completes``); replay acts on the one element of the role whose
-name starts with the first value and ends with the second, and hands over when none or several do.
+"""Suggestions that complete the goal's values: "Nicaragua" picked after typing "Nica" for the goal "an
+item that starts with "Nica" and ends with "ua"". Such a target's name is stored as its slots around a
+gap (``text "{1}…{2}"``, the step marked ``completes``); replay acts on the one element of the role whose
+name starts with the first value and ends with the second, and hands over when none or several do. Only a
+name picked after the run typed its start counts: a button "Looking" clicked for "Look" is no suggestion.
 """
 
 from __future__ import annotations
@@ -18,16 +19,21 @@ MIN_VALUE_CHARS = 2  # "a" begins too many names to say which one was meant
 
 
 def completing_values(units: Sequence[GoalValue], steps: Sequence[Step]) -> dict[int, tuple[GoalValue, GoalValue | None]]:
-    """For each step whose target's name is longer than a quoted value of the goal it begins with (and may
-    end with another, which may overlap it: "Egyp" and "ypt" in "Egypt"): those values, the longest that fit."""
+    """For each step whose target's name is longer than a quoted value of the goal that an earlier step typed
+    and that the name begins with (and may end with another, which may overlap it: "Egyp" and "ypt" in
+    "Egypt"): those values, the longest that fit."""
     quoted = [unit for unit in units if unit.quoted and len(unit.text.strip()) >= MIN_VALUE_CHARS]
     found: dict[int, tuple[GoalValue, GoalValue | None]] = {}
+    typed: set[str] = set()
     for index, step in enumerate(steps):
+        if step.action in ("fill", "type") and step.value:
+            typed.add(key(step.value))
         identity = parse_identity(step.target) if quoted else None
         name = key(identity[1]) if identity is not None else ""
         if any(re.search(rf"(?<!\w){re.escape(key(unit.text))}(?!\w)", name) for unit in units):
             continue  # a name that holds a goal value as a word of its own is slotted as it stands
-        starts = [unit for unit in quoted if name.startswith(key(unit.text)) and len(name) > len(key(unit.text))]
+        starts = [unit for unit in quoted if key(unit.text) in typed and name.startswith(key(unit.text))
+                  and len(name) > len(key(unit.text))]
         if not starts:
             continue
         start = max(starts, key=lambda unit: len(unit.text))
