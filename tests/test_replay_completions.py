@@ -136,3 +136,32 @@ def test_a_picked_suggestion_becomes_a_script_step_that_finds_the_one_completion
                                                   encoding="utf-8")
         passed = run_spec(tmp_path, "suggest.spec.ts")
     assert passed.returncode == 0 and "1 passed" in passed.stdout, passed.stdout[-3000:]
+
+
+def test_only_steps_marked_as_completions_are_treated_as_picks() -> None:
+    """A hover and a click on one named link, after typing that name, are replayed as they are: neither is
+    skipped as a needless hover, and no field is "repaired" after the click."""
+    from datetime import UTC, datetime
+
+    from webmem import Trajectory
+    from webmem.agent.observation import Observation, parse_snapshot
+    from webmem.agent.policy import StepOutcome
+    from webmem.agent.replay import ReplayPolicy
+    from webmem.trajectories.plans import ReplayPlan
+
+    steps = [Step(action="fill", target='textbox "Search"', value="tea"), Step(action="hover", target='link "tea"'),
+             Step(action="click", target='link "tea"')]
+    trajectory = Trajectory(id="traj_1", goal='Open "tea"', origin="http://127.0.0.1:9", domain="127.0.0.1:9", steps=steps,
+                            success=True,
+                            duration_ms=1, created_at=datetime.now(UTC))
+    replay = ReplayPolicy(ReplayPlan(trajectory, steps, {}, None), ScriptedPolicy(lambda turn: Action("finish")))
+    snapshot = '- textbox "Search" [ref=e1]: tea\n- link "tea" [ref=e2]'
+    page = Observation("http://127.0.0.1:9/", "Shop", snapshot, *parse_snapshot(snapshot))
+    history: list[StepOutcome] = []
+    kinds = []
+    for number in range(1, 5):
+        action = replay.decide(Turn(goal='Open "tea"', observation=page, number=number, history=tuple(history)))
+        kinds.append(action.kind)
+        history.append(StepOutcome(action=action, ok=True, verified=None))
+    assert kinds == ["fill", "hover", "click", "finish"], replay.steps
+    assert [step.status for step in replay.steps] == ["hit", "hit", "hit"]

@@ -11,12 +11,12 @@ from ..core.models import ReplayedStep, ReplayStepStatus, Step
 from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.text import clean_for_prompt
 from ..core.urls import MAX_URL_LENGTH
-from ..trajectories.completions import GAP, completions, started_by
 from ..trajectories.evidence import TEXT_ROLE, key, parse_identity
 from ..trajectories.plans import ReplayPlan, TargetHistory
 from .actions import MAX_WAIT_MS, REPLAYED, Action, Target, text_selector
 from .observation import Element, Observation
 from .policy import Policy, PolicyStats, StepOutcome, Turn
+from .suggestions import Shown, Suggestions
 
 DEFAULT_WAIT_MS = 500
 #: Steps a replay may skip on its way to a target the goal names that the page already shows: looking
@@ -31,8 +31,6 @@ MAX_TABS_SEARCHED = 10
 Locate = Callable[[str, str, str], "str | None"]
 #: Whether a selector reaches exactly the element with this snapshot ref.
 Reaches = Callable[[str, str], bool]
-#: How many visible elements of the page have exactly this text.
-Shown = Callable[[str], int]
 
 __all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity",
            "step_action"]
@@ -101,10 +99,7 @@ class ReplayPolicy:
         self._tabs_opened: set[str] = set()  # what this replay clicked to look around, as plan steps or searching
         self._searched: list[str] = []  # the tabs opened looking for the current step's target
         self._aside: tuple[int, str] | None = None  # an action taken for a step outside the plan, until judged
-        self._picked: tuple[str, Step] | None = None  # a completion clicked, and the step that typed its start
-        self._picks: dict[str, str] = {}  # each completed name clicked, by the pattern it completed
-        self._waited: int | None = None  # the step whose completion replay waited for
-        self._close: Target | None = None  # a field typed into to repair a pick, whose suggestions to close
+        self._suggestions = Suggestions(plan, shown)
 
     @property
     def stats(self) -> PolicyStats:
@@ -128,10 +123,7 @@ class ReplayPolicy:
         self._tabs_opened = set()
         self._searched = []
         self._aside = None
-        self._picked = None
-        self._picks = {}
-        self._waited = None
-        self._close = None
+        self._suggestions = Suggestions(self.plan, self.shown)
 
     @property
     def finished_steps(self) -> bool:
@@ -193,14 +185,12 @@ class ReplayPolicy:
             number, what = self._aside
             return self._stop(f"step {number}: {what} failed: {last.error}", number)
         self._aside = None
-        if self._close is not None:  # the suggestions typing opened again: the pick is typed, close them
-            field, self._close = self._close, None
-            self._aside = (self.position, f"closing the suggestions of {field.describe()}")
-            return Action(kind="press", target=field, value="Escape", reason=REPLAYED)
-        if self._picked is not None:
-            repair = self._repair_pick(turn)
-            if repair is not None:
-                return repair
+        repair = self._suggestions.after_pick(turn)
+        if repair is not None:
+            if repair.healed is not None and self.steps:
+                self.steps[-1] = self.steps[-1].model_copy(update={"status": "healed", "reason": _short(repair.healed)})
+            self._aside = (self.position, repair.doing)
+            return repair.action
         if self.finished_steps:
             self._expected = None
             return Action(kind="finish", success=True, answer=None, reason="replayed every step")
@@ -221,21 +211,16 @@ class ReplayPolicy:
             action = replace(action, value=secret, secret=True)  # typed, never shown, stored as the placeholder
         status: ReplayStepStatus = "hit"
         reason = None
-        pattern = action.target.name or "" if step.completes and action.target is not None else None
-        picked = self._picks.get(pattern) if pattern is not None else None
-        following = self.plan.steps[number] if number < len(self.plan.steps) else None
-        if picked is None and pattern is not None and step.action == "hover" and following is not None \
-                and following.action == "click" and following.target == step.target:
-            picked = "the click that follows picks it"  # hovering first adds nothing but a second copy of the name
-        if picked is not None:  # a run that picked again after typing: the field reads the pick already
-            why = picked if step.action == "hover" else f"{picked!r} is picked already"
-            self.steps.append(self._record(turn, step, number, "missed", f"skipped: {why}"))
+        pattern = (action.target.name or "") if step.completes and action.target is not None else None
+        needless = self._suggestions.needless(step, number, pattern) if pattern is not None else None
+        if needless is not None:
+            self.steps.append(self._record(turn, step, number, "missed", f"skipped: {needless}"))
             self.position = number
             return self._next(turn)
         if action.target is not None and action.target.role:
             found = self._find(turn.observation, action.target, step, self.position)
-            if found.target is None and step.completes and self._waited != number:
-                self._waited, self._aside = number, (number, "waiting for the page to offer a completion")
+            if found.target is None and step.completes and self._suggestions.waited != number:
+                self._suggestions.waited, self._aside = number, (number, "waiting for the page to offer a completion")
                 return Action(kind="wait", wait_ms=DEFAULT_WAIT_MS, reason=REPLAYED)
             if found.target is None:
                 return self._look_behind_tabs(turn, step, number, found)
@@ -247,8 +232,7 @@ class ReplayPolicy:
         if action.kind == "click" and action.target is not None and action.target.role in _LOOKING_ROLES:
             self._tabs_opened.add(action.target.identity or "")
         if pattern is not None and action.kind == "click" and action.target is not None:
-            self._picks[pattern] = action.target.name or ""
-            self._picked = self._typed_start(pattern, action.target.name or "")
+            self._suggestions.picked(pattern, action.target.name or "", self.position)
         self.position = number
         self._searched = []
         self._expected = step
@@ -316,34 +300,11 @@ class ReplayPolicy:
             self.steps.append(self._record(turn, self.plan.steps[number - 1], number, "missed", why))
         self.position = ahead
 
-    def _typed_start(self, pattern: str, picked: str) -> tuple[str, Step] | None:
-        """The completion picked, with the plan's last step before it that typed what it completes."""
-        start = key(started_by(pattern))
-        typed = next((earlier for earlier in reversed(self.plan.steps[:self.position])
-                      if earlier.action in ("fill", "type") and key(earlier.value or "") == start), None)
-        return (picked, typed) if typed is not None else None
-
-    def _repair_pick(self, turn: Turn) -> Action | None:
-        """After picking a suggestion: when the field typed into reads another one (a menu that acted on the
-        item under the mouse), type the suggestion picked there, as a person would."""
-        picked, typed = self._picked or ("", None)
-        self._picked = None
-        identity = parse_identity(typed.target) if typed is not None else None
-        fields = turn.observation.find(identity[0], identity[1]) if identity is not None else []
-        if len(fields) != 1 or key(fields[0].value or "") == key(picked) or not self.steps:
-            return None
-        field = fields[0]
-        why = f"picking {picked!r} left {field.identity} reading {field.value or ''!r}: typed {picked!r} there"
-        self.steps[-1] = self.steps[-1].model_copy(update={"status": "healed", "reason": _short(why)})
-        self._aside = (self.position, f"typing {picked!r} into {field.identity}")
-        self._close = _at(field, Target())
-        return Action(kind=typed.action if typed is not None else "fill", target=_at(field, Target()), value=picked,
-                      reason=REPLAYED)
-
     def _find(self, observation: Observation, target: Target, step: Step, index: int) -> _Found:
         role, name = target.role or "", target.name or ""
         if step.completes:
-            return self._completed(observation, role, name)
+            found, why = self._suggestions.find(observation, role, name)
+            return _Found(found, "hit" if found is not None else "missed", why)
         if role == TEXT_ROLE:
             count = self.shown(name) if self.shown is not None and name else 0
             if count == 1:
@@ -364,26 +325,6 @@ class ReplayPolicy:
         if present:
             return self._one_of(present, target, step)
         return self._missing(observation, target, index)
-
-    def _completed(self, observation: Observation, role: str, pattern: str) -> _Found:
-        """The one element of ``role`` (or visible text) whose name completes ``pattern`` ("Nica…ua")."""
-        if role == TEXT_ROLE:
-            names = [name for name in completions(pattern, observation.texts)
-                     if self.shown is None or self.shown(name) == 1]
-        else:
-            names = [name for name in completions(pattern, [element.name for element in observation.find(role, None)])
-                     if len(observation.find(role, name)) == 1]
-        shown = pattern.replace(GAP, "...")
-        if len(names) > 1:
-            listed = ", ".join(repr(name) for name in names[:5])
-            return _Found(None, "missed", f"{len(names)} names complete {shown!r} ({listed}): which one is meant "
-                                          "is not certain")
-        if not names:
-            return _Found(None, "missed", f"no {role} on the page completes {shown!r}")
-        name = names[0]
-        found = Target(role=role, name=name, selector=text_selector(name)) if role == TEXT_ROLE else \
-            _at(observation.find(role, name)[0], Target(role=role, name=name))
-        return _Found(found, "hit", f"{name!r} completes {shown!r}")
 
     def _one_of(self, present: list[Element], target: Target, step: Step) -> _Found:
         """Of several elements with the target's role and name, the one the step's evidence points to:
