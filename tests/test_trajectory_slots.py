@@ -302,3 +302,12 @@ def test_an_ordinal_that_places_no_step_stays_part_of_the_template() -> None:
     steps = [_placed("fill", "textbox", 2, "Kasie")]
     template, slotted = parameterise('Type "Kasie" into the box. This is the 1st try.', steps)
     assert template == 'Type "{1}" into the box. This is the 1st try.' and slotted[0].place_slot is None
+
+
+def test_a_negative_number_is_one_value_with_its_sign() -> None:
+    assert [v.text for v in goal_values("Select -10 with the spinner")] == ["-10"]
+    assert [v.text for v in goal_values("COVID-19 cases from 10-12 and (-4)")] == ["COVID-19", "10-12", "-4"]
+    steps = [Step(action="fill", target='spinbutton ""', value="-10"), Step(action="click", target='button "Submit"')]
+    template, slotted = parameterise("Select -10 with the spinner and hit Submit.", steps)
+    assert template == "Select {1} with the spinner and hit {2}." and slotted[0].value == "{1}"
+    assert bind(template, "Select 6 with the spinner and hit Submit.") == {1: "6", 2: "Submit"}

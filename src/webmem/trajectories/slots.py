@@ -4,9 +4,8 @@
 ``Enter "{1}" and press {2}`` and the slotted step ``fill textbox "" "{1}"``; a new goal that fits the
 template binds the slots, and the steps are replayed with the new values.
 
-A typed value may also be derived from a goal value by a conversion (``conversions``): the goal
-"Enter 11:20 AM as the time" with a step typing "11:20" becomes ``Enter {1} as the time`` and the
-step value ``{1|time24}``. A derived value names every known conversion that reproduced the value
+A typed value may also be derived from a goal value by a conversion (``conversions``): the goal "Enter
+11:20 AM as the time" with a step typing "11:20" becomes ``Enter {1} as the time`` and ``{1|time24}``. A derived value names every known conversion that reproduced the value
 typed; on replay it is filled only when they all read the new value and agree on it. A time with
 its meridiem, a date or a number with thousands separators is one goal value for this purpose
 (``goal_spans``), taken as a whole only when a conversion of it is what the steps typed.
@@ -36,6 +35,7 @@ from .places import place_spans
 
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])')
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
+_MINUS = re.compile(r"(?<![\w.-])-")  # the sign of a number, not a hyphen ("COVID-19") or a range ("10-12")
 #: A slot of a goal template: ``{1}``.
 SLOT = re.compile(r"\{(\d{1,3})\}")
 #: A slot in a slotted step: ``{1}`` for the goal value itself, ``{1|time24}`` or ``{1|us_date|us_date_short}``
@@ -81,7 +81,8 @@ def _goal_values(goal: str) -> tuple[GoalValue, ...]:
             continue
         word = match.group()
         if any(map(str.isdigit, word)) or (begins > opening and any(map(str.isupper, word))):
-            values.append(GoalValue(word, begins, match.end(), False))
+            signed = word[0].isdigit() and begins > 0 and _MINUS.match(goal, begins - 1) is not None  # "-10"
+            values.append(GoalValue(goal[begins - signed:match.end()], begins - signed, match.end(), False))
     values += _listed_with_values(goal, values, taken, opening)
     if taken or len(values) > 1:
         values.sort(key=lambda value: value.start)
