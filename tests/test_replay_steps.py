@@ -404,3 +404,33 @@ def test_the_place_a_goal_names_chooses_which_of_the_same_named_fields_replay_fi
         assert {stored.goal_template for stored in mem.trajectories.list()} == {trajectory.goal_template}  # one task
         lookup = mem.trajectories.search_replay(PLACE_GOAL.format(word="fig", place="5th"), origin=base)
     assert lookup.plan is None and 'the goal\'s "5th" names no place among the 3' in lookup.reason
+
+
+def test_a_link_the_goal_names_is_looked_for_behind_tabs_never_skipped() -> None:
+    """Two steps the goal names, the first a link behind a closed tab: replay opens the tab and clicks the
+    link, and does not jump to the second step as if the link were a detour."""
+    from datetime import UTC, datetime
+
+    from webmem import Trajectory
+    from webmem.agent.observation import Observation, parse_snapshot
+    from webmem.agent.policy import StepOutcome
+    from webmem.agent.replay import ReplayPolicy
+    from webmem.trajectories.plans import ReplayPlan
+
+    steps = [Step(action="click", target='link "ipsum"'), Step(action="click", target='button "Go"')]
+    trajectory = Trajectory(id="traj_1", goal='Click "ipsum" then "Go"', origin="http://127.0.0.1:9",
+                            domain="127.0.0.1:9", steps=steps, success=True, duration_ms=1, created_at=datetime.now(UTC))
+    plan = ReplayPlan(trajectory, steps, {}, None, goal_targets=frozenset({0, 1}))
+    replay = ReplayPolicy(plan, ScriptedPolicy(lambda turn: Action("finish")))
+    closed = '- tablist:\n  - tab "One" [selected] [ref=e1]\n  - tab "Two" [ref=e2]\n- button "Go" [ref=e3]'
+    opened = closed.replace(" [selected]", "").replace('"Two" [ref=e2]', '"Two" [selected] [ref=e2]') + \
+        '\n- link "ipsum" [ref=e4]'
+    history: list[StepOutcome] = []
+    done = []
+    for number, snapshot in enumerate([closed, opened, opened, opened], start=1):
+        page = Observation("http://127.0.0.1:9/", "Tabs", snapshot, *parse_snapshot(snapshot))
+        action = replay.decide(Turn(goal=trajectory.goal, observation=page, number=number, history=tuple(history)))
+        done.append(action.describe())
+        history.append(StepOutcome(action=action, ok=True, verified=None))
+    assert done[:3] == ['click tab "Two"', 'click link "ipsum"', 'click button "Go"']
+    assert [(s.step, s.status) for s in replay.steps] == [(1, "healed"), (2, "hit")]

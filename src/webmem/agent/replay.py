@@ -278,7 +278,8 @@ class ReplayPolicy:
         ahead = min((index for index in self.plan.goal_targets if index > self.position), default=None)
         if ahead is None or ahead in self.plan.unresolved or (
             self.plan.stop_step is not None and ahead + 1 >= self.plan.stop_step
-        ) or not all(_looks_around(step) for step in self.plan.steps[self.position:ahead]):
+        ) or not all(_looks_around(self.plan.steps[index]) and index not in self.plan.goal_targets
+                     for index in range(self.position, ahead)):
             return None
         return ahead
 
