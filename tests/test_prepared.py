@@ -238,7 +238,8 @@ def test_a_record_built_without_validation_is_the_one_model_construct_builds() -
     assert list(built.__dict__) == list(webmem.SelectorEntry.model_fields)  # in the fields' order, as validated
 
     step_names = [name for name in webmem.Step.model_fields if name != "label"]  # a field with a default left out
-    step_row = ["click", None, 'button "Buy"', "#buy", None, True, True, None, None, None, 12, 2, 3, None][:len(step_names)]
+    step_row = ["click", None, 'button "Buy"', "#buy", None, True, True, None, None, None, 12, 2, 3]
+    step_row += [None] * (len(step_names) - len(step_row))  # the optional fields after target_count
     step = stored_record(webmem.Step, step_names, step_row)
     assert step == webmem.Step.model_construct(**dict(zip(step_names, step_row))) and step.label is None
     assert step.model_fields_set == set(step_names) and list(step.__dict__) == list(webmem.Step.model_fields)
