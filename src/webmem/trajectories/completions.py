@@ -25,12 +25,12 @@ def completing_values(units: Sequence[GoalValue], steps: Sequence[Step]) -> dict
     quoted = [unit for unit in units if unit.quoted and len(unit.text.strip()) >= MIN_VALUE_CHARS]
     found: dict[int, tuple[GoalValue, GoalValue | None]] = {}
     typed: set[str] = set()
-    for index, step in enumerate(steps):
+    for index, step in enumerate(steps if quoted else ()):
         if step.action in ("fill", "type") and step.value:
             typed.add(key(step.value))
-        identity = parse_identity(step.target) if quoted else None
+        identity = parse_identity(step.target) if typed else None
         name = key(identity[1]) if identity is not None else ""
-        if any(re.search(rf"(?<!\w){re.escape(key(unit.text))}(?!\w)", name) for unit in units):
+        if not name or any(re.search(rf"(?<!\w){re.escape(key(unit.text))}(?!\w)", name) for unit in units):
             continue  # a name that holds a goal value as a word of its own is slotted as it stands
         starts = [unit for unit in quoted if key(unit.text) in typed and name.startswith(key(unit.text))
                   and len(name) > len(key(unit.text))]
