@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.models import Step
-from ..trajectories.completions import GAP, completions, started_by
+from ..trajectories.completions import GAP, completions, hover_before_pick, started_by
 from ..trajectories.evidence import TEXT_ROLE, key, parse_identity
 from ..trajectories.plans import ReplayPlan
 from .actions import REPLAYED, Action, Target, text_selector
@@ -66,9 +66,7 @@ class Suggestions:
         copy of its name, which a menu announces)."""
         if pattern in self._picks:
             return f"{self._picks[pattern]!r} is picked already"
-        following = self.plan.steps[number] if number < len(self.plan.steps) else None
-        if step.action == "hover" and following is not None and following.action == "click" \
-                and following.target == step.target:
+        if hover_before_pick(step, self.plan.steps[number] if number < len(self.plan.steps) else None):
             return "the click that follows picks it"
         return None
 

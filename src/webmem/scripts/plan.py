@@ -20,7 +20,7 @@ from ..core.errors import InvalidInput
 from ..core.models import Step, Trajectory
 from ..core.redaction import PLACEHOLDER
 from ..core.terms import NAME_SPELLINGS
-from ..trajectories.completions import GAP
+from ..trajectories.completions import GAP, hover_before_pick
 from ..trajectories.conversions import derive
 from ..trajectories.evidence import TEXT_ROLE, parse_identity
 from ..trajectories.lists import listed_steps
@@ -160,7 +160,8 @@ def plan_script(trajectory: Trajectory, *, start_url: str | None = None) -> Scri
     script_steps = [_script_step(number, step, steps[number:], by_slot, recorded,
                                  item_slot=listing.slot if loop and loop.start < number <= loop.end else None)
                     for number, step in enumerate(steps, start=1)
-                    if step.action not in _SKIPPED and not _hover_before_pick(step, steps[number:number + 1])]
+                    if step.action not in _SKIPPED
+                    and not hover_before_pick(step, steps[number] if number < len(steps) else None)]
     if loop is not None:
         numbers = [step.number for step in script_steps]
         loop = Loop(loop.param, sum(number <= loop.start for number in numbers),
@@ -271,12 +272,6 @@ def _parts(text: str, params: dict[int, str], recorded: dict[int, str], item_slo
         position = found.end()
     parts.append(("text", text[position:]))
     return [part for part in parts if part != ("text", "")]
-
-
-def _hover_before_pick(step: Step, following: list[Step]) -> bool:
-    """A hover over a suggestion the next step clicks: it adds nothing (replay skips it too)."""
-    return bool(step.completes) and step.action == "hover" and bool(following) and \
-        following[0].action == "click" and following[0].target == step.target
 
 
 def around_gap(parts: list[Part]) -> tuple[list[Part], list[Part]]:

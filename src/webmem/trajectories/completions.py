@@ -7,11 +7,10 @@ name picked after the run typed its start counts: a button "Looking" clicked for
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from ..core.models import Step
-from .evidence import GoalValue, key, parse_identity
+from .evidence import GoalValue, found_as_word, key, parse_identity
 
 #: Stands for the text between a completed name's values.
 GAP = "…"
@@ -30,14 +29,15 @@ def completing_values(units: Sequence[GoalValue], steps: Sequence[Step]) -> dict
             typed.add(key(step.value))
         identity = parse_identity(step.target) if typed else None
         name = key(identity[1]) if identity is not None else ""
-        if not name or any(re.search(rf"(?<!\w){re.escape(key(unit.text))}(?!\w)", name) for unit in units):
+        if not name or any(found_as_word(key(unit.text), name) for unit in units):
             continue  # a name that holds a goal value as a word of its own is slotted as it stands
         starts = [unit for unit in quoted if key(unit.text) in typed and name.startswith(key(unit.text))
                   and len(name) > len(key(unit.text))]
         if not starts:
             continue
         start = max(starts, key=lambda unit: len(unit.text))
-        ends = [unit for unit in quoted if unit != start and name.endswith(key(unit.text)) and len(name) > len(unit.text)]
+        ends = [unit for unit in quoted if unit != start and name.endswith(key(unit.text))
+                and len(name) > len(key(unit.text))]
         found[index] = (start, max(ends, key=lambda unit: len(unit.text)) if ends else None)
     return found
 
@@ -68,6 +68,13 @@ def completes(pattern: str, name: str) -> bool:
 def completions(pattern: str, names: Sequence[str]) -> list[str]:
     """The distinct names that complete ``pattern``, in order."""
     return list(dict.fromkeys(name for name in names if completes(pattern, name)))
+
+
+def hover_before_pick(step: Step, following: Step | None) -> bool:
+    """Whether ``step`` hovers over the suggestion that ``following`` clicks: the hover adds nothing but a
+    second copy of the name (which a menu announces), so replay and scripts leave it out."""
+    return bool(step.completes) and step.action == "hover" and following is not None \
+        and following.action == "click" and following.target == step.target
 
 
 def started_by(pattern: str) -> str:

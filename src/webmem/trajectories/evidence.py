@@ -62,6 +62,11 @@ def key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def found_as_word(value: str, text: str | None) -> bool:
+    """Whether ``value`` is in ``text`` as words of its own ("Look" is in "Look here", not in "Looking")."""
+    return bool(text) and value in text and re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
+
+
 #: The role of a target that is a text the page shows (a clickable span, a cell) rather than an element
 #: with a role of its own: ``text "Next"`` is found by that exact visible text.
 TEXT_ROLE = "text"

@@ -30,7 +30,7 @@ from .conversions import (
     read_date,
     reproducing,
 )
-from .evidence import WORD, GoalValue, key, parse_identity, used_spans
+from .evidence import WORD, GoalValue, found_as_word, key, parse_identity, used_spans
 from .places import place_spans
 
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|(?<![\w])\'([^\'\n]{1,200})\'(?![\w])')
@@ -411,8 +411,8 @@ def _borne_out(span: GoalValue, values: list[GoalValue], steps: Sequence[Step], 
         if not _inside(part, span):
             continue
         if number in referenced or any(
-            _found(part.text, step.target) or (
-                index not in converted and _found(part.text, step.value) and not _found(span.text, step.value))
+            found_as_word(part.text, step.target) or (
+                index not in converted and found_as_word(part.text, step.value) and not found_as_word(span.text, step.value))
             for index, step in enumerate(steps)
         ):
             return False
@@ -453,11 +453,7 @@ def _literal(text: str) -> str:
 
 
 def _occurs(value: str, step: Step) -> bool:
-    return _found(value, step.value) or _found(value, step.target)
-
-
-def _found(value: str, text: str | None) -> bool:
-    return bool(text) and value in text and re.search(rf"(?<![\w]){re.escape(value)}(?![\w])", text) is not None
+    return found_as_word(value, step.value) or found_as_word(value, step.target)
 
 
 def _slotted_step(step: Step, slots: dict[str, int], numbered: dict[int, str]) -> Step:
