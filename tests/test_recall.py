@@ -201,6 +201,18 @@ def test_the_closest_goals_found_through_the_index_are_those_a_full_scan_finds(m
             assert (pruned.best and pruned.best.id) == (full.best and full.best.id), goal
 
 
+def test_a_goal_saved_after_a_match_is_found_by_the_next_match_in_the_same_process(mem: webmem.Memory) -> None:
+    """The index held in memory grows with each save: a match that found nothing on the new goal's words
+    (and holds what it read of them) finds the goal saved after it, with limit and without."""
+    save(mem, "Search for smart watch reviews")
+    for limit in (1, None):
+        assert mem.trajectories.match("export quarterly invoices", origin=ORIGIN, now=NOW, limit=limit).best is None
+    saved = save(mem, "Export the quarterly invoices")
+    for limit in (1, None):
+        found = mem.trajectories.match("export quarterly invoices", origin=ORIGIN, now=NOW, limit=limit).best
+        assert found is not None and found.id == saved.id
+
+
 def _repeated_task(rng: random.Random) -> tuple[str, list[webmem.Step]]:
     """A goal of one of three tasks an agent does again and again, with values that recur, and its steps."""
     name, city, number = rng.choice(["Ann", "Bob", "Cyd", "Dee"]), rng.choice(["Paris", "Rome", "Oslo"]), rng.randrange(40)

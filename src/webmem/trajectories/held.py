@@ -181,6 +181,8 @@ class OriginGoals:
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
+    _form_weights: dict[int, float] = field(default_factory=dict)  # the weight of each form's tokens, by number
+    _masks: dict[str, int] = field(default_factory=dict)  # ``postings`` as bit masks of form numbers, once asked for
     _vectors: Any = None
     _ids: set[str] | None = None
     _shapes: set[str] | None = None
@@ -246,6 +248,7 @@ class OriginGoals:
             self._weights.clear()
             self._sums.clear()
             self._value_sums.clear()
+            self._form_weights.clear()
         self._vectors = None
 
     @property
@@ -280,6 +283,8 @@ class OriginGoals:
             self.forms.append(key)
             for token in tokens:
                 self.postings.setdefault(token, []).append(number)
+                if token in self._masks:
+                    self._masks[token] |= 1 << number
         return number
 
     @property
@@ -301,6 +306,17 @@ class OriginGoals:
             for term in terms:
                 self.fixed.setdefault(term, []).append(number)
         return number
+
+    def posting_mask(self, token: str) -> int:
+        """The forms that have ``token``, as a bit mask (bit ``n`` for form ``n``)."""
+        mask = self._masks.get(token)
+        if mask is None:
+            numbers = self.postings.get(token, ())
+            bits = bytearray(max(numbers) // 8 + 1 if numbers else 0)
+            for number in numbers:
+                bits[number >> 3] |= 1 << (number & 7)
+            mask = self._masks[token] = int.from_bytes(bits, "little")
+        return mask
 
     def fitting_templates(self, query: Signature) -> list[int]:
         """The numbers of the templates the goal ``query`` may fit: it names every word of the template's
@@ -355,6 +371,14 @@ class OriginGoals:
         known = self._sums.get(tokens)
         if known is None:
             known = self._sums[tokens] = sum(map(self.weight, tokens))
+        return known
+
+    def form_weight(self, number: int) -> float:
+        """The weight of the tokens of form ``number`` (``weigh`` of any of its goals' tokens), remembered."""
+        known = self._form_weights.get(number)
+        if known is None:
+            key = self.forms[number]
+            known = self._form_weights[number] = self.weigh(frozenset(key.split(_SHAPE_SEPARATOR) if key else ()))
         return known
 
     def weigh_values(self, values: frozenset[str]) -> float:

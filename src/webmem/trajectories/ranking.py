@@ -9,7 +9,9 @@ new goal's, that shares some words and agrees on contrasts, reaches the threshol
 
 from __future__ import annotations
 
+import functools
 import heapq
+import itertools
 import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -64,7 +66,7 @@ def rank(
     if limit is None:
         return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
     ranking = _Ranking(held, query, query_goal, competing, limit)
-    weighted = sorted(((weight, held.postings.get(token, ())) for token, weight in ranking.weights.items()),
+    weighted = sorted(((weight, held.posting_mask(token)) for token, weight in ranking.weights.items()),
                       key=lambda pair: pair[0], reverse=True)
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
     for number in held.fitting_templates(query):
@@ -76,38 +78,31 @@ def rank(
         tail -= 1
         kept -= weighted[tail][0]
     remaining = ranking.total - kept
-    shared: dict[int, float] = {}  # from a form to the weight of the new goal's tokens it shares
-
-    def read(tokens: list[tuple[float, Any]]) -> None:
-        tokens = sorted(tokens, key=lambda pair: len(pair[1]), reverse=True)
-        if tokens and not shared:  # the longest list at C speed
-            shared.update(dict.fromkeys(tokens[0][1], tokens[0][0]))
-            tokens = tokens[1:]
-        for weight, forms in tokens:
-            for form in forms:
-                shared[form] = shared.get(form, 0.0) + weight
-
-    read(weighted[:tail])
+    groups = _grouped([], weighted[:tail])  # the forms by the weight of the new goal's tokens they share
     if not ranking.full:  # the closest by the tokens read set the bar
-        for form in heapq.nlargest(limit, shared, key=shared.__getitem__):
+        for form in itertools.islice(_forms_of(groups), limit):
             ranking.form(form)
     if not ranking.beaten(remaining, False):
-        read(weighted[tail:])
+        groups = _grouped(groups, weighted[tail:])
         remaining = 0.0
-    # forms with a goal that shares a value may be lifted; once the bar is set, only forms that share
-    # enough tokens can reach it, and only they are asked whether they do
-    least = _least_shared(ranking.top[0], ranking.total, True) - remaining if ranking.full else float("-inf")
-    valued_forms = ranking.valued_forms()
-    pool = [form for form, weight in shared.items() if weight >= least] if least > 0.0 else \
-        shared.keys() | valued_forms
-    valued = {form for form in pool if form in valued_forms} if valued_forms else set()
-    for lifted, forms in ((True, valued), (False, [form for form in pool if form not in valued])):
-        least = _least_shared(ranking.top[0], ranking.total, lifted) - remaining if ranking.full else float("-inf")
-        contenders = [form for form in forms if shared.get(form, 0.0) >= least]
-        for form in sorted(contenders, key=lambda f: shared.get(f, 0.0), reverse=True):
-            if ranking.beaten(shared.get(form, 0.0) + remaining, lifted):
+    # forms with a goal that shares a value may be lifted (those that share no token too); forms are read in
+    # the order of what they share until none can reach the bar, each only if its own weight lets it
+    valued = ranking.valued_mask()
+    if valued:
+        unshared = valued & ~functools.reduce(operator.or_, (mask for _, mask in groups), 0)
+        if unshared:
+            groups.append((0.0, unshared))
+    for lifted, select in ((True, valued), (False, ~valued)):
+        for weight, mask in groups:
+            forms = mask & select
+            if not forms:
+                continue
+            common = weight + remaining
+            if ranking.beaten(common, lifted):
                 break
-            ranking.form(form)
+            for form in _bits(forms):
+                if not ranking.beaten(common, lifted, held.form_weight(form)):
+                    ranking.form(form)
     return _sorted(ranking.results)
 
 
@@ -134,10 +129,11 @@ class _Ranking:
         self._everywhere = frozenset(everywhere)
         self._named: dict[str, set[int]] = {}  # the goals that name each value, as a set, made when first needed
 
-    def valued_forms(self) -> set[int]:
-        """Every form with a goal that shares a value with the new goal (a pass over those goals)."""
+    def valued_mask(self) -> int:
+        """The forms with a goal that shares a value with the new goal, as a bit mask (a pass over those goals)."""
         form_of = self.held.form_of
-        return {form_of[position] for _, positions in self._sharing for position in positions}
+        return functools.reduce(operator.or_, {1 << form_of[position] for _, positions in self._sharing
+                                               for position in positions}, 0)
 
     @property
     def full(self) -> bool:
@@ -154,12 +150,14 @@ class _Ranking:
                 heapq.heapreplace(self.top, item.similarity)
         return item
 
-    def beaten(self, common: float, lifted: bool) -> bool:
+    def beaten(self, common: float, lifted: bool, own: float | None = None) -> bool:
         """Whether a goal sharing the weight ``common`` of the new goal's tokens can no longer reach the
-        ``limit`` closest (with a margin for sums added in another order)."""
+        ``limit`` closest (with a margin for sums added in another order); ``own``: the weight of the goal's
+        own tokens when known (its Dice is then exact), else as small as it can be (``common``)."""
         if not self.full:
             return False
-        dice = 2 * common / (self.total + common) if common else 0.0
+        own = common if own is None else own
+        dice = 2 * min(common, own) / (self.total + own) if common else 0.0
         return (dice + VALUE_WEIGHT * (1 - dice) if lifted else dice) < self.top[0] - TIE_MARGIN
 
     def template(self, number: int) -> None:
@@ -248,13 +246,39 @@ class _Ranking:
         return self.held.weigh_values(common) / (self.held.weigh_values(self.query.values) or 1.0)
 
 
-def _least_shared(bar: float, total: float, lifted: bool) -> float:
-    """Just under the least shared weight whose bound can reach ``bar`` (the bound solved for the weight):
-    goals that share less need not even be sorted."""
-    if lifted:
-        bar = (bar - VALUE_WEIGHT) / (1 - VALUE_WEIGHT)
-    bar -= TIE_MARGIN
-    return bar * total / (2 - bar) - TIE_MARGIN * (total + 1) if bar > 0 else float("-inf")
+def _grouped(groups: list[tuple[float, int]], tokens: list[tuple[float, int]]) -> list[tuple[float, int]]:
+    """``groups`` (forms as bit masks, by the weight of the tokens read they share) split further by ``tokens``
+    (a weight and the mask of the forms that have the token), heaviest first."""
+    for weight, having in tokens:
+        split: list[tuple[float, int]] = []
+        alone = having
+        for shared, mask in groups:
+            inside = mask & having
+            if inside:
+                split.append((shared + weight, inside))
+                alone &= ~inside
+                if inside != mask:
+                    split.append((shared, mask ^ inside))
+            else:
+                split.append((shared, mask))
+        if alone:
+            split.append((weight, alone))
+        groups = split
+    groups.sort(key=lambda group: group[0], reverse=True)
+    return groups
+
+
+def _forms_of(groups: list[tuple[float, int]]) -> Iterator[int]:
+    for _, mask in groups:
+        yield from _bits(mask)
+
+
+def _bits(mask: int) -> Iterator[int]:
+    """The numbers of the bits set in ``mask``, lowest first."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 def _scored(
