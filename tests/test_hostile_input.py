@@ -109,6 +109,10 @@ def test_a_nul_character_is_refused_never_dropped(mem: webmem.Memory) -> None:
     assert mem.runs.steps(run.id) == []
     with pytest.raises(InvalidInput, match="NUL character"):
         mem.start_run(goal="Buy\x00 now", start_url=SHOP)
+    mem.trajectories.save(goal="Buy now", start_url=SHOP, steps=[webmem.Step(action="click", target='button "Buy"')])
+    for goal in ("Buy\x00 now", "Buy \ud800now"):  # a goal no memory can hold is named, never a traceback
+        with pytest.raises(InvalidInput, match=r"goal: a text (holds a NUL character|is not valid Unicode)"):
+            mem.trajectories.match(goal, origin=SHOP, limit=1)
 
 
 def test_a_nul_character_deep_in_an_import_is_reported_at_its_field(mem: webmem.Memory, tmp_path: Path) -> None:

@@ -44,3 +44,11 @@ def storable(text: str) -> str:
         except UnicodeEncodeError as exc:
             raise InvalidInput(f"a text is not valid Unicode ({exc.reason} at position {exc.start})") from None
     return text
+
+
+def storable_field(text: str, *, field: str) -> str:
+    """``storable(text)``, its error naming ``field``."""
+    try:
+        return storable(text)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{field}: {exc}") from None

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import functools
-import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,16 +14,15 @@ from ..core.clock import as_utc, new_id, utcnow
 from ..core.embeddings import Embedder
 from ..core.errors import InvalidInput, TrajectoryNotFound
 from ..core.models import (
-    MatchCandidate,
     MatchReport,
     ReplayReport,
     Step,
     Trajectory,
-    TrajectorySummary,
     positive_int,
     validated,
 )
 from ..core.records import stored_record
+from ..core.text import storable_field
 from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
 from ..store.prepared import Prepared, Read
@@ -35,14 +32,14 @@ from ..store.statements import new_keys, plain_select
 from .held import OriginGoals, StoredGoal
 from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, saved_goal, store_vectors
 from .plans import record_outcome, replayable, shape_of
-from .ranking import Scored, rank, rescue
-from .recall import Signature, signature
+from .ranking import rank, rescue
+from .recall import signature
 from .reference import format_reference as reference_text
 from .replay_search import ReplaySearch
 from .slots import GOAL_VALUE, bind, bound_spans, parameterise, same_wording
+from .verdicts import Judge, candidate, verdict
+from .verdicts import report as match_report
 
-RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
-SPEED_SCALE_MS = 60_000.0
 DECODED_WINNERS = 256  # trajectories kept decoded after they won a match (they never change)
 _TRAJECTORY_FIELDS = (
     "trajectory_id", "run_id", "goal", "origin", "domain", "success", "duration_ms", "model", "created_at",
@@ -54,19 +51,6 @@ _TRAJECTORY_EXISTS = Prepared(select(trajectories.c.trajectory_id).where(
     trajectories.c.namespace == bindparam("namespace"), trajectories.c.trajectory_id == bindparam("trajectory_id")
 ))
 _INSERT_TRAJECTORY = Prepared(trajectories.insert())  # every column, each a parameter of its own name
-
-
-@dataclass(frozen=True)
-class _Judged:
-    item: Scored
-    score: float
-    recency: float
-    speed: float
-    reason: str
-
-    @property
-    def eligible(self) -> bool:
-        return self.reason == "eligible"
 
 
 class TrajectoryStore(ReplaySearch):
@@ -301,6 +285,7 @@ class TrajectoryStore(ReplaySearch):
         """
         if not isinstance(goal, str) or not goal.strip():
             raise InvalidInput("goal: expected a non-empty string")
+        storable_field(goal, field="goal")  # nothing stored holds what cannot be stored
         if limit is not None:
             limit = positive_int(limit, field="limit")
         origin_key = origin_of(origin, field="origin")
@@ -309,6 +294,7 @@ class TrajectoryStore(ReplaySearch):
         cutoff = moment - timedelta(days=self.ttl_days)
         query = signature(goal)
         threshold = self.similarity_threshold
+        judge = Judge(moment, cutoff, self.ttl_days, threshold, scoring, exclude_run_id)
 
         def competing(stored: StoredGoal) -> bool:
             return stored.created_at >= cutoff and (exclude_run_id is None or stored.run_id != exclude_run_id)
@@ -321,24 +307,16 @@ class TrajectoryStore(ReplaySearch):
                 item.similarity >= threshold and competing(item.goal) for item in ranked
             ):
                 ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
-            judged = [self._judge(item, moment, cutoff, scoring, exclude_run_id) for item in ranked]
+            judged = [judge(item) for item in ranked]
             judged.sort(key=lambda j: (j.eligible, j.score, j.item.agree, j.item.goal.created_at), reverse=True)
             listed = judged if limit is None else judged[:limit]
-            candidates = [self._candidate(j, origin_key, query, goal) for j in listed]
+            candidates = [candidate(j, origin_key, query, goal) for j in listed]
             winner = candidates[0] if candidates and candidates[0].eligible else None
             best = self._load(conn, winner.trajectory.id) if winner else None
             closest = max(judged, key=lambda j: j.item.similarity) if judged else None
-        report = MatchReport(
-            goal=goal,
-            origin=origin_key,
-            threshold=threshold,
-            trace_scoring=scoring,
-            candidates=candidates,
-            scored=len(held.goals),
-            best=best,
-            reason=_verdict(winner, (closest, closest.item.why(query, goal)) if closest and winner is None else None,
-                            sum(1 for j in judged if j.eligible), threshold, len(held.goals)),
-        )
+        reason = verdict(winner, (closest, closest.item.why(query, goal)) if closest and winner is None else None,
+                         sum(1 for j in judged if j.eligible), threshold, len(held.goals))
+        report = match_report(goal, origin_key, threshold, scoring, candidates, len(held.goals), best, reason)
         if winner is not None:
             self._scope.emit(
                 "trajectory_matched", run_id=run_id, trajectory_id=winner.trajectory.id, goal=goal,
@@ -408,40 +386,6 @@ class TrajectoryStore(ReplaySearch):
             self._decoded.pop(trajectory_id, None)
         return int(deleted)
 
-    def _judge(
-        self, item: Scored, now: datetime, cutoff: datetime, scoring: bool, exclude_run_id: str | None
-    ) -> _Judged:
-        stored = item.goal
-        age_days = max(0.0, (now - stored.created_at).total_seconds() / 86_400)
-        recency = math.exp(-age_days / RECENCY_HALF_LIFE_DAYS)
-        speed = 1.0 / (1.0 + stored.duration_ms / SPEED_SCALE_MS)
-        verification = stored.verification_rate
-        score = (0.6 * item.similarity + 0.2 * recency + 0.1 * speed + 0.1 * verification) if scoring \
-            else item.similarity
-        if exclude_run_id is not None and stored.run_id == exclude_run_id:
-            reason = "this run's own trajectory"
-        elif stored.created_at < cutoff:
-            reason = f"expired: {age_days:.1f} days old, TTL is {self.ttl_days:g} days"
-        elif item.similarity < self.similarity_threshold:
-            reason = f"similarity {item.similarity:.2f} is below the threshold {self.similarity_threshold:.2f}"
-        else:
-            reason = "eligible"
-        return _Judged(item, score, recency, speed, reason)
-
-    @staticmethod
-    def _candidate(judged: _Judged, origin: str, query: Signature, goal: str) -> MatchCandidate:
-        item, stored = judged.item, judged.item.goal
-        summary = TrajectorySummary.model_construct(
-            id=stored.id, goal=stored.goal, origin=origin, created_at=stored.created_at,
-            duration_ms=stored.duration_ms, run_id=stored.run_id, step_count=stored.step_count,
-            verification_rate=stored.verification_rate, goal_template=stored.signature.template,
-        )
-        return MatchCandidate.model_construct(
-            trajectory=summary, similarity=item.similarity, score=judged.score, recency=judged.recency,
-            speed=judged.speed, verification_rate=stored.verification_rate, eligible=judged.eligible,
-            reason=judged.reason, why=item.why(query, goal), semantic=item.semantic,
-        )
-
     def list(self, *, domain: str | None = None, limit: int | None = None) -> list[Trajectory]:  # noqa: A003
         """Stored trajectories, newest first, optionally only those of one domain."""
         query = select(*_TRAJECTORY_COLUMNS).where(trajectories.c.namespace == self._ns)
@@ -484,16 +428,3 @@ def _redacted_step(step: Step, scope: Scope) -> Step:
     if value != step.value:
         changes["value"] = value
     return step.model_copy(update=changes) if changes else step
-
-
-def _verdict(
-    best: MatchCandidate | None, closest: tuple[_Judged, str] | None, eligible: int, threshold: float, scored: int,
-) -> str:
-    if best is not None:
-        how = "highest score" if eligible > 1 else "only eligible candidate"
-        return (f"{best.trajectory.id} won: similarity {best.similarity:.2f} >= {threshold:.2f} ({best.why}), "
-                f"{how} ({best.score:.3f})")
-    if closest is None:
-        return "no successful trajectory on this origin"
-    judged, why = closest
-    return f"no eligible candidate among {scored}; closest: {judged.item.goal.id} ({judged.reason}; {why})"
