@@ -109,6 +109,32 @@ def test_processes_sharing_the_log_rotate_without_losing_a_line(memory_dir: Path
     assert len(steps) == 180 and len({(event["run_id"], event["seq"]) for event in steps}) == 180
 
 
+def test_a_memory_writes_to_the_log_at_its_path_after_another_moved_or_removed_it(memory_dir: Path) -> None:
+    """The log stays open between events; once the file at its path is another (rotated by another process)
+    or gone (removed by hand), the next event goes to the file at the path, never to the moved one."""
+    log = memory_dir / EVENTS_FILE
+    with webmem.Memory.open(memory_dir) as mem:
+        run = mem.start_run(goal="Find a pie", start_url=SITE)
+        os.replace(log, memory_dir / (EVENTS_FILE + ".1"))  # as a rotation by another process does
+        run.record_step(action="click", target='link "Pie 1"', url=SITE)
+        assert [json.loads(line)["event"] for line in log.read_text().splitlines()] == ["step_recorded"]
+        log.unlink()
+        run.record_step(action="click", target='link "Pie 2"', url=SITE)
+        assert [json.loads(line)["seq"] for line in log.read_text().splitlines()] == [2]
+    moved = [json.loads(line)["event"] for line in (memory_dir / (EVENTS_FILE + ".1")).read_text().splitlines()]
+    assert "step_recorded" not in moved
+
+
+def test_closing_a_memory_closes_its_log(memory_dir: Path) -> None:
+    def open_files() -> set[str]:
+        return {os.readlink(entry) for entry in Path("/proc/self/fd").iterdir() if entry.is_symlink()}
+
+    with webmem.Memory.open(memory_dir) as mem:
+        mem.start_run(goal="Find a pie", start_url=SITE)
+        assert str(memory_dir / EVENTS_FILE) in open_files()
+    assert str(memory_dir / EVENTS_FILE) not in open_files()
+
+
 def test_webmem_events_shows_the_end_of_the_log_and_filters(memory_dir: Path) -> None:
     run_id = record(memory_dir, 6)
     runner = CliRunner()

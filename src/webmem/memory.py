@@ -438,9 +438,11 @@ class Memory(metaclass=_OpenedOnly):
             return migration_states(conn)
 
     def close(self) -> None:
-        """Close the database connections; the memory can no longer be used (closing twice is fine)."""
+        """Close the database connections and the event log; the memory can no longer be used (closing twice
+        is fine)."""
         if self._store is not None:
             self._store.close()
+        self.events.close()
 
     def __enter__(self) -> Memory:
         return self

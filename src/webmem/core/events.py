@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,9 @@ class EventLog:
         self._callback = callback
         self._lock = threading.Lock()
         self._max_bytes, self._keep = max_bytes(), kept_files()  # read once: the environment is read per memory
+        self._fd: int | None = None
+        self._identity: tuple[int, int] | None = None
+        self._closer: weakref.finalize | None = None
 
     def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> dict[str, Any]:
         return self.emit_all([(kind, run_id, fields)])[0]
@@ -90,14 +94,36 @@ class EventLog:
     def _append(self, lines: str) -> None:
         data = lines.encode("utf-8")
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, data)
-                size = os.fstat(fd).st_size
-            finally:
-                os.close(fd)
+            fd = self._log()
+            os.write(fd, data)
+            size = os.fstat(fd).st_size
             if self._max_bytes and size > self._max_bytes and self.path is not None:
                 rotate(self.path, keep=self._keep, limit=self._max_bytes)
+                self.close()
+
+    def _log(self) -> int:
+        """The log file's descriptor, kept open between events; opened again once the file at the path is
+        another (a process rotated the log) or is gone (removed by hand)."""
+        assert self.path is not None
+        try:
+            found = os.stat(self.path)
+            current = (found.st_dev, found.st_ino)
+        except FileNotFoundError:
+            current = None
+        if self._fd is not None and current != self._identity:
+            self.close()
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            found = os.fstat(self._fd)
+            self._identity = (found.st_dev, found.st_ino)
+            self._closer = weakref.finalize(self, os.close, self._fd)  # a log never closed is closed when let go
+        return self._fd
+
+    def close(self) -> None:
+        """Close the log file (the next event opens it again)."""
+        if self._closer is not None:
+            self._closer()
+        self._fd, self._identity, self._closer = None, None, None
 
 
 def max_bytes() -> int:

@@ -36,6 +36,7 @@ _CONTRAST_PHRASES = {
     "most recent": "newest", "most recently": "newest", "least recent": "oldest",
     "most popular": "popular", "least popular": "unpopular",
 }
+_PHRASE_STARTS = frozenset(phrase.split()[0] for phrase in _CONTRAST_PHRASES)
 _CONTRAST_WORDS = {
     "cheapest": "cheapest", "priciest": "priciest", "newest": "newest", "latest": "newest",
     "oldest": "oldest", "earliest": "oldest", "highest": "highest", "lowest": "lowest",
@@ -93,18 +94,17 @@ def content_terms(text: str) -> tuple[list[str], set[str], set[str]]:
     terms: list[str] = []
     contrasts: set[str] = set()
     positions: set[str] = set()
-    index = 0
-    while index < len(found):
-        pair = " ".join(found[index:index + 2])
-        if pair in _CONTRAST_PHRASES:
-            contrasts.add(_CONTRAST_PHRASES[pair])
-            index += 2
-            continue
+    index, count = 0, len(found)
+    while index < count:
         word = found[index]
         index += 1
+        if word in _PHRASE_STARTS and index < count and (pair := f"{word} {found[index]}") in _CONTRAST_PHRASES:
+            contrasts.add(_CONTRAST_PHRASES[pair])
+            index += 1
+            continue
         if word in _CONTRAST_WORDS:
             contrasts.add(_CONTRAST_WORDS[word])
-        elif word in POSITIONS or _ORDINAL.match(word):
+        elif word in POSITIONS or (word[0].isdigit() and _ORDINAL.match(word)):
             positions.add(word)
         elif word not in STOP_WORDS and not word.isdigit():
             terms.append(stem(word))

@@ -321,6 +321,8 @@ class OriginGoals:
     def fitting_templates(self, query: Signature) -> list[int]:
         """The numbers of the templates the goal ``query`` may fit: it names every word of the template's
         fixed text (``Signature.may_fit``), found through the words it names."""
+        if not self.fixed:  # no template with fixed words: the words of the query need not be found
+            return list(self.unfixed)
         hits: dict[int, int] = {}
         for term in query.fit_terms():
             for number in self.fixed.get(term, ()):
