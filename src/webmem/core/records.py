@@ -17,18 +17,23 @@ def stored_record(record_type: type[ModelT], names: Sequence[str], row: Sequence
     When ``names`` are the record's fields (or all but some with a plain default), it is made as
     ``model_construct`` would make it, without its per-field search for aliases and defaults (most of
     the cost of the few dozen records a context reads)."""
-    key = (record_type, tuple(names))
+    return stored_mapping(record_type, dict(zip(names, row)))
+
+
+def stored_mapping(record_type: type[ModelT], given: dict[str, Any]) -> ModelT:
+    """:func:`stored_record` from the values by name (a JSON object read back); ``given`` becomes the
+    record's own: the caller lets go of it."""
+    names = tuple(given)
+    key = (record_type, names)
     plan = _DIRECT.get(key, False)
     if plan is False:
-        plan = _DIRECT[key] = _direct_plan(record_type, key[1])
+        plan = _DIRECT[key] = _direct_plan(record_type, names)
     if plan is None:
-        return record_type.model_construct(**dict(zip(names, row)))
-    given = dict(zip(key[1], row))
-    fields, defaults = plan
-    values = given if fields == key[1] else {name: given.get(name, defaults.get(name)) for name in fields}
+        return record_type.model_construct(**given)
+    fields, every = plan
     record = record_type.__new__(record_type)
-    object.__setattr__(record, "__dict__", values)
-    object.__setattr__(record, "__pydantic_fields_set__", set(given))
+    object.__setattr__(record, "__dict__", given if fields == names else every | given)
+    object.__setattr__(record, "__pydantic_fields_set__", set(names))
     object.__setattr__(record, "__pydantic_extra__", None)
     object.__setattr__(record, "__pydantic_private__", None)
     return record
@@ -38,9 +43,10 @@ _DIRECT: dict[tuple[type[BaseModel], tuple[str, ...]], tuple[tuple[str, ...], di
 
 
 def _direct_plan(record_type: type[BaseModel], names: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, Any]] | None:
-    """The record's fields in order and the defaults of those ``names`` lacks, when ``model_construct`` from
-    ``names`` would only set them: every name a field, every other field with a plain (immutable) default,
-    no aliases, extra fields, private attributes or post-init to look after."""
+    """The record's fields in order, and each field with the default of those ``names`` lacks (in the fields'
+    order, for the values given to be put over), when ``model_construct`` from ``names`` would only set them:
+    every name a field, every other field with a plain (immutable) default, no aliases, extra fields,
+    private attributes or post-init to look after."""
     fields = record_type.model_fields
     missing = [name for name in fields if name not in names]
     if set(names) - set(fields) or record_type.__pydantic_root_model__ or record_type.__pydantic_post_init__ \
@@ -51,4 +57,4 @@ def _direct_plan(record_type: type[BaseModel], names: tuple[str, ...]) -> tuple[
     if any(fields[name].default_factory is not None or not isinstance(defaults[name], str | int | float | bool | None)
            or fields[name].is_required() for name in missing):
         return None
-    return tuple(fields), defaults
+    return tuple(fields), {name: defaults.get(name) for name in fields}

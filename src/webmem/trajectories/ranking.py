@@ -80,7 +80,7 @@ def rank(
     remaining = ranking.total - kept
     groups = _grouped([], weighted[:tail])  # the forms by the weight of the new goal's tokens they share
     if not ranking.full:  # the closest by the tokens read set the bar
-        for form in itertools.islice(_forms_of(groups), limit):
+        for form in itertools.islice((form for _, mask in groups for form in _bits(mask)), limit):
             ranking.form(form)
     if not ranking.beaten(remaining, False):
         groups = _grouped(groups, weighted[tail:])
@@ -92,7 +92,7 @@ def rank(
         unshared = valued & ~functools.reduce(operator.or_, (mask for _, mask in groups), 0)
         if unshared:
             groups.append((0.0, unshared))
-    for lifted, select in ((True, valued), (False, ~valued)):
+    for lifted, select in ((True, valued), (False, ~valued)) if valued else ((False, -1),):
         for weight, mask in groups:
             forms = mask & select
             if not forms:
@@ -100,7 +100,10 @@ def rank(
             common = weight + remaining
             if ranking.beaten(common, lifted):
                 break
-            for form in _bits(forms):
+            while forms:
+                low = forms & -forms
+                forms ^= low
+                form = low.bit_length() - 1
                 if not ranking.beaten(common, lifted, held.form_weight(form)):
                     ranking.form(form)
     return _sorted(ranking.results)
@@ -266,11 +269,6 @@ def _grouped(groups: list[tuple[float, int]], tokens: list[tuple[float, int]]) -
         groups = split
     groups.sort(key=lambda group: group[0], reverse=True)
     return groups
-
-
-def _forms_of(groups: list[tuple[float, int]]) -> Iterator[int]:
-    for _, mask in groups:
-        yield from _bits(mask)
 
 
 def _bits(mask: int) -> Iterator[int]:

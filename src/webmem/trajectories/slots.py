@@ -80,6 +80,8 @@ def _goal_values(goal: str) -> tuple[GoalValue, ...]:
         if taken and any(start <= begins < end for start, end in taken):
             continue
         word = match.group()
+        if word.isalpha() and word.islower():  # most words: no digit, no capital
+            continue
         if any(map(str.isdigit, word)) or (begins > opening and any(map(str.isupper, word))):
             signed = word[0].isdigit() and begins > 0 and _MINUS.match(goal, begins - 1) is not None  # "-10"
             values.append(GoalValue(goal[begins - signed:match.end()], begins - signed, match.end(), False))

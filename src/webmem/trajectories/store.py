@@ -21,7 +21,7 @@ from ..core.models import (
     positive_int,
     validated,
 )
-from ..core.records import stored_record
+from ..core.records import stored_mapping
 from ..core.text import storable_field
 from ..core.urls import check_domain, domain_of, origin_of
 from ..store.engine import retried
@@ -241,10 +241,10 @@ class TrajectoryStore(ReplaySearch):
         if cached and trajectory_id in self._decoded:
             self._decoded.move_to_end(trajectory_id)
             return self._decoded[trajectory_id]
-        found = _BY_ID.named_rows(conn, {"ns": self._ns, "id": trajectory_id})
+        found = _BY_ID.rows(conn, {"ns": self._ns, "id": trajectory_id})
         if not found:
             return None
-        trajectory = _trajectory(found[0]._asdict())
+        trajectory = _trajectory(dict(zip(_TRAJECTORY_FIELDS, found[0])))
         self._decoded[trajectory_id] = trajectory
         if len(self._decoded) > DECODED_WINNERS:
             self._decoded.popitem(last=False)
@@ -404,11 +404,11 @@ def _trajectory(data: dict[str, Any]) -> Trajectory:
     data["steps"] = [_step(step) for step in data["steps"]]
     if data.get("replay_steps") is not None:
         data["replay_steps"] = [_step(step) for step in data["replay_steps"]]
-    return stored_record(Trajectory, tuple(data), tuple(data.values()))
+    return stored_mapping(Trajectory, data)
 
 
 def _step(data: dict[str, Any]) -> Step:
-    return stored_record(Step, tuple(data), tuple(data.values()))
+    return stored_mapping(Step, data)
 
 
 def _same_path(one: Sequence[Step], other: Sequence[Step]) -> bool:
