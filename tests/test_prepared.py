@@ -4,8 +4,10 @@ transaction; on both backends."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pg_cluster
@@ -19,6 +21,7 @@ from webmem.store import engine, pool_checks
 from webmem.store.prepared import Prepared, _text_compiled, reading_ahead
 from webmem.store.schema import runs, selectors
 from webmem.store.statements import plain_select
+from webmem.store.types import json_loads
 
 SITE = "https://shop.example/"
 SELECTOR_KEY = (selectors.c.namespace == bindparam("namespace"), selectors.c.domain == bindparam("domain"),
@@ -79,6 +82,35 @@ def test_json_booleans_and_timestamps_come_back_typed(mem: webmem.Memory) -> Non
         success, paths, replay, started = READ_RUN.first(conn, {"ns": mem.namespace, "run_id": run.id})
     assert success is True and paths == ["out/a.png"] and replay is None
     assert started == mem.runs.get(run.id).started_at and started.tzinfo is not None
+
+
+@pytest.mark.parametrize("text", ['{"a": [1, 2.5, "x", null, true]}', ' {"a": 1} ', "[]", "null", '"\u00e9"', '{"a": 1}x',
+                                  "", " ", '{"a": ', b'{"a": 1}', "-Infinity"])
+def test_stored_json_is_read_as_json_loads_reads_it(text: str | bytes) -> None:
+    def outcome(loads: Any) -> Any:
+        try:
+            return loads(text)
+        except ValueError as exc:
+            return type(exc), str(exc)
+
+    assert outcome(json_loads) == outcome(json.loads)
+
+
+def test_a_timestamp_written_in_another_form_reads_back_as_sqlalchemy_reads_it(tmp_path: Path) -> None:
+    """SQLite keeps timestamps as text: one written by hand or by another tool in another form is read as
+    SQLAlchemy's DATETIME reads it, as UTC."""
+    with webmem.Memory.open(tmp_path) as mem:
+        dialect = mem.store.engine.dialect
+        parse = DateTime().dialect_impl(dialect).result_processor(dialect, None)
+        for text in ("2026-03-01 10:30:05", "2026-03-01T10:30:05.5", "2026-03-01 10:30:05.123456", "2026-03-01"):
+            with mem.store.write() as conn:
+                conn.exec_driver_sql("DELETE FROM selectors")
+                INSERT_ENTRY.execute(conn, entry(mem)).close()
+                conn.exec_driver_sql("UPDATE selectors SET last_used = ?", (text,))
+            with mem.store.read() as conn:
+                used = READ_ENTRY.first(conn, {"namespace": mem.namespace, "domain": "shop.example",
+                                               "element": 'button "Buy"'})[1]
+            assert used == parse(text).replace(tzinfo=UTC) and used.tzinfo is UTC, text
 
 
 def test_a_registered_secret_never_reaches_the_database_through_a_prepared_statement(mem: webmem.Memory) -> None:

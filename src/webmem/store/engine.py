@@ -21,6 +21,7 @@ from sqlalchemy.pool import NullPool
 from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked
 from . import sqlite_connections as sqlite
 from .pool_checks import note_checkin, ping_if_idle
+from .types import json_loads
 
 DB_FILE = "memory.db"
 RETRY_ATTEMPTS = 5
@@ -76,6 +77,7 @@ class Store:
             f"sqlite:///{path}",
             connect_args={"check_same_thread": False, "timeout": sqlite.BUSY_TIMEOUT_MS / 1000},
             poolclass=NullPool,  # each thread's connection is kept by the store itself (PinnedConnections)
+            json_deserializer=json_loads,
         )
         event.listen(engine, "connect", sqlite.configure_connection)
         event.listen(engine, "begin", sqlite.on_sqlalchemy_begin)

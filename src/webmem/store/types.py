@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import json
+import json.scanner
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import DateTime
@@ -33,6 +35,32 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return as_utc(value)
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        if dialect.name == "sqlite":  # SQLite's text is naive UTC: one step, as for binding
+            parse = self.impl_instance.dialect_impl(dialect).result_processor(dialect, coltype)
+
+            def aware(value: Any) -> datetime | None:
+                return None if value is None else parse(value).replace(tzinfo=UTC)
+
+            return aware
+        return super().result_processor(dialect, coltype)
+
+
+def json_loads(text: Any) -> Any:
+    """``json.loads`` of a JSON text the memory wrote itself (no blanks around it), through the decoder's
+    scanner at once; anything else (blanks, bytes, an error) is read by ``json.loads`` itself."""
+    if type(text) is str:
+        try:
+            value, end = _SCAN(text, 0)
+        except StopIteration:
+            return json.loads(text)
+        if end == len(text):
+            return value
+    return json.loads(text)
+
+
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())
 
 
 def _sqlite_text(value: datetime | None) -> str | None:

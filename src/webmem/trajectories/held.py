@@ -181,7 +181,7 @@ class OriginGoals:
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
-    _form_weights: dict[int, float] = field(default_factory=dict)  # the weight of each form's tokens, by number
+    form_weights: dict[int, float] = field(default_factory=dict)  # ``form_weight`` of the forms asked for so far
     _masks: dict[str, int] = field(default_factory=dict)  # ``postings`` as bit masks of form numbers, once asked for
     _vectors: Any = None
     _ids: set[str] | None = None
@@ -248,7 +248,7 @@ class OriginGoals:
             self._weights.clear()
             self._sums.clear()
             self._value_sums.clear()
-            self._form_weights.clear()
+            self.form_weights.clear()
         self._vectors = None
 
     @property
@@ -377,10 +377,10 @@ class OriginGoals:
 
     def form_weight(self, number: int) -> float:
         """The weight of the tokens of form ``number`` (``weigh`` of any of its goals' tokens), remembered."""
-        known = self._form_weights.get(number)
+        known = self.form_weights.get(number)
         if known is None:
             key = self.forms[number]
-            known = self._form_weights[number] = self.weigh(frozenset(key.split(_SHAPE_SEPARATOR) if key else ()))
+            known = self.form_weights[number] = sum(map(self.weight, key.split(_SHAPE_SEPARATOR))) if key else 0.0
         return known
 
     def weigh_values(self, values: frozenset[str]) -> float:

@@ -92,20 +92,24 @@ def rank(
         unshared = valued & ~functools.reduce(operator.or_, (mask for _, mask in groups), 0)
         if unshared:
             groups.append((0.0, unshared))
+    known, total = held.form_weights, ranking.total
     for lifted, select in ((True, valued), (False, ~valued)) if valued else ((False, -1),):
         for weight, mask in groups:
             forms = mask & select
             if not forms:
                 continue
             common = weight + remaining
-            if ranking.beaten(common, lifted):
+            need = ranking.dice_needed(lifted)
+            if need > 0 and 2 * common < need * (total + common):
                 break
-            while forms:
+            while forms:  # each form whose own weight lets its Dice reach the bar
                 low = forms & -forms
                 forms ^= low
                 form = low.bit_length() - 1
-                if not ranking.beaten(common, lifted, held.form_weight(form)):
+                own = known.get(form) or held.form_weight(form)
+                if need <= 0 or 2 * min(common, own) >= need * (total + own):
                     ranking.form(form)
+                    need = ranking.dice_needed(lifted)
     return _sorted(ranking.results)
 
 
@@ -153,15 +157,20 @@ class _Ranking:
                 heapq.heapreplace(self.top, item.similarity)
         return item
 
-    def beaten(self, common: float, lifted: bool, own: float | None = None) -> bool:
+    def beaten(self, common: float, lifted: bool) -> bool:
         """Whether a goal sharing the weight ``common`` of the new goal's tokens can no longer reach the
-        ``limit`` closest (with a margin for sums added in another order); ``own``: the weight of the goal's
-        own tokens when known (its Dice is then exact), else as small as it can be (``common``)."""
-        if not self.full:
-            return False
-        own = common if own is None else own
-        dice = 2 * min(common, own) / (self.total + own) if common else 0.0
-        return (dice + VALUE_WEIGHT * (1 - dice) if lifted else dice) < self.top[0] - TIE_MARGIN
+        ``limit`` closest: its Dice is at most ``2 common / (total + common)``."""
+        need = self.dice_needed(lifted)
+        return need > 0 and 2 * common < need * (self.total + common)
+
+    def dice_needed(self, lifted: bool) -> float:
+        """The least Dice a goal needs to reach the ``limit`` closest (-inf until ``limit`` are scored), lifted or
+        not by agreeing values, with a margin for sums added in another order. A goal sharing the weight ``c``
+        of the new goal's tokens, whose own tokens weigh ``w``, has a Dice of at most ``2 min(c, w) / (t + w)``."""
+        if len(self.top) < self.limit:
+            return float("-inf")
+        bar = self.top[0] - TIE_MARGIN
+        return (bar - VALUE_WEIGHT) / (1 - VALUE_WEIGHT) if lifted else bar
 
     def template(self, number: int) -> None:
         """Score the goals of a template the new goal may fit that may be among the closest. Those that fit

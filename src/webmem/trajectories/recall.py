@@ -99,15 +99,16 @@ def decode(text: str | None, template: str | None) -> Signature | None:
 def signature(goal: str, template: str | None = None) -> Signature:
     """The signature of a goal; with its template, the template's literal words are the terms."""
     spans: list[tuple[int, int, str, str]] = []
-    for kind, pattern, mark in (("email", _EMAIL, "@"), ("url", _URL, ""), ("date", _DATE, "")):
-        if mark in goal:
+    for kind, pattern, hinted in (("email", _EMAIL, "@" in goal), ("url", _URL, "://" in goal or "www." in goal.lower()),
+                                  ("date", _DATE, True)):
+        if hinted:
             spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
     capitals_mean_names: bool | None = None
     for value in goal_values(goal):
         if spans and any(start <= value.start < end for start, end, _, _ in spans):
             continue
         kind = "quoted" if value.quoted else "number" if _is_number(value.text) else "name"
-        if kind == "name" and not any(char.isdigit() for char in value.text):
+        if kind == "name" and not any(map(str.isdigit, value.text)):
             if capitals_mean_names is None:
                 capitals_mean_names = not _mostly_capitalised(goal)
             if not capitals_mean_names:
@@ -219,4 +220,4 @@ def _mostly_capitalised(goal: str) -> bool:
 
 
 def _is_number(text: str) -> bool:
-    return any(char.isdigit() for char in text) and not any(char.isalpha() for char in text)
+    return any(map(str.isdigit, text)) and not any(map(str.isalpha, text))

@@ -69,23 +69,24 @@ def goal_values(goal: str) -> list[GoalValue]:
 def _goal_values(goal: str) -> tuple[GoalValue, ...]:
     values: list[GoalValue] = []
     taken: list[tuple[int, int]] = []
+    unquoted = goal  # the goal with its quoted values blanked out: the words outside them
     for match in _QUOTED.finditer(goal):
-        group = next(index for index in (1, 2, 3) if match.group(index) is not None)
+        group = match.lastindex  # the one of the three groups that matched
         if match.group(group).strip():
             values.append(GoalValue(match.group(group), match.start(group), match.end(group), True))
             taken.append((match.start(), match.end()))
+            unquoted = unquoted[:match.start()] + " " * (match.end() - match.start()) + unquoted[match.end():]
     opening = len(goal) - len(goal.lstrip())  # where the first word starts: only blanks before it
-    for match in WORD.finditer(goal):
+    for match in WORD.finditer(unquoted):
         begins = match.start()
-        if taken and any(start <= begins < end for start, end in taken):
-            continue
         word = match.group()
         if word.isalpha() and word.islower():  # most words: no digit, no capital
             continue
         if any(map(str.isdigit, word)) or (begins > opening and any(map(str.isupper, word))):
             signed = word[0].isdigit() and begins > 0 and _MINUS.match(goal, begins - 1) is not None  # "-10"
             values.append(GoalValue(goal[begins - signed:match.end()], begins - signed, match.end(), False))
-    values += _listed_with_values(goal, values, taken, opening)
+    if "," in goal or ";" in goal:
+        values += _listed_with_values(goal, values, taken, opening)
     if taken or len(values) > 1:
         values.sort(key=lambda value: value.start)
     return tuple(values)

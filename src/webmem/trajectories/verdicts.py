@@ -26,7 +26,7 @@ _CANDIDATE_FIELDS = ("trajectory", "similarity", "score", "recency", "speed", "v
 _REPORT_FIELDS = ("goal", "origin", "threshold", "trace_scoring", "candidates", "scored", "best", "reason")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Judged:
     item: Scored
     score: float
@@ -39,7 +39,7 @@ class Judged:
         return self.reason == "eligible"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Judge:
     """Judges ranked goals for one match: made at ``now``, goals created before ``cutoff`` have expired."""
 
