@@ -7,10 +7,10 @@ import os
 import threading
 import weakref
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .clock import utcnow
 from .env import env_number
 from .redaction import SecretRegistry
 
@@ -63,7 +63,7 @@ class EventLog:
 
     def emit_all(self, events: list[Event]) -> list[dict[str, Any]]:
         """Emit ``(kind, run_id, fields)`` events in order; their lines go to the file in one ``write``."""
-        now = utcnow().isoformat(timespec="milliseconds")  # told together: at one time
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")  # told together: at one time
         made = [self._event(now, kind, run_id, fields) for kind, run_id, fields in events]
         if self.path is not None and made:
             self._append("".join(_ENCODER.encode(event) + "\n" for event in made))

@@ -32,11 +32,14 @@ def stored_mapping(record_type: type[ModelT], given: dict[str, Any]) -> ModelT:
         return record_type.model_construct(**given)
     fields, every = plan
     record = record_type.__new__(record_type)
-    object.__setattr__(record, "__dict__", given if fields == names else every | given)
-    object.__setattr__(record, "__pydantic_fields_set__", set(names))
-    object.__setattr__(record, "__pydantic_extra__", None)
-    object.__setattr__(record, "__pydantic_private__", None)
+    _set(record, "__dict__", given if fields == names else every | given)
+    _set(record, "__pydantic_fields_set__", set(names))
+    _set(record, "__pydantic_extra__", None)
+    _set(record, "__pydantic_private__", None)
     return record
+
+
+_set = object.__setattr__  # past the record's own (frozen) __setattr__
 
 
 _DIRECT: dict[tuple[type[BaseModel], tuple[str, ...]], tuple[tuple[str, ...], dict[str, Any]] | None] = {}

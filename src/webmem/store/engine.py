@@ -8,7 +8,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,28 +151,28 @@ class Store:
                     raise
                 time.sleep(0.01 * attempt if not cause.connection_invalidated else 0)
 
-    @contextmanager
-    def read(self) -> Iterator[Connection]:
+    def read(self) -> AbstractContextManager[Connection]:
         """A read transaction. On PostgreSQL its statements run in autocommit: at READ COMMITTED (webmem's
         level) each statement of a transaction reads as of its own start anyway, and BEGIN and COMMIT would
         cost a round trip each."""
         active = self._active.get()
         if active is not None:
-            yield active.conn
-            return
+            return nullcontext(active.conn)
         if self._pinned is None:
-            with self._autocommitted() as conn:
-                tx = _Transaction(conn, writable=False)
-                token = self._active.set(tx)
-                try:
-                    yield conn
-                finally:
-                    self._active.reset(token)
-            for callback in tx.after_commit:
-                callback()
-            return
-        with self._transaction(writable=False) as conn:
-            yield conn
+            return self._autocommitted_read()
+        return self._sqlite_transaction(writable=False, dry_run=False)
+
+    @contextmanager
+    def _autocommitted_read(self) -> Iterator[Connection]:
+        with self._autocommitted() as conn:
+            tx = _Transaction(conn, writable=False)
+            token = self._active.set(tx)
+            try:
+                yield conn
+            finally:
+                self._active.reset(token)
+        for callback in tx.after_commit:
+            callback()
 
     @contextmanager
     def write(self, *, dry_run: bool = False) -> Iterator[Connection]:
@@ -285,7 +285,7 @@ class Store:
         """A transaction begun and ended on the driver of one of this thread's connections (see
         :mod:`.sqlite_connections`)."""
         assert self._pinned is not None
-        with _translated_errors(self.location):
+        try:  # as _translated_errors, without a context manager of its own (every read comes this way)
             pin = self._pinned.take()
             conn, driver = pin.conn, pin.driver
             try:
@@ -312,6 +312,10 @@ class Store:
                 pin.busy = False
                 if conn.invalidated:
                     conn.close()
+        except DBAPIError as exc:
+            raise _translate(exc, self.location) from exc
+        except UnicodeEncodeError as exc:
+            raise _unencodable(exc) from None
         for callback in tx.after_commit:
             callback()
 
@@ -378,8 +382,12 @@ def _translated_errors(location: str) -> Iterator[None]:
     except DBAPIError as exc:
         raise _translate(exc, location) from exc
     except UnicodeEncodeError as exc:  # a text the database cannot hold: a lone surrogate, from any caller
-        raise InvalidInput(f"a text is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r} "
-                           f"at position {exc.start})") from None
+        raise _unencodable(exc) from None
+
+
+def _unencodable(exc: UnicodeEncodeError) -> InvalidInput:
+    return InvalidInput(f"a text is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r} "
+                        f"at position {exc.start})")
 
 
 def _translate(exc: DBAPIError, location: str) -> StoreError:

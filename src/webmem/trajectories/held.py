@@ -14,7 +14,7 @@ import heapq
 import json
 import math
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -372,15 +372,22 @@ class OriginGoals:
         """The weight of a goal's tokens (``weight`` summed), remembered until a new shape changes the weights."""
         known = self._sums.get(tokens)
         if known is None:
-            known = self._sums[tokens] = sum(map(self.weight, tokens))
+            known = self._sums[tokens] = self.weight_of(tokens)
         return known
+
+    def weight_of(self, tokens: Iterable[str]) -> float:
+        """``weight`` summed over the tokens (each token's weight looked up at C speed once it is known)."""
+        try:
+            return sum(map(self._weights.__getitem__, tokens))
+        except KeyError:
+            return sum(map(self.weight, tokens))
 
     def form_weight(self, number: int) -> float:
         """The weight of the tokens of form ``number`` (``weigh`` of any of its goals' tokens), remembered."""
         known = self.form_weights.get(number)
         if known is None:
             key = self.forms[number]
-            known = self.form_weights[number] = sum(map(self.weight, key.split(_SHAPE_SEPARATOR))) if key else 0.0
+            known = self.form_weights[number] = self.weight_of(key.split(_SHAPE_SEPARATOR)) if key else 0.0
         return known
 
     def weigh_values(self, values: frozenset[str]) -> float:

@@ -119,7 +119,7 @@ class _Ranking:
     def __init__(self, held: OriginGoals, query: Signature, query_goal: str,
                  competing: Callable[[StoredGoal], bool], limit: int) -> None:
         self.held, self.query, self.query_goal, self.competing, self.limit = held, query, query_goal, competing, limit
-        self.weights = {token: held.weight(token) for token in query.tokens}
+        self.weights = dict(zip(query.tokens, map(held.weight, query.tokens)))
         self.total = sum(self.weights.values())
         self.top: list[float] = []  # the similarities of the limit closest competing goals scored
         self.results: list[Scored] = []
