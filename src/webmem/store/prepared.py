@@ -56,6 +56,7 @@ class Prepared:
         self._statement = statement
         self._compiled: dict[str, _Compiled] = {}
         self._readers: dict[str, tuple[Processor, ...]] = {}  # per dialect, made at the first result
+        self._converted: dict[str, list[tuple[int, Callable[[Any], Any]]]] = {}  # the columns with a reader
         self._row_type: Any = None
 
     def execute(self, conn: Connection, params: Mapping[str, Any]) -> Any:
@@ -105,10 +106,18 @@ class Prepared:
                 )
         finally:
             cursor.close()
-        if not any(readers):
+        converted = self._converted.get(conn.dialect.name)
+        if converted is None:
+            converted = self._converted[conn.dialect.name] = [(index, read) for index, read in enumerate(readers) if read]
+        if not converted:
             return [tuple(row) for row in fetched]
-        return [tuple(value if read is None else read(value) for read, value in zip(readers, row))
-                for row in fetched]
+        rows = []
+        for row in fetched:
+            values = list(row)
+            for index, read in converted:
+                values[index] = read(values[index])
+            rows.append(tuple(values))
+        return rows
 
     def named_rows(self, conn: Connection, params: Mapping[str, Any]) -> list[Any]:
         """The result rows as named tuples: each value also under its column's name (``row.goal``)."""

@@ -28,6 +28,7 @@ SEMANTIC_LEXICAL_FLOOR = 0.3
 COMMON_SHARE = 0.125
 TIE_MARGIN = 1e-9
 RARE_VALUE = 16  # a value at most this many goals name: those goals are scored at once, wherever they are
+_FIRST = operator.itemgetter(0)
 
 
 @dataclass(slots=True)
@@ -66,8 +67,7 @@ def rank(
     if limit is None:
         return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
     ranking = _Ranking(held, query, query_goal, competing, limit)
-    weighted = sorted(((weight, held.posting_mask(token)) for token, weight in ranking.weights.items()),
-                      key=lambda pair: pair[0], reverse=True)
+    weighted = sorted(zip(ranking.weights.values(), map(held.posting_mask, ranking.weights)), key=_FIRST, reverse=True)
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
     for number in held.fitting_templates(query):
         ranking.template(number)
@@ -276,7 +276,7 @@ def _grouped(groups: list[tuple[float, int]], tokens: list[tuple[float, int]]) -
         if alone:
             split.append((weight, alone))
         groups = split
-    groups.sort(key=lambda group: group[0], reverse=True)
+    groups.sort(key=_FIRST, reverse=True)
     return groups
 
 

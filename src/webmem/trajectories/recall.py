@@ -122,8 +122,8 @@ def signature(goal: str, template: str | None = None) -> Signature:
             rest.append(goal[position:start])
             position = end
     rest.append(goal[position:])
-    kinds = frozenset(kind for _, _, kind, _ in spans)
-    values = frozenset(value.replace(" ", "_") for _, _, _, value in spans if value)
+    kinds = frozenset([span[2] for span in spans])
+    values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     terms, contrasts, positions = content_terms(" ".join(rest))
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template)
 
