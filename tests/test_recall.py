@@ -16,6 +16,7 @@ from sqlalchemy import text
 import webmem
 from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
+from webmem.trajectories.held import _checksum, _key_line, _read_key_line
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
 from webmem.trajectories.recall import decode, signature
 from webmem.trajectories.slots import goal_values
@@ -466,17 +467,37 @@ def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> Non
     assert reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW).scored == MANY
 
 
-def test_a_snapshot_written_before_snapshots_had_a_checksum_is_still_read(open_memory: Any) -> None:
+def _with_quoted_keys(rest: str) -> str:
+    """A snapshot's lines after its header as formats 4 and 5 wrote them: the three lines of keys as JSON strings."""
+    lines = rest.split("\n")
+    assert not any(line.startswith('"') for line in lines[:3])  # written as they are now
+    return "\n".join([json.dumps(line, ensure_ascii=False) for line in lines[:3]] + lines[3:])
+
+
+@pytest.mark.parametrize("old_format", [4, 5])
+def test_a_snapshot_of_an_earlier_format_is_still_read(open_memory: Any, old_format: int) -> None:
+    """Format 4 had no checksum, formats 4 and 5 wrote the lines of keys as JSON strings."""
     first = open_memory()
     saved = fill(first)
     header, _, rest = snapshot_of(first).partition("\n")[2].partition("\n")  # without its checksum line
-    data = {**json.loads(header), "format": 4, "length": len(rest)}
-    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old",
-                 old=json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n" + rest)
+    rest = _with_quoted_keys(rest)
+    data = {**json.loads(header), "format": old_format}
+    if old_format == 4:
+        old = json.dumps({**data, "length": len(rest)}, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
+    else:
+        body = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
+        old = _checksum(body) + "\n" + body
+    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old", old=old)
     rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
                  id=saved[0].id)
     report = open_memory().trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
     assert report.candidates[0].trajectory.goal == saved[0].goal  # read from the snapshot, not from the rows
+
+
+def test_a_line_of_keys_that_could_be_mistaken_for_json_is_written_as_json() -> None:
+    for keys in ('"quoted"\x1eplain', "one\nline break", "plain\x1ekeys", ""):
+        line = _key_line(keys)
+        assert "\n" not in line and _read_key_line(line) == keys
 
 
 def test_memories_from_before_the_index_are_indexed_when_opened(open_memory: Any, memory_location: str) -> None:

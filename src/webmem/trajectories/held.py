@@ -21,7 +21,8 @@ from typing import Any
 
 from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
-SNAPSHOT_FORMAT = 5
+SNAPSHOT_FORMAT = 6
+_QUOTED_KEYS_FORMAT = 5  # the same snapshot with its lines of keys always as JSON: still read
 _UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until the next save rewrites it)
 _SHAPE_SEPARATOR = "\x1f"  # between the tokens of a shape or a form
 _KEY_SEPARATOR = "\x1e"  # between the keys (ids, shapes, forms) of a snapshot's line
@@ -77,7 +78,7 @@ class _Goals(Sequence[StoredGoal]):
 
 class PositionLists(dict[str, list[int]]):
     """From a key (a word, a value) to the positions of the goals that have it. A snapshot's lists stay
-    text ("3,5,8") until ``get`` or ``setdefault`` first asks for them: a match reads a handful."""
+    text ("3,5,8") until ``get`` first asks for them (a match reads a handful); ``append`` adds to the text."""
 
     def get(self, key: str, default: Any = None) -> Any:
         found = dict.get(self, key, default)
@@ -85,9 +86,15 @@ class PositionLists(dict[str, list[int]]):
             found = self[key] = [int(position) for position in found.split(",")] if found else []
         return found
 
-    def setdefault(self, key: str, default: Any = None) -> Any:
-        found = self.get(key)
-        return found if found is not None else dict.setdefault(self, key, default)
+    def append(self, key: str, position: int) -> None:
+        """Add ``position`` to the list of ``key``; a list still in text gets it in text (not parsed for it)."""
+        found = dict.get(self, key)
+        if found is None:
+            self[key] = [position]
+        elif type(found) is str:
+            self[key] = f"{found},{position}" if found else str(position)
+        else:
+            found.append(position)
 
     def packed(self) -> dict[str, str]:
         return {key: found if type(found) is str else ",".join(map(str, found)) for key, found in self.items()}
@@ -236,7 +243,7 @@ class OriginGoals:
         self.form_row.append(form)
         self.form_members.append(form, position)
         for value in goal.signature.values:
-            self.valued.setdefault(value, []).append(position)
+            self.valued.append(value, position)
         self._texts_added.append((_text_key(goal.goal.split()), position))
         shape = words | {VALUE_MARK + value for value in goal.signature.values}
         key = _SHAPE_SEPARATOR.join(sorted(shape))
@@ -269,7 +276,7 @@ class OriginGoals:
         if self._texts is None:
             self._texts = PositionLists(json.loads(self.texts_text) if self.texts_text else {})
         for key, position in self._texts_added:
-            self._texts.setdefault(key, []).append(position)
+            self._texts.append(key, position)
         self._texts_added.clear()
         return self._texts
 
@@ -282,7 +289,7 @@ class OriginGoals:
             number = self._form_numbers[key] = len(self.forms)
             self.forms.append(key)
             for token in tokens:
-                self.postings.setdefault(token, []).append(number)
+                self.postings.append(token, number)
                 if token in self._masks:
                     self._masks[token] |= 1 << number
         return number
@@ -304,7 +311,7 @@ class OriginGoals:
             if not terms:
                 self.unfixed.append(number)
             for term in terms:
-                self.fixed.setdefault(term, []).append(number)
+                self.fixed.append(term, number)
         return number
 
     def posting_mask(self, token: str) -> int:
@@ -416,7 +423,7 @@ class OriginGoals:
                   "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
                   "last_created": self.last_created.isoformat() if self.last_created else None,
                   "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed()}
-        keys = [_json_line(_KEY_SEPARATOR.join(keys)) for keys in (sorted(self.ids), sorted(self.shapes), self.forms)]
+        keys = [_key_line(_KEY_SEPARATOR.join(keys)) for keys in (sorted(self.ids), sorted(self.shapes), self.forms)]
         rest = "\n".join([*keys, _json_line(self.texts.packed()),
                           *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
         body = _json_line(header) + "\n" + rest
@@ -443,6 +450,16 @@ def _json_line(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # never a raw line break
 
 
+def _key_line(keys: str) -> str:
+    """A line of keys as it is (read back without parsing: its separators would be JSON escapes), or as a JSON
+    string when it holds a line break or begins with a quote (never for ids and tokens, which are words)."""
+    return _json_line(keys) if "\n" in keys or keys.startswith('"') else keys
+
+
+def _read_key_line(line: str) -> str:
+    return json.loads(line) if line.startswith('"') else line
+
+
 def unpack(text: str | None) -> OriginGoals | None:
     """The structure a snapshot holds, or None when there is none, it is unreadable, or it was written
     by another version of the matcher (then the origin is read from its rows)."""
@@ -460,17 +477,20 @@ def unpack(text: str | None) -> OriginGoals | None:
     except ValueError:
         return None
     if not isinstance(data, dict) or data.get("signature") != SIGNATURE_VERSION \
-            or data.get("format") != (_UNCHECKED_FORMAT if unchecked else SNAPSHOT_FORMAT) \
+            or data.get("format") not in ((_UNCHECKED_FORMAT,) if unchecked else (_QUOTED_KEYS_FORMAT, SNAPSHOT_FORMAT)) \
             or (unchecked and data.get("length") != len(rest)):
         return None
     lines = rest.split("\n")
-    if len(lines) < 4 or not all(line.startswith('"') and line.endswith('"') for line in lines[:3]) \
-            or not lines[3].startswith("{"):
+    quoted = data["format"] != SNAPSHOT_FORMAT  # earlier formats hold every line of keys as a JSON string
+    if len(lines) < 4 or not lines[3].startswith("{") or not all(
+            line.startswith('"') and line.endswith('"') if quoted or line.startswith('"') else True
+            for line in lines[:3]):
         return None
     try:
         return OriginGoals(
-            version=data["version"], removals=data["removals"], records=lines[4:], ids_text=json.loads(lines[0]),
-            shapes_text=json.loads(lines[1]), forms_text=json.loads(lines[2]), texts_text=lines[3],
+            version=data["version"], removals=data["removals"], records=lines[4:],
+            ids_text=_read_key_line(lines[0]), shapes_text=_read_key_line(lines[1]),
+            forms_text=_read_key_line(lines[2]), texts_text=lines[3],
             form_row=NumberRow(data["form_of"]), form_members=NumberedLists(data["form_members"]),
             shape_count=data["shape_count"], postings=PositionLists(data["postings"]), templates=data["templates"],
             members=NumberedLists(data["members"]), template_row=NumberRow(data["template_of"]), fixed=PositionLists(data["fixed"]),

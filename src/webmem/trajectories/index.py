@@ -38,6 +38,7 @@ _GOAL_COLUMNS = (
     trajectories.c.goal_template, trajectories.c.goal_signature, trajectories.c.origin_seq,
 )
 _VECTOR_COLUMNS = (trajectories.c.goal_vector, trajectories.c.goal_vector_model)
+_SEQ, _VECTOR = len(_GOAL_COLUMNS) - 1, len(_GOAL_COLUMNS)  # where origin_seq and the vector are in a row read
 _STAMP_AND_SNAPSHOT = Prepared(plain_select(
     (trajectory_origins.c.version, trajectory_origins.c.removals, trajectory_origins.c.snapshot_seq,
      trajectory_origins.c.snapshot_removals), "namespace = :ns AND origin = :origin",
@@ -186,7 +187,7 @@ class GoalIndex:
     ) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
         """``held`` with the goals saved after it (all of them when ``held`` is None)."""
         vectors = embed and self.embedder is not None
-        rows = _GOAL_QUERIES[vectors, held is not None].named_rows(
+        rows = _GOAL_QUERIES[vectors, held is not None].rows(
             conn, {"ns": self._ns, "origin": origin, "after": held.version if held is not None else 0},
         ) if known else []
         new_goals, unembedded = self._stored_goals(rows, embed=vectors)
@@ -195,7 +196,7 @@ class GoalIndex:
             for goal in new_goals:
                 if goal.id not in held.ids:
                     held.add(goal)
-            held.version = max([held.version, *(row.origin_seq for row in rows if row.origin_seq is not None)])
+            held.version = max([held.version, *(row[_SEQ] for row in rows if row[_SEQ] is not None)])
         return held, unembedded
 
     def forget(self) -> None:
@@ -220,16 +221,17 @@ class GoalIndex:
 
     def _stored_goals(self, rows: Sequence[Any], *, embed: bool) -> tuple[list[StoredGoal], list[tuple[str, bytes]]]:
         model = self.embedder.name if self.embedder is not None and embed else None
-        stale = [row for row in rows if model is not None and (row.goal_vector is None or row.goal_vector_model != model)]
-        vectors = dict(zip([row.trajectory_id for row in stale], self.embed([row.goal for row in stale]) or []))
+        stale = [row for row in rows if model is not None and (row[_VECTOR] is None or row[_VECTOR + 1] != model)]
+        vectors = dict(zip([row[0] for row in stale], self.embed([row[1] for row in stale]) or []))
         goals = []
-        for row in rows:
-            sig = decode(row.goal_signature, row.goal_template) or signature(row.goal, row.goal_template)
-            raw = vectors.get(row.trajectory_id, row.goal_vector if model is not None else None)
+        for row in rows:  # the columns of _GOAL_COLUMNS, then those of _VECTOR_COLUMNS when read
+            id_, goal, run_id, created_at, duration_ms, step_count, verified_steps, template, encoded = row[:_SEQ]
+            raw = vectors.get(id_, row[_VECTOR] if model is not None else None)
             goals.append(StoredGoal(
-                id=row.trajectory_id, goal=row.goal, run_id=row.run_id, created_at=row.created_at,
-                duration_ms=row.duration_ms, step_count=row.step_count or 0, verified_steps=row.verified_steps or 0,
-                signature=sig, vector=_array(raw) if raw is not None else None,
+                id=id_, goal=goal, run_id=run_id, created_at=created_at, duration_ms=duration_ms,
+                step_count=step_count or 0, verified_steps=verified_steps or 0,
+                signature=decode(encoded, template) or signature(goal, template),
+                vector=_array(raw) if raw is not None else None,
             ))
         return goals, list(vectors.items())
 
