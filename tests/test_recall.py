@@ -16,7 +16,7 @@ from sqlalchemy import text
 import webmem
 from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
-from webmem.trajectories.held import _checksum, _key_line, _read_key_line
+from webmem.trajectories.held import OriginGoals, StoredGoal, _checksum, _key_line, _read_key_line, unpack
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
 from webmem.trajectories.recall import decode, signature
 from webmem.trajectories.slots import goal_values
@@ -465,6 +465,34 @@ def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> Non
     reader = open_memory()
     assert best(reader, "export the quarterly invoices") == saved[0].goal
     assert reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW).scored == MANY
+
+
+def test_a_goal_saved_after_a_match_on_an_origin_read_from_its_snapshot_is_found(open_memory: Any) -> None:
+    """An origin read from its snapshot holds its words' forms as text, made into masks as matches ask:
+    a goal saved after a match in the same process is found by the next, through the masks already made."""
+    fill(open_memory())
+    reader = open_memory()
+    assert snapshot_of(reader) is not None
+    assert reader.trajectories.match("archive the yearly receipts", origin=ORIGIN, now=NOW, limit=1).best is None
+    saved = save(reader, "Archive the yearly receipts")
+    found = reader.trajectories.match("archive the yearly receipts", origin=ORIGIN, now=NOW, limit=1).best
+    assert found is not None and found.id == saved.id
+
+
+def test_the_forms_of_a_word_stay_whole_when_goals_are_added_to_an_origin_read_from_its_snapshot() -> None:
+    def stored(number: int, goal: str) -> StoredGoal:
+        return StoredGoal(f"traj_{number}", goal, None, NOW, 0, 1, 1, signature(goal))
+
+    held = OriginGoals()
+    for number, goal in enumerate(["Open the order of customer Ann", "Print the order list", "Track the parcel"]):
+        held.add(stored(number, goal))
+    read = unpack(held.pack())
+    assert read is not None
+    read.add(stored(3, "Cancel the order of customer Bob"))  # new form; "order" and "custom" already had forms
+    for found in (held, read):
+        for token in ("order", "custom", "cancel", "parcel"):
+            assert found.posting_mask(token) == sum(1 << form for form in found.postings.get(token, ())), token
+    assert bin(read.posting_mask("order")).count("1") == 3
 
 
 def _with_quoted_keys(rest: str) -> str:

@@ -190,6 +190,7 @@ class OriginGoals:
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
     form_weights: dict[int, float] = field(default_factory=dict)  # ``form_weight`` of the forms asked for so far
     _masks: dict[str, int] = field(default_factory=dict)  # ``postings`` as bit masks of form numbers, once asked for
+    _all_masks: bool = True  # every token's mask is in ``_masks`` (goals only added); not so for a snapshot's
     _vectors: Any = None
     _ids: set[str] | None = None
     _shapes: set[str] | None = None
@@ -290,8 +291,8 @@ class OriginGoals:
             self.forms.append(key)
             for token in tokens:
                 self.postings.append(token, number)
-                if token in self._masks:
-                    self._masks[token] |= 1 << number
+                if self._all_masks or token in self._masks:
+                    self._masks[token] = self._masks.get(token, 0) | 1 << number
         return number
 
     @property
@@ -496,7 +497,7 @@ def unpack(text: str | None) -> OriginGoals | None:
             members=NumberedLists(data["members"]), template_row=NumberRow(data["template_of"]), fixed=PositionLists(data["fixed"]),
             fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
             last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
-            spread=data["spread"], valued=PositionLists(data["valued"]),
+            spread=data["spread"], valued=PositionLists(data["valued"]), _all_masks=False,
         )
     except (KeyError, TypeError, ValueError):
         return None
