@@ -1,7 +1,7 @@
 """One origin's stored goals as recall holds them: compact records, an inverted index, and a snapshot.
 
 A goal is kept as a compact record and becomes a :class:`StoredGoal` (with its decoded signature)
-only when ranking touches it. The whole structure packs into one JSON snapshot, stored as the
+only when ranking touches it. The whole structure packs into one text snapshot, stored as the
 origin's row in ``trajectory_snapshots``, so that a new process reads one value instead of every
 trajectory row and decodes nothing up front. A checksum of the snapshot comes first: one changed in
 any part is not read (its parts are parsed only when first needed, long after it was accepted).
@@ -414,8 +414,9 @@ class OriginGoals:
         return self._vectors
 
     def pack(self) -> str:
-        """The whole structure as text (without vectors): lines of JSON, so that a reader parses only the
-        index up front (the ids and shapes when it adds a goal, each goal's line when ranking touches it)."""
+        """The whole structure as text (without vectors): lines of JSON and three lines of keys as they are
+        (ids, shapes, forms), so that a reader parses only the index up front (the ids and shapes when it adds
+        a goal, each goal's line when ranking touches it)."""
         header = {"format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": self.version,
                   "removals": self.removals, "shape_count": self.shape_count,
                   "templates": self.templates, "members": self.members.packed(),

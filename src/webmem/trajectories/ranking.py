@@ -60,7 +60,10 @@ def rank(
     new goal's total ``t`` bounds its goals' Dice by ``2s / (t + s)``, lifted only for goals that share a
     value. The commonest of the new goal's tokens are read only when a form that shares none of the
     others could still beat the best found by those; forms are then read in the order of their bounds
-    (counting the tokens not read as shared) until no bound beats the ``limit``-th best. Within a form,
+    (counting the tokens not read as shared) until no bound beats the ``limit``-th best. Forms are grouped
+    by the tokens they share as bit masks (a mask of forms per token), never one by one; within a group,
+    a form's own weight ``w`` bounds it exactly (``2 min(s, w) / (t + w)``), so that of the forms that
+    share as much as the best, only those light enough to reach it are scored. Within a form,
     or a template the new goal fits, goals that agree alike on values rank newest first: only the newest
     are scored, until none left can agree further (:meth:`_Ranking.newest`).
     """
