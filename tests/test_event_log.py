@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 import webmem
 from webmem.cli import cli
+from webmem.core import events
 from webmem.core.events import ENV_KEEP, ENV_MAX_BYTES, EVENTS_FILE
 
 SITE = "https://shop.example/"
@@ -109,9 +110,12 @@ def test_processes_sharing_the_log_rotate_without_losing_a_line(memory_dir: Path
     assert len(steps) == 180 and len({(event["run_id"], event["seq"]) for event in steps}) == 180
 
 
-def test_a_memory_writes_to_the_log_at_its_path_after_another_moved_or_removed_it(memory_dir: Path) -> None:
+def test_a_memory_writes_to_the_log_at_its_path_after_another_moved_or_removed_it(
+    memory_dir: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The log stays open between events; once the file at its path is another (rotated by another process)
-    or gone (removed by hand), the next event goes to the file at the path, never to the moved one."""
+    or gone (removed by hand), the next event after the check interval goes to the file at the path."""
+    monkeypatch.setattr(events, "CHECK_SECONDS", 0.0)  # checked before every event
     log = memory_dir / EVENTS_FILE
     with webmem.Memory.open(memory_dir) as mem:
         run = mem.start_run(goal="Find a pie", start_url=SITE)

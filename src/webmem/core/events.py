@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,6 +28,10 @@ EVENTS_FILE = "events.jsonl"
 #: and ``$WEBMEM_EVENTS_KEEP``, read when an event log is made (a memory opens), change them.
 MAX_BYTES = 10 * 1024 * 1024
 KEEP = 3
+#: How long a process writes to the log file it holds open before it checks that the file at the path is still
+#: that one (another process may have rotated the log): events told within that time of a rotation by another
+#: process go to the rotated file, after the lines it holds.
+CHECK_SECONDS = 0.1
 ENV_MAX_BYTES = "WEBMEM_EVENTS_MAX_BYTES"
 ENV_KEEP = "WEBMEM_EVENTS_KEEP"
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # what json.dumps would make on each call
@@ -56,6 +61,8 @@ class EventLog:
         self._max_bytes, self._keep = max_bytes(), kept_files()  # read once: the environment is read per memory
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None
+        self._checked = 0.0  # when the file at the path was last compared with the one open (time.monotonic)
+        self._size = 0  # the log's size as last read, and what this process wrote since
         self._closer: weakref.finalize | None = None
 
     def emit(self, kind: str, /, *, run_id: str | None = None, **fields: Any) -> dict[str, Any]:
@@ -96,15 +103,22 @@ class EventLog:
         with self._lock:
             fd = self._log()
             os.write(fd, data)
-            size = os.fstat(fd).st_size
-            if self._max_bytes and size > self._max_bytes and self.path is not None:
-                rotate(self.path, keep=self._keep, limit=self._max_bytes)
-                self.close()
+            self._size += len(data)  # what this process wrote; the others' is counted at each check
+            if self._max_bytes and self._size > self._max_bytes and self.path is not None:
+                self._size = os.fstat(fd).st_size
+                if self._size > self._max_bytes:
+                    rotate(self.path, keep=self._keep, limit=self._max_bytes)
+                    self.close()
 
     def _log(self) -> int:
-        """The log file's descriptor, kept open between events; opened again once the file at the path is
-        another (a process rotated the log) or is gone (removed by hand)."""
+        """The log file's descriptor, kept open between events. At most every ``CHECK_SECONDS`` it is checked
+        against the file at the path (its size read again) and opened again once that is another file (a
+        process rotated the log) or gone (removed by hand): a system call per event instead of four."""
         assert self.path is not None
+        now = time.monotonic()
+        if self._fd is not None and now - self._checked < CHECK_SECONDS:
+            return self._fd
+        self._checked = now
         try:
             found = os.stat(self.path)
             current = (found.st_dev, found.st_ino)
@@ -114,9 +128,9 @@ class EventLog:
             self.close()
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            found = os.fstat(self._fd)
-            self._identity = (found.st_dev, found.st_ino)
             self._closer = weakref.finalize(self, os.close, self._fd)  # a log never closed is closed when let go
+        found = os.fstat(self._fd)
+        self._identity, self._size = (found.st_dev, found.st_ino), found.st_size
         return self._fd
 
     def close(self) -> None:
