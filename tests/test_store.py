@@ -516,3 +516,27 @@ def test_each_thread_keeps_its_connection_and_one_that_could_not_open_one_tries_
     worker.start()
     worker.join()
     assert seen == ["StoreError", 0, True]
+
+
+def test_a_new_database_held_locked_past_the_busy_timeout_is_opened_once_it_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fleet opening a new memory together: each process switches it to WAL, which needs the database to
+    itself; one that another process keeps locked past SQLite's busy timeout tries again (up to
+    LOCK_WAIT_SECONDS) instead of failing."""
+    from webmem.store import sqlite_connections
+
+    monkeypatch.setattr(sqlite_connections, "BUSY_TIMEOUT_MS", 100)
+    tmp_path.mkdir(exist_ok=True)
+    holder = sqlite3.connect(tmp_path / DB_FILE, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    released = threading.Timer(0.8, lambda: holder.execute("COMMIT"))
+    released.start()
+    began = time.monotonic()
+    try:
+        with webmem.Memory.open(tmp_path) as mem:
+            assert mem.runs.list() == []
+    finally:
+        released.join()
+        holder.close()
+    assert time.monotonic() - began >= 0.7  # it waited for the lock rather than taking the database from under it

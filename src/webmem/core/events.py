@@ -108,7 +108,7 @@ class EventLog:
                 self._size = os.fstat(fd).st_size
                 if self._size > self._max_bytes:
                     rotate(self.path, keep=self._keep, limit=self._max_bytes)
-                    self.close()
+                    self._close_file()
 
     def _log(self) -> int:
         """The log file's descriptor, kept open between events. At most every ``CHECK_SECONDS`` it is checked
@@ -125,7 +125,7 @@ class EventLog:
         except FileNotFoundError:
             current = None
         if self._fd is not None and current != self._identity:
-            self.close()
+            self._close_file()
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             self._closer = weakref.finalize(self, os.close, self._fd)  # a log never closed is closed when let go
@@ -135,6 +135,10 @@ class EventLog:
 
     def close(self) -> None:
         """Close the log file (the next event opens it again)."""
+        with self._lock:  # never while another thread writes to it
+            self._close_file()
+
+    def _close_file(self) -> None:
         if self._closer is not None:
             self._closer()
         self._fd, self._identity, self._closer = None, None, None

@@ -38,11 +38,27 @@ def configure_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
     cursor = dbapi_conn.cursor()
     try:
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _switch_to_wal(cursor)
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
     finally:
         cursor.close()
+
+
+def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
+    """``PRAGMA journal_mode = WAL``, tried again while another process holds the lock it needs: processes
+    opening a new database together each switch it, and SQLite can refuse one at once without waiting."""
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    pause = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def on_sqlalchemy_begin(conn: Connection) -> None:
