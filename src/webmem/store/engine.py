@@ -285,7 +285,7 @@ class Store:
         """A transaction begun and ended on the driver of one of this thread's connections (see
         :mod:`.sqlite_connections`)."""
         assert self._pinned is not None
-        try:  # as _translated_errors, without a context manager of its own (every read comes this way)
+        with _translated_errors(self.location):
             pin = self._pinned.take()
             conn, driver = pin.conn, pin.driver
             try:
@@ -312,10 +312,6 @@ class Store:
                 pin.busy = False
                 if conn.invalidated:
                     conn.close()
-        except DBAPIError as exc:
-            raise _translate(exc, self.location) from exc
-        except UnicodeEncodeError as exc:
-            raise _unencodable(exc) from None
         for callback in tx.after_commit:
             callback()
 
@@ -375,19 +371,23 @@ def _is_busy(exc: DBAPIError) -> bool:
     return isinstance(exc.orig, sqlite3.Error) and sqlite.is_busy(exc.orig)
 
 
-@contextmanager
-def _translated_errors(location: str) -> Iterator[None]:
-    try:
-        yield
-    except DBAPIError as exc:
-        raise _translate(exc, location) from exc
-    except UnicodeEncodeError as exc:  # a text the database cannot hold: a lone surrogate, from any caller
-        raise _unencodable(exc) from None
+class _translated_errors:
+    """The driver's errors as webmem's inside the block (a class, not a generator: every transaction enters one)."""
 
+    __slots__ = ("_location",)
 
-def _unencodable(exc: UnicodeEncodeError) -> InvalidInput:
-    return InvalidInput(f"a text is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r} "
-                        f"at position {exc.start})")
+    def __init__(self, location: str) -> None:
+        self._location = location
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb: object) -> None:
+        if isinstance(exc, DBAPIError):
+            raise _translate(exc, self._location) from exc
+        if isinstance(exc, UnicodeEncodeError):  # a text the database cannot hold: a lone surrogate, from any caller
+            raise InvalidInput(f"a text is not valid Unicode ({exc.reason}: {exc.object[exc.start:exc.end]!r} "
+                               f"at position {exc.start})") from None
 
 
 def _translate(exc: DBAPIError, location: str) -> StoreError:

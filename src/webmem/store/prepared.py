@@ -55,8 +55,8 @@ class Prepared:
     def __init__(self, statement: ClauseElement | StatementFactory) -> None:
         self._statement = statement
         self._compiled: dict[str, _Compiled] = {}
-        self._readers: dict[str, tuple[Processor, ...]] = {}  # per dialect, made at the first result
-        self._converted: dict[str, list[tuple[int, Callable[[Any], Any]]]] = {}  # the columns with a reader
+        # per dialect, made at the first result: the position and the conversion of each column that has one
+        self._readers: dict[str, list[tuple[int, Callable[[Any], Any]]]] = {}
         self._row_type: Any = None
 
     def execute(self, conn: Connection, params: Mapping[str, Any]) -> Any:
@@ -99,16 +99,13 @@ class Prepared:
             fetched = cursor.fetchall()
             if not fetched:
                 return []
-            readers = self._readers.get(conn.dialect.name)
-            if readers is None:
-                readers = self._readers[conn.dialect.name] = _readers(
+            converted = self._readers.get(conn.dialect.name)
+            if converted is None:
+                converted = self._readers[conn.dialect.name] = _readers(
                     self._compiled[conn.dialect.name].columns, cursor.description, conn.dialect
                 )
         finally:
             cursor.close()
-        converted = self._converted.get(conn.dialect.name)
-        if converted is None:
-            converted = self._converted[conn.dialect.name] = [(index, read) for index, read in enumerate(readers) if read]
         if not converted:
             return [tuple(row) for row in fetched]
         rows = []
@@ -233,10 +230,12 @@ def _binder(type_: Any, dialect: Dialect) -> Processor:
     return type_.dialect_impl(dialect).bind_processor(dialect)
 
 
-def _readers(columns: Sequence[Any], description: Sequence[Any], dialect: Dialect) -> tuple[Processor, ...]:
-    """The result conversion of each column, given the driver's type code for it (PostgreSQL's numbers need it)."""
-    return tuple(column.type.dialect_impl(dialect).result_processor(dialect, described[1])
-                 for column, described in zip(columns, description))
+def _readers(columns: Sequence[Any], description: Sequence[Any], dialect: Dialect) -> list[tuple[int, Callable[[Any], Any]]]:
+    """The position and the result conversion of each column that has one, given the driver's type code for it
+    (PostgreSQL's numbers need it)."""
+    found = [(index, column.type.dialect_impl(dialect).result_processor(dialect, described[1]))
+             for index, (column, described) in enumerate(zip(columns, description))]
+    return [(index, read) for index, read in found if read is not None]
 
 
 def _translated(conn: Connection, compiled: _Compiled, exc: Exception, driver: Any) -> DBAPIError:

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Connection, Engine
@@ -47,18 +48,24 @@ def configure_connection(dbapi_conn: sqlite3.Connection, _record: Any) -> None:
 
 def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
     """``PRAGMA journal_mode = WAL``, tried again while another process holds the lock it needs: processes
-    opening a new database together each switch it, and SQLite can refuse one at once without waiting."""
+    opening a new database together each switch it, and one may wait past the busy timeout."""
+    _while_busy(lambda: cursor.execute("PRAGMA journal_mode = WAL"))
+
+
+def _while_busy(action: Callable[[], object]) -> None:
+    """Run ``action``, again at growing intervals while SQLite says the database is locked, for up to
+    LOCK_WAIT_SECONDS (then, or on any other error, its sqlite3.Error is raised)."""
     deadline = time.monotonic() + LOCK_WAIT_SECONDS
-    pause = 0.005
+    pause = 0.01
     while True:
         try:
-            cursor.execute("PRAGMA journal_mode = WAL")
+            action()
             return
-        except sqlite3.OperationalError as exc:
+        except sqlite3.Error as exc:
             if not is_busy(exc) or time.monotonic() >= deadline:
                 raise
         time.sleep(pause)
-        pause = min(pause * 2, 0.2)
+        pause = min(pause * 2, 0.5)
 
 
 def on_sqlalchemy_begin(conn: Connection) -> None:
@@ -76,20 +83,17 @@ def begin(driver: sqlite3.Connection, *, writable: bool) -> None:
     """Begin a transaction on the driver; a writer takes the write lock up front (upgrading a read lock later
     can fail at once with SQLITE_BUSY instead of waiting) and waits for it up to LOCK_WAIT_SECONDS. Raises
     SQLAlchemy's DBAPIError (what :class:`webmem.store.Store` translates)."""
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
-    pause = 0.01
-    while True:
-        try:
-            if not writable:
-                driver.execute("BEGIN")
-            elif not _took_write_lock_soon(driver):
-                driver.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.Error as exc:
-            if not is_busy(exc) or time.monotonic() >= deadline:
-                raise DBAPIError.instance("BEGIN", None, exc, sqlite3.Error) from exc
-        time.sleep(pause)
-        pause = min(pause * 2, 0.5)
+
+    def begun() -> None:
+        if not writable:
+            driver.execute("BEGIN")
+        elif not _took_write_lock_soon(driver):
+            driver.execute("BEGIN IMMEDIATE")
+
+    try:
+        _while_busy(begun)
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance("BEGIN", None, exc, sqlite3.Error) from exc
 
 
 def end(conn: Connection, driver: sqlite3.Connection, *, commit: bool) -> None:

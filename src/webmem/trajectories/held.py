@@ -9,10 +9,12 @@ any part is not read (its parts are parsed only when first needed, long after it
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import heapq
 import json
 import math
+import operator
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -238,11 +240,7 @@ class OriginGoals:
         """The forms that have ``token``, as a bit mask (bit ``n`` for form ``n``)."""
         mask = self._masks.get(token)
         if mask is None:
-            numbers = self.postings.get(token, ())
-            bits = bytearray(max(numbers) // 8 + 1 if numbers else 0)
-            for number in numbers:
-                bits[number >> 3] |= 1 << (number & 7)
-            mask = self._masks[token] = int.from_bytes(bits, "little")
+            mask = self._masks[token] = functools.reduce(operator.or_, map((1).__lshift__, self.postings.get(token, ())), 0)
         return mask
 
     def fitting_templates(self, query: Signature) -> list[int]:
