@@ -174,3 +174,17 @@ def test_webmem_events_follow_prints_new_events_across_a_rotation(memory_dir: Pa
         watchdog.cancel()
     seen = [json.loads(line)["run_id"] for line in [first, *output.splitlines()] if line.strip()]
     assert seen[1:] == newest  # the one before, then each new run as it finished, across the rotations
+
+
+def test_an_event_is_timed_in_utc_to_the_millisecond_as_isoformat_writes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import UTC, datetime
+
+    for moment in (1_795_000_000.0, 1_795_000_000.9995, 1_795_000_059.25, 1_795_000_060.001, 1_795_000_000.5,
+                   1_795_000_059.9999996):
+        monkeypatch.setattr(events.time, "time", lambda moment=moment: moment)
+        expected = datetime.fromtimestamp(moment, UTC).isoformat(timespec="milliseconds")
+        assert events.event_time() == expected
+    monkeypatch.undo()
+    before = datetime.now(UTC)
+    told = datetime.fromisoformat(events.event_time())
+    assert before.replace(microsecond=before.microsecond // 1000 * 1000) <= told <= datetime.now(UTC)

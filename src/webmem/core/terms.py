@@ -75,6 +75,8 @@ _ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$")
 
 def words(text: str) -> list[str]:
     """The text's words, case-folded and Unicode-normalised, apostrophes inside words kept."""
+    if text.isascii():  # NFKC leaves ASCII as it is, and nothing to replace is in it
+        return _WORD.findall(text.lower())
     normal = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
     return _WORD.findall(normal)
 

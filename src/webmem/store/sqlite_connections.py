@@ -55,13 +55,14 @@ def _switch_to_wal(cursor: sqlite3.Cursor) -> None:
 def _while_busy(action: Callable[[], object]) -> None:
     """Run ``action``, again at growing intervals while SQLite says the database is locked, for up to
     LOCK_WAIT_SECONDS (then, or on any other error, its sqlite3.Error is raised)."""
-    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    deadline = None
     pause = 0.01
     while True:
         try:
             action()
             return
         except sqlite3.Error as exc:
+            deadline = deadline or time.monotonic() + LOCK_WAIT_SECONDS
             if not is_busy(exc) or time.monotonic() >= deadline:
                 raise
         time.sleep(pause)
@@ -85,13 +86,14 @@ def begin(driver: sqlite3.Connection, *, writable: bool) -> None:
     SQLAlchemy's DBAPIError (what :class:`webmem.store.Store` translates)."""
 
     def begun() -> None:
-        if not writable:
-            driver.execute("BEGIN")
-        elif not _took_write_lock_soon(driver):
+        if not _took_write_lock_soon(driver):
             driver.execute("BEGIN IMMEDIATE")
 
     try:
-        _while_busy(begun)
+        if writable:
+            _while_busy(begun)
+        else:
+            driver.execute("BEGIN")  # deferred: it takes no lock, so it is never refused as busy
     except sqlite3.Error as exc:
         raise DBAPIError.instance("BEGIN", None, exc, sqlite3.Error) from exc
 
