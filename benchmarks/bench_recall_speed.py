@@ -91,8 +91,8 @@ def matches(backend: str, samples: int) -> dict[str, tuple[float, float]]:
         print(f"  {backend}: 10,000 trajectories saved in {time.perf_counter() - began:.1f}s", file=sys.stderr)
         for origin in origins:
             mem.trajectories.match(goal(rng), origin=origin, limit=1)
-        warm = [timed(lambda: mem.trajectories.match(goal(rng), origin=rng.choice(origins), limit=1))
-                for _ in range(samples)]
+        asked = [(goal(rng), rng.choice(origins)) for _ in range(samples)]  # made before, not timed with the match
+        warm = [timed(lambda: mem.trajectories.match(text, origin=origin, limit=1)) for text, origin in asked]
         fresh, after_save = [], []
         for _ in range(max(5, samples // 50)):
             out = subprocess.run([sys.executable, "-c", FRESH_PROCESS, where, str(local), goal(rng), rng.choice(origins)],
@@ -101,7 +101,8 @@ def matches(backend: str, samples: int) -> dict[str, tuple[float, float]]:
             origin = rng.choice(origins)
             mem.trajectories.match(goal(rng), origin=origin, limit=1)
             subprocess.run([sys.executable, "-c", SAVE_ONE, where, str(local), goal(rng), origin], check=True)
-            after_save.append(timed(lambda: mem.trajectories.match(goal(rng), origin=origin, limit=1)))
+            text = goal(rng)
+            after_save.append(timed(lambda: mem.trajectories.match(text, origin=origin, limit=1)))
         mem.close()
     return {"warm match (10k on 20 origins)": percentiles(warm),
             "first match in a fresh process": percentiles(fresh),
@@ -137,11 +138,12 @@ def repeats(backend: str, samples: int, sizes: tuple[int, ...] = (1_000, 10_000)
                     mem.trajectories.save(goal=goal, start_url=origin, steps=steps)
             stored = size
             mem.trajectories.match(repeated_task(rng)[0], origin=origin, limit=1)
+            asked = [repeated_task(rng)[0] for _ in range(samples)]
             found[f"match, {size:,} runs of one task"] = percentiles(
-                [timed(lambda: mem.trajectories.match(repeated_task(rng)[0], origin=origin, limit=1))
-                 for _ in range(samples)])
+                [timed(lambda: mem.trajectories.match(text, origin=origin, limit=1)) for text in asked])
+            asked = [repeated_task(rng)[0] for _ in range(samples)]
             found[f"replay search, {size:,} runs of one task"] = percentiles(
-                [timed(lambda: mem.trajectories.search_replay(repeated_task(rng)[0], origin)) for _ in range(samples)])
+                [timed(lambda: mem.trajectories.search_replay(text, origin)) for text in asked])
             saves = []
             for _ in range(max(5, samples // 10)):
                 goal, steps = repeated_task(rng)

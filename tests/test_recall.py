@@ -16,8 +16,10 @@ from sqlalchemy import text
 import webmem
 from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
+from webmem.trajectories import held as held_module
 from webmem.trajectories.held import OriginGoals, StoredGoal, _checksum, _key_line, _read_key_line, unpack
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
+from webmem.trajectories.ranking import _own_weights, rank
 from webmem.trajectories.recall import decode, signature
 from webmem.trajectories.slots import goal_values
 
@@ -494,6 +496,38 @@ def test_the_forms_of_a_word_stay_whole_when_goals_are_added_to_an_origin_read_f
             assert found.posting_mask(token) == sum(1 << form for form in found.postings.get(token, ())), token
     assert bin(read.posting_mask("order")).count("1") == 3
 
+
+
+def test_what_an_origin_remembers_of_the_goals_it_was_asked_about_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process matching a stream of new goals (new words, values of their own) keeps no trace of each: the
+    weights and masks it remembers are those of stored tokens, and the sums it remembers stay within their bound."""
+    monkeypatch.setattr(held_module, "REMEMBERED_SUMS", 5)
+    held = OriginGoals()
+    for number, goal in enumerate(["Track the parcel 1 of customer Ann", "Order a pizza with olives", "Print the list"]):
+        held.add(StoredGoal(f"traj_{number}", goal, None, NOW, 0, 1, 1, signature(goal)))
+    rng = random.Random(3)
+    for number in range(60):
+        word = "".join(rng.choice("bcdfghjklmnpqrstvwxz") for _ in range(7))
+        goal = f"Track the {word} parcel {number + 100} of customer Zed{number}"
+        assert rank(held, signature(goal), goal, limit=1, competing=lambda stored: True)
+    assert set(held._weights) <= set(held.spread)
+    assert all(held.postings.get(token) for token in held._masks)
+    assert len(held._sums) <= 5 and len(held._value_sums) <= 5
+
+
+def test_the_weights_a_form_may_have_to_compete_are_those_its_dice_allows() -> None:
+    rng = random.Random(11)
+    for _ in range(20_000):
+        total, need = rng.uniform(0.5, 60), rng.choice([rng.uniform(-0.5, 1), rng.uniform(0.4, 0.6)])
+        common = rng.uniform(0, total)
+        if need > 0 and 2 * common < need * (total + common):
+            continue  # the whole group is out: never asked
+        lightest, heaviest = _own_weights(need, common, total)
+        own = rng.choice([rng.uniform(0, 3 * total), lightest, heaviest, common])
+        if need <= 0 or 2 * min(common, own) >= need * (total + own):
+            assert lightest <= own <= heaviest, (need, common, total, own)
+        elif lightest <= own <= heaviest:  # kept by the widening only: within a hair of the bound
+            assert 2 * min(common, own) >= need * (total + own) - 1e-9
 
 def _with_quoted_keys(rest: str) -> str:
     """A snapshot's lines after its header as formats 4 and 5 wrote them: the three lines of keys as JSON strings."""

@@ -27,6 +27,9 @@ from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_term
 SNAPSHOT_FORMAT = 6
 _QUOTED_KEYS_FORMAT = 5  # the same snapshot with its lines of keys always as JSON: still read
 _UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until the next save rewrites it)
+#: How many token sets (and value sets) an origin remembers the weight of before it starts again: those of the
+#: new goals it is asked about come and go.
+REMEMBERED_SUMS = 50_000
 _SHAPE_SEPARATOR = "\x1f"  # between the tokens of a shape or a form
 _KEY_SEPARATOR = "\x1e"  # between the keys (ids, shapes, forms) of a snapshot's line
 
@@ -240,7 +243,10 @@ class OriginGoals:
         """The forms that have ``token``, as a bit mask (bit ``n`` for form ``n``)."""
         mask = self._masks.get(token)
         if mask is None:
-            mask = self._masks[token] = functools.reduce(operator.or_, map((1).__lshift__, self.postings.get(token, ())), 0)
+            positions = self.postings.get(token, ())
+            if not positions:
+                return 0  # not remembered: the words of new goals no stored goal has would pile up
+            mask = self._masks[token] = functools.reduce(operator.or_, map((1).__lshift__, positions), 0)
         return mask
 
     def fitting_templates(self, query: Signature) -> list[int]:
@@ -289,14 +295,18 @@ class OriginGoals:
         goals use ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)²."""
         known = self._weights.get(token)
         if known is None:
-            rarity = (self.shape_count + 1) / (self.spread.get(token, 0) + 1)
-            known = self._weights[token] = (1.0 + math.log(rarity)) ** 2
+            shapes = self.spread.get(token)
+            if shapes is None:  # in no stored goal (a new goal's own value): not remembered, or they would pile up
+                return (1.0 + math.log(self.shape_count + 1)) ** 2
+            known = self._weights[token] = (1.0 + math.log((self.shape_count + 1) / (shapes + 1))) ** 2
         return known
 
     def weigh(self, tokens: frozenset[str]) -> float:
         """The weight of a goal's tokens (``weight`` summed), remembered until a new shape changes the weights."""
         known = self._sums.get(tokens)
         if known is None:
+            if len(self._sums) >= REMEMBERED_SUMS:  # new goals' token sets, each met once, would pile up
+                self._sums.clear()
             known = self._sums[tokens] = self.weight_of(tokens)
         return known
 
@@ -319,6 +329,8 @@ class OriginGoals:
         """The weight of a goal's values (``recall.value_weight``), remembered as ``weigh`` is."""
         known = self._value_sums.get(values)
         if known is None:
+            if len(self._value_sums) >= REMEMBERED_SUMS:
+                self._value_sums.clear()
             known = self._value_sums[values] = value_weight(values, self.weight)
         return known
 

@@ -105,15 +105,27 @@ def rank(
             need = ranking.dice_needed(lifted)
             if need > 0 and 2 * common < need * (total + common):
                 break
+            lightest, heaviest = _own_weights(need, common, total)
             while forms:  # each form whose own weight lets its Dice reach the bar
                 low = forms & -forms
                 forms ^= low
                 form = low.bit_length() - 1
-                own = known.get(form) or held.form_weight(form)
-                if need <= 0 or 2 * min(common, own) >= need * (total + own):
+                if lightest <= (known.get(form) or held.form_weight(form)) <= heaviest:
                     ranking.form(form)
-                    need = ranking.dice_needed(lifted)
+                    if (raised := ranking.dice_needed(lifted)) != need:
+                        need = raised
+                        lightest, heaviest = _own_weights(need, common, total)
     return _sorted(ranking.results)
+
+
+def _own_weights(need: float, common: float, total: float) -> tuple[float, float]:
+    """The least and the most a form's own tokens may weigh for its Dice to reach ``need``, when it shares the
+    weight ``common`` of the new goal's ``total``: ``2 min(common, own) >= need (total + own)`` solved for
+    ``own`` (its left side grows with ``own`` up to ``common``, then the right side alone does), widened by a
+    hair so that rounding never drops a form the inequality keeps."""
+    if need <= 0:
+        return float("-inf"), float("inf")
+    return need * total / (2 - need) * (1 - 1e-12), (2 * common - need * total) / need * (1 + 1e-12)
 
 
 class _Ranking:
