@@ -216,10 +216,11 @@ def test_a_goal_saved_after_a_match_is_found_by_the_next_match_in_the_same_proce
         assert found is not None and found.id == saved.id
 
 
-def _repeated_task(rng: random.Random) -> tuple[str, list[webmem.Step]]:
-    """A goal of one of three tasks an agent does again and again, with values that recur, and its steps."""
+def _repeated_task(rng: random.Random, kinds: int = 3) -> tuple[str, list[webmem.Step]]:
+    """A goal of one of three tasks (the first ``kinds``) an agent does again and again, with values that recur, and
+    its steps."""
     name, city, number = rng.choice(["Ann", "Bob", "Cyd", "Dee"]), rng.choice(["Paris", "Rome", "Oslo"]), rng.randrange(40)
-    kind = rng.randrange(3)
+    kind = rng.randrange(kinds)
     if kind == 0:
         return f"Search for order {number} of customer {name}", [
             webmem.Step(action="fill", target='textbox "Order"', value=str(number)),
@@ -236,17 +237,18 @@ def test_a_task_done_many_times_is_ranked_as_a_full_scan_ranks_it(mem: webmem.Me
     with the new goal only the newest are scored; whatever is skipped, the closest are the full scan's,
     with runs stored out of the order they were made (an import, two processes saving at once) too."""
     rng = random.Random(5)
-    with mem.store.write():
-        for index in range(300):
-            goal, steps = _repeated_task(rng)
-            save(mem, goal, steps=steps, age_days=(300 - index) / 100 if index % 7 else rng.random() * 4)
-    for _ in range(60):
-        goal, _ = _repeated_task(rng)
-        full = mem.trajectories.match(goal, origin=ORIGIN, now=NOW)
-        for limit in (1, 3):
-            pruned = mem.trajectories.match(goal, origin=ORIGIN, now=NOW, limit=limit)
-            assert [(c.trajectory.id, c.similarity, c.score) for c in pruned.candidates] == [
-                (c.trajectory.id, c.similarity, c.score) for c in full.candidates[:limit]], goal
+    for kinds in (1, 3, 3):  # matches between the saves, and new tasks naming values the first one named
+        with mem.store.write():
+            for index in range(100):
+                goal, steps = _repeated_task(rng, kinds)
+                save(mem, goal, steps=steps, age_days=(300 - index) / 100 if index % 7 else rng.random() * 4)
+        for _ in range(25):
+            goal, _ = _repeated_task(rng)
+            full = mem.trajectories.match(goal, origin=ORIGIN, now=NOW)
+            for limit in (1, 3):
+                pruned = mem.trajectories.match(goal, origin=ORIGIN, now=NOW, limit=limit)
+                assert [(c.trajectory.id, c.similarity, c.score) for c in pruned.candidates] == [
+                    (c.trajectory.id, c.similarity, c.score) for c in full.candidates[:limit]], goal
 
 
 def test_a_goal_of_no_words_that_count_is_matched_to_nothing_without_an_error(mem: webmem.Memory) -> None:
@@ -495,6 +497,27 @@ def test_the_forms_of_a_word_stay_whole_when_goals_are_added_to_an_origin_read_f
         for token in ("order", "custom", "cancel", "parcel"):
             assert found.posting_mask(token) == sum(1 << form for form in found.postings.get(token, ())), token
     assert bin(read.posting_mask("order")).count("1") == 3
+
+
+def test_the_forms_naming_a_value_and_their_counts_stay_right_as_goals_are_added() -> None:
+    def stored(number: int, goal: str) -> StoredGoal:
+        return StoredGoal(f"traj_{number}", goal, None, NOW, 0, 1, 1, signature(goal))
+
+    def forms_naming(found: OriginGoals, value: str) -> list[int]:
+        return [found.form_of[position] for position in found.valued.get(value, ())]
+
+    held = OriginGoals()
+    for number, goal in enumerate(["Open the order of customer Ann", "Open the order of customer Bob"]):
+        held.add(stored(number, goal))
+    read = unpack(held.pack())
+    assert read is not None
+    for found in (held, read):
+        assert found.value_mask("ann") == 1 and found.naming("ann", 0, templates=False) == 1  # asked: remembered
+        found.add(stored(5, "Open the order of customer Ann"))
+        found.add(stored(6, "Print the invoice of Ann"))  # a new form naming the value
+        assert found.value_mask("ann") == sum({1 << form for form in forms_naming(found, "ann")}) == 0b11
+        assert found.naming("ann", 0, templates=False) == forms_naming(found, "ann").count(0) == 2
+        assert found.value_mask("zed") == 0 and "zed" not in found._value_masks
 
 
 

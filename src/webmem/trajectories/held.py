@@ -120,6 +120,8 @@ class OriginGoals:
     _shapes: set[str] | None = None
     _numbers: dict[str, int] | None = None
     _late_newest: list[int] | None = None
+    _naming: dict[tuple[bool, int, str], int] = field(default_factory=dict)  # ``naming``, until a goal is added
+    _value_masks: dict[str, int] = field(default_factory=dict)  # ``value_mask`` of the values asked for, kept whole
     _form_numbers: dict[str, int] | None = None
     _forms: list[str] | None = None
     _texts: PositionLists | None = None
@@ -151,6 +153,7 @@ class OriginGoals:
 
     def add(self, goal: StoredGoal) -> None:
         position = len(self.records)
+        self._naming.clear()
         self.records.append(_record(goal))
         self.built[position] = goal
         self.ids.add(goal.id)
@@ -169,6 +172,8 @@ class OriginGoals:
         self.form_members.append(form, position)
         for value in goal.signature.values:
             self.valued.append(value, position)
+            if value in self._value_masks:
+                self._value_masks[value] |= 1 << form
         self._texts_added.append((_text_key(goal.goal.split()), position))
         shape = words | {VALUE_MARK + value for value in goal.signature.values}
         key = _SHAPE_SEPARATOR.join(sorted(shape))
@@ -281,6 +286,30 @@ class OriginGoals:
         in_order = (position for position in reversed(positions) if position not in late)
         others = (position for position in self._late_newest if belongs(position))
         return heapq.merge(in_order, others, key=self.time_key, reverse=True)
+
+    def value_mask(self, value: str) -> int:
+        """The forms with a goal that names ``value``, as a bit mask (as ``posting_mask`` for a token)."""
+        mask = self._value_masks.get(value)
+        if mask is None:
+            positions = self.valued.get(value, ())
+            if not positions:
+                return 0
+            form_of = self.form_of
+            mask = self._value_masks[value] = functools.reduce(operator.or_, {1 << form_of[p] for p in positions}, 0)
+        return mask
+
+    def naming(self, value: str, group: int, *, templates: bool) -> int:
+        """How many goals of form ``group`` (of template ``group`` with ``templates``) name ``value``: a pass over
+        the goals that name it, remembered until a goal is added (a task done many times names one value in
+        thousands of goals)."""
+        key = (templates, group, value)
+        known = self._naming.get(key)
+        if known is None:
+            if len(self._naming) >= REMEMBERED_SUMS:
+                self._naming.clear()
+            group_of = self.template_of if templates else self.form_of
+            known = self._naming[key] = operator.countOf(map(group_of.__getitem__, self.valued.get(value, ())), group)
+        return known
 
     def named(self, words: list[str]) -> list[int]:
         """The positions of the goals that may be these words (the same hash of them: compare), ascending."""

@@ -149,13 +149,10 @@ class _Ranking:
             elif positions := held.valued.get(value):
                 self._sharing.append((value, positions))
         self._everywhere = frozenset(everywhere)
-        self._named: dict[str, set[int]] = {}  # the goals that name each value, as a set, made when first needed
 
     def valued_mask(self) -> int:
-        """The forms with a goal that shares a value with the new goal, as a bit mask (a pass over those goals)."""
-        form_of = self.held.form_of
-        return functools.reduce(operator.or_, {1 << form_of[position] for _, positions in self._sharing
-                                               for position in positions}, 0)
+        """The forms with a goal that shares a value with the new goal, as a bit mask."""
+        return functools.reduce(operator.or_, [self.held.value_mask(value) for value, _ in self._sharing], 0)
 
     @property
     def full(self) -> bool:
@@ -192,7 +189,7 @@ class _Ranking:
         score 1 and rank by how far their values agree with the new goal's, then newest first."""
         held = self.held
         self.newest(held.template_newest_first(number), held.template_of, number,
-                    lambda item: item.similarity >= 1.0)
+                    lambda item: item.similarity >= 1.0, templates=True)
 
     def form(self, form: int) -> None:
         """Score the goals of a form that may be among the closest. Goals of one form that agree alike on
@@ -210,10 +207,10 @@ class _Ranking:
             return
         form_of = held.form_of
         self.newest(held.newest_first(members, lambda position: form_of[position] == form), form_of, form,
-                    lambda item: True)
+                    lambda item: True, templates=False)
 
     def newest(self, newest_first: Iterator[int], group_of: list[int], group: int,
-               alike: Callable[[Scored], bool]) -> None:
+               alike: Callable[[Scored], bool], *, templates: bool) -> None:
         """Score the goals of a group (``group_of`` of them is ``group``) ``newest_first`` gives until no goal
         left can rank above ``limit`` competing ones scored: goals ``alike`` (of the group's similarity)
         whose values agree at least as far as the values still named by the goals left can."""
@@ -226,7 +223,7 @@ class _Ranking:
                 for position in positions:
                     if group_of[position] == group and position not in early:
                         early[position] = self.scored.get(position) or self.take(position)
-            elif count := operator.countOf(map(group_of.__getitem__, positions), group):
+            elif count := self.held.naming(value, group, templates=templates):
                 left[value] = count
         for position in early:
             self._named_left(position, left)
@@ -251,18 +248,13 @@ class _Ranking:
         """Count the goal at ``position`` out of ``left`` (goals left that name each value); whether a value
         is no longer named by any."""
         emptied = False
-        for value in [value for value in left if position in self._naming(value)]:
+        named = self.held.goal(position).signature.values
+        for value in [value for value in left if value in named]:
             left[value] -= 1
             if not left[value]:
                 del left[value]
                 emptied = True
         return emptied
-
-    def _naming(self, value: str) -> set[int]:
-        named = self._named.get(value)
-        if named is None:
-            named = self._named[value] = set(next(positions for shared, positions in self._sharing if shared == value))
-        return named
 
     def _agreement_at_most(self, values: frozenset[str]) -> float:
         """How far a goal sharing ``values`` agrees on values with the new goal, at most (exactly when its own
