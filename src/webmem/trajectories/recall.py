@@ -48,8 +48,11 @@ class Signature:
     def __init__(self, terms: frozenset[str], kinds: frozenset[str], values: frozenset[str],
                  contrasts: frozenset[str], template: str | None = None) -> None:
         self.terms, self.kinds, self.values, self.contrasts, self.template = terms, kinds, values, contrasts, template
-        marked = [f"<{kind}>" for kind in kinds] + [f"!{word}" for word in contrasts]
-        self.tokens: frozenset[str] = terms.union(marked) if marked else terms
+        if kinds or contrasts:
+            self.tokens: frozenset[str] = terms.union([_mark(kind, "<", ">") for kind in kinds],
+                                                      [_mark(word, "!", "") for word in contrasts])
+        else:
+            self.tokens = terms
         self._fit_terms: frozenset[str] | None = None
 
     def _key(self) -> tuple[Any, ...]:
@@ -100,7 +103,7 @@ def signature(goal: str, template: str | None = None) -> Signature:
     """The signature of a goal; with its template, the template's literal words are the terms."""
     spans: list[tuple[int, int, str, str]] = []
     for kind, pattern, hinted in (("email", _EMAIL, "@" in goal), ("url", _URL, "://" in goal or "www." in goal.lower()),
-                                  ("date", _DATE, True)):
+                                  ("date", _DATE, "-" in goal or "/" in goal or "." in goal)):
         if hinted:
             spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
     capitals_mean_names: bool | None = None
@@ -126,6 +129,12 @@ def signature(goal: str, template: str | None = None) -> Signature:
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     terms, contrasts, positions = content_terms(" ".join(rest))
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template)
+
+
+@lru_cache(maxsize=1024)
+def _mark(word: str, before: str, after: str) -> str:
+    """A kind of value or a contrast term as a token: ``<number>``, ``!cheapest``."""
+    return before + word + after
 
 
 @lru_cache(maxsize=8192)
