@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -310,6 +311,58 @@ def traced(mem: webmem.Memory, action: Any) -> tuple[Any, list[str]]:
         finally:
             driver.set_trace_callback(None)
 
+
+
+def test_threads_matching_and_saving_on_one_origin_together_all_succeed(mem: webmem.Memory) -> None:
+    """Goals saved in one thread are added to the origin's goals while others rank them: a reader never sees
+    one half added (matches ended in IndexError or TypeError when a thread switch fell inside an add)."""
+    words = ["parcel", "order", "invoice", "pizza", "ticket", "flight", "hotel", "refund", "coupon", "basket"]
+
+    def goal(rng: random.Random) -> str:
+        return (f"{rng.choice(['Track', 'Open', 'Print', 'Cancel'])} the {rng.choice(words)} {rng.choice(words)} "
+                f"of customer {rng.choice(['Ann', 'Bob', 'Cyd'])} {rng.randrange(50)}")
+
+    rng = random.Random(1)
+    for _ in range(100):
+        save(mem, goal(rng))
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def matching(seed: int) -> None:
+        rng = random.Random(seed)
+        while not done.is_set():
+            try:
+                mem.trajectories.match(goal(rng), origin=ORIGIN, limit=1)
+                mem.trajectories.search_replay(goal(rng), ORIGIN)
+            except BaseException as exc:  # noqa: BLE001  (whatever it is, the test reports it)
+                failures.append(exc)
+                done.set()
+
+    def saving() -> None:
+        rng = random.Random(3)
+        try:
+            for _ in range(200):
+                if done.is_set():
+                    return
+                save(mem, goal(rng) + " " + "".join(rng.choice("bcdfghklmnprstvz") for _ in range(6)))
+        except BaseException as exc:  # noqa: BLE001
+            failures.append(exc)
+        finally:
+            done.set()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # a thread switch almost anywhere
+    try:
+        threads = [threading.Thread(target=matching, args=(seed,)) for seed in (2, 4)]
+        threads.append(threading.Thread(target=saving))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures, repr(failures[0])
+    assert mem.trajectories.match("Track the parcel order of customer Ann 3", origin=ORIGIN).scored == 300
 
 def test_a_goal_saved_here_is_held_once_its_save_commits_and_never_read_back(sqlite_mem: webmem.Memory) -> None:
     save(sqlite_mem, "Track my parcel")

@@ -15,6 +15,7 @@ import heapq
 import json
 import math
 import operator
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -84,7 +85,10 @@ class _Goals(Sequence[StoredGoal]):
 
 @dataclass
 class OriginGoals:
-    """One origin's stored goals, with an inverted index from each word to the goals that use it."""
+    """One origin's stored goals, with an inverted index from each word to the goals that use it.
+
+    Goals are added while other threads of the process read: whatever reads more than one attribute, or fills
+    what is remembered, holds ``lock`` (as :meth:`add` does), and calls nothing that takes another lock."""
 
     version: int = 0
     removals: int = 0
@@ -122,6 +126,7 @@ class OriginGoals:
     _late_newest: list[int] | None = None
     _naming: dict[tuple[bool, int, str], int] = field(default_factory=dict)  # ``naming``, until a goal is added
     _value_masks: dict[str, int] = field(default_factory=dict)  # ``value_mask`` of the values asked for, kept whole
+    lock: threading.RLock = field(default_factory=threading.RLock, compare=False, repr=False)
     _form_numbers: dict[str, int] | None = None
     _forms: list[str] | None = None
     _texts: PositionLists | None = None
@@ -152,41 +157,42 @@ class OriginGoals:
         return self._shapes
 
     def add(self, goal: StoredGoal) -> None:
-        position = len(self.records)
-        self._naming.clear()
-        self.records.append(_record(goal))
-        self.built[position] = goal
-        self.ids.add(goal.id)
-        number = self._template_number(goal.signature.template) if goal.signature.template else -1
-        self.template_row.append(number)
-        if number >= 0:
-            self.members.append(number, position)
-        if self.last_created is not None and goal.created_at <= self.last_created:
-            self.late.append(position)
-            self._late_newest = None
-        else:
-            self.last_created = goal.created_at
-        words = goal.signature.tokens
-        form = self._form_number(words)
-        self.form_row.append(form)
-        self.form_members.append(form, position)
-        for value in goal.signature.values:
-            self.valued.append(value, position)
-            if value in self._value_masks:
-                self._value_masks[value] |= 1 << form
-        self._texts_added.append((_text_key(goal.goal.split()), position))
-        shape = words | {VALUE_MARK + value for value in goal.signature.values}
-        key = _SHAPE_SEPARATOR.join(sorted(shape))
-        if key not in self.shapes:
-            self.shapes.add(key)
-            self.shape_count += 1
-            for token in shape:
-                self.spread[token] = self.spread.get(token, 0) + 1
-            self._weights.clear()
-            self._sums.clear()
-            self._value_sums.clear()
-            self.form_weights.clear()
-        self._vectors = None
+        with self.lock:
+            position = len(self.records)
+            self._naming.clear()
+            self.records.append(_record(goal))
+            self.built[position] = goal
+            self.ids.add(goal.id)
+            number = self._template_number(goal.signature.template) if goal.signature.template else -1
+            self.template_row.append(number)
+            if number >= 0:
+                self.members.append(number, position)
+            if self.last_created is not None and goal.created_at <= self.last_created:
+                self.late.append(position)
+                self._late_newest = None
+            else:
+                self.last_created = goal.created_at
+            words = goal.signature.tokens
+            form = self._form_number(words)
+            self.form_row.append(form)
+            self.form_members.append(form, position)
+            for value in goal.signature.values:
+                self.valued.append(value, position)
+                if value in self._value_masks:
+                    self._value_masks[value] |= 1 << form
+            self._texts_added.append((_text_key(goal.goal.split()), position))
+            shape = words | {VALUE_MARK + value for value in goal.signature.values}
+            key = _SHAPE_SEPARATOR.join(sorted(shape))
+            if key not in self.shapes:
+                self.shapes.add(key)
+                self.shape_count += 1
+                for token in shape:
+                    self.spread[token] = self.spread.get(token, 0) + 1
+                self._weights.clear()
+                self._sums.clear()
+                self._value_sums.clear()
+                self.form_weights.clear()
+            self._vectors = None
 
     @property
     def form_of(self) -> list[int]:

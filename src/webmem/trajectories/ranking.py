@@ -67,8 +67,14 @@ def rank(
     or a template the new goal fits, goals that agree alike on values rank newest first: only the newest
     are scored, until none left can agree further (:meth:`_Ranking.newest`).
     """
-    if limit is None:
-        return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
+    with held.lock:  # goals added meanwhile by another thread wait (see OriginGoals)
+        if limit is None:
+            return _sorted([_scored(held, p, query, query_goal) for p in range(len(held.goals))])
+        return _pruned(held, query, query_goal, limit, competing)
+
+
+def _pruned(held: OriginGoals, query: Signature, query_goal: str, limit: int,
+            competing: Callable[[StoredGoal], bool]) -> list[Scored]:
     ranking = _Ranking(held, query, query_goal, competing, limit)
     weighted = sorted(zip(ranking.weights.values(), map(held.posting_mask, ranking.weights)), key=_FIRST, reverse=True)
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
@@ -315,6 +321,12 @@ def rescue(
 ) -> list[Scored]:
     """``ranked`` with every goal's cosine to the new goal, and the reworded ones lifted to the threshold:
     close vectors (``SEMANTIC_THRESHOLD``), some shared words (``SEMANTIC_LEXICAL_FLOOR``), same contrasts."""
+    with held.lock:
+        return _rescued(held, query, query_goal, query_vector, ranked, threshold)
+
+
+def _rescued(held: OriginGoals, query: Signature, query_goal: str, query_vector: Any, ranked: list[Scored],
+             threshold: float) -> list[Scored]:
     if query_vector is None or not held.goals or any(goal.vector is None for goal in held.goals):
         return ranked
     import numpy

@@ -113,7 +113,8 @@ class ReplaySearch:
         wanted, origin_key, cutoff = self._lookup_args(goal, origin, now)
         with self._scope.store.read() as conn:
             held = self._held(conn, origin_key)
-            lookup = self._search(conn, held, goal, wanted, origin_key, cutoff)
+            with held.lock:
+                lookup = self._search(conn, held, goal, wanted, origin_key, cutoff)
         if lookup.plan is not None:
             plan = lookup.plan
             self._scope.emit("replay_found", run_id=run_id, trajectory_id=plan.trajectory_id, goal=goal,
@@ -130,8 +131,9 @@ class ReplaySearch:
         wanted, origin_key, cutoff = self._lookup_args(goal, origin, now)
         with self._scope.store.read() as conn:
             held = self._held(conn, origin_key)
-            lookup = self._search(conn, held, goal, wanted, origin_key, cutoff)
-            closest = self._closest(conn, held, wanted, cutoff, limit)
+            with held.lock:
+                lookup = self._search(conn, held, goal, wanted, origin_key, cutoff)
+                closest = self._closest(conn, held, wanted, cutoff, limit)
         fitting = [candidate for candidate in lookup.candidates if candidate.fits or candidate.values]
         shown = {candidate.trajectory_id for candidate in fitting}
         return replace(lookup, candidates=(*fitting, *(c for c in closest if c.trajectory_id not in shown)))

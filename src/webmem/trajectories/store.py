@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -131,10 +132,12 @@ class TrajectoryStore(ReplaySearch):
         seen: set[str] = set()
         with self._scope.store.read() as conn:
             held = self._held(conn, origin)
-            newest = [next(held.template_newest_first(number), None)  # of each template the goal may fit
-                      for number in held.fitting_templates(query)]
-            for stored in sorted((held.goal(position) for position in newest if position is not None),
-                                 key=lambda stored: (stored.created_at, stored.id), reverse=True):
+            with held.lock:
+                newest = [next(held.template_newest_first(number), None)  # of each template the goal may fit
+                          for number in held.fitting_templates(query)]
+                tried = sorted((held.goal(position) for position in newest if position is not None),
+                               key=lambda stored: (stored.created_at, stored.id), reverse=True)
+            for stored in tried:
                 template = stored.signature.template
                 if template is None or template in seen:
                     continue
@@ -238,9 +241,11 @@ class TrajectoryStore(ReplaySearch):
     def _load(self, conn: Connection, trajectory_id: str, *, cached: bool = True) -> Trajectory | None:
         """``cached``: the id comes from the goal index read in this transaction, so a decoded copy is
         current; any other id is read again (another process may have deleted it)."""
-        if cached and trajectory_id in self._decoded:
-            self._decoded.move_to_end(trajectory_id)
-            return self._decoded[trajectory_id]
+        known = self._decoded.get(trajectory_id) if cached else None
+        if known is not None:
+            with suppress(KeyError):  # let go meanwhile by another thread
+                self._decoded.move_to_end(trajectory_id)
+            return known
         found = _BY_ID.rows(conn, {"ns": self._ns, "id": trajectory_id})
         if not found:
             return None
