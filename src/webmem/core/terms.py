@@ -8,13 +8,15 @@ put in one canonical spelling each, so two goals agree on them only when they me
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from functools import lru_cache
 
 import snowballstemmer
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
-_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER = snowballstemmer.stemmer("english")  # keeps the word it works on: one thread at a time
+_STEMMING = threading.Lock()
 
 #: Function words, politeness and filler: words whose presence says nothing about which task it is.
 STOP_WORDS = frozenset("""
@@ -86,7 +88,8 @@ def stem(word: str) -> str:
     """The Snowball English stem of a case-folded word (``watches`` -> ``watch``, ``reviews`` -> ``review``)."""
     if word.endswith("'s"):
         word = word[:-2]
-    return _STEMMER.stemWord(word)
+    with _STEMMING:
+        return _STEMMER.stemWord(word)
 
 
 def content_terms(text: str) -> tuple[list[str], set[str], set[str]]:

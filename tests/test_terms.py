@@ -1,0 +1,45 @@
+"""Words as the matcher compares them: stems made right whichever thread asks."""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+
+import snowballstemmer
+
+from webmem.core.terms import stem
+
+
+def test_threads_stemming_together_each_get_the_stem_one_thread_alone_gets() -> None:
+    """The stemmer keeps the word it works on: two threads stemming at once corrupted each other's word (an
+    IndexError, or a wrong stem that a stored goal's signature would keep)."""
+    rng = random.Random(7)
+    words = ["".join(rng.choice("aeioubcdfglmnrst") for _ in range(rng.randrange(4, 14))) + rng.choice(
+        ["ing", "ed", "s", "ies", "ness", "ational", "fully", ""]) for _ in range(3000)]
+    alone = snowballstemmer.stemmer("english")
+    expected = {word: alone.stemWord(word) for word in words}
+    uncached = stem.__wrapped__  # the stemmer itself, past the cache
+    wrong: list[str] = []
+
+    def stemming(seed: int) -> None:
+        order = words[:]
+        random.Random(seed).shuffle(order)
+        for word in order:
+            try:
+                if uncached(word) != expected[word]:
+                    wrong.append(word)
+            except Exception as exc:  # noqa: BLE001  (whatever it is, the test reports it)
+                wrong.append(f"{word}: {exc!r}")
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=stemming, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not wrong, wrong[:5]
