@@ -88,7 +88,8 @@ class OriginGoals:
     """One origin's stored goals, with an inverted index from each word to the goals that use it.
 
     Goals are added while other threads of the process read: whatever reads more than one attribute, or fills
-    what is remembered, holds ``lock`` (as :meth:`add` does), and calls nothing that takes another lock."""
+    what is remembered, holds ``lock`` (as :meth:`add` does). Whoever holds it never waits for the goal index's
+    lock, which is held around adds."""
 
     version: int = 0
     removals: int = 0
