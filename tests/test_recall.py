@@ -312,7 +312,6 @@ def traced(mem: webmem.Memory, action: Any) -> tuple[Any, list[str]]:
             driver.set_trace_callback(None)
 
 
-
 def test_threads_matching_and_saving_on_one_origin_together_all_succeed(mem: webmem.Memory) -> None:
     """Goals saved in one thread are added to the origin's goals while others rank them: a reader never sees
     one half added (matches ended in IndexError or TypeError when a thread switch fell inside an add)."""
@@ -363,6 +362,7 @@ def test_threads_matching_and_saving_on_one_origin_together_all_succeed(mem: web
         sys.setswitchinterval(interval)
     assert not failures, repr(failures[0])
     assert mem.trajectories.match("Track the parcel order of customer Ann 3", origin=ORIGIN).scored == 300
+
 
 def test_a_goal_saved_here_is_held_once_its_save_commits_and_never_read_back(sqlite_mem: webmem.Memory) -> None:
     save(sqlite_mem, "Track my parcel")
@@ -573,7 +573,6 @@ def test_the_forms_naming_a_value_and_their_counts_stay_right_as_goals_are_added
         assert found.value_mask("zed") == 0 and "zed" not in found._value_masks
 
 
-
 def test_what_an_origin_remembers_of_the_goals_it_was_asked_about_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """A process matching a stream of new goals (new words, values of their own) keeps no trace of each: the
     weights and masks it remembers are those of stored tokens, and the sums it remembers stay within their bound."""
@@ -604,6 +603,7 @@ def test_the_weights_a_form_may_have_to_compete_are_those_its_dice_allows() -> N
             assert lightest <= own <= heaviest, (need, common, total, own)
         elif lightest <= own <= heaviest:  # kept by the widening only: within a hair of the bound
             assert 2 * min(common, own) >= need * (total + own) - 1e-9
+
 
 def _with_quoted_keys(rest: str) -> str:
     """A snapshot's lines after its header as formats 4 and 5 wrote them: the three lines of keys as JSON strings."""
