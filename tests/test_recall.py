@@ -576,7 +576,7 @@ def test_the_forms_naming_a_value_and_their_counts_stay_right_as_goals_are_added
 def test_what_an_origin_remembers_of_the_goals_it_was_asked_about_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """A process matching a stream of new goals (new words, values of their own) keeps no trace of each: the
     weights and masks it remembers are those of stored tokens, and the sums it remembers stay within their bound."""
-    monkeypatch.setattr(held_module, "REMEMBERED_SUMS", 5)
+    monkeypatch.setattr(held_module, "REMEMBERED_BEYOND_GOALS", 5)
     held = OriginGoals()
     for number, goal in enumerate(["Track the parcel 1 of customer Ann", "Order a pizza with olives", "Print the list"]):
         held.add(StoredGoal(f"traj_{number}", goal, None, NOW, 0, 1, 1, signature(goal)))
@@ -587,7 +587,7 @@ def test_what_an_origin_remembers_of_the_goals_it_was_asked_about_stays_bounded(
         assert rank(held, signature(goal), goal, limit=1, competing=lambda stored: True)
     assert set(held._weights) <= set(held.spread)
     assert all(held.postings.get(token) for token in held._masks)
-    assert len(held._sums) <= 5 and len(held._value_sums) <= 5
+    assert len(held._sums) <= 3 + 5 and len(held._value_sums) <= 3 + 5  # three goals held
 
 
 def test_the_weights_a_form_may_have_to_compete_are_those_its_dice_allows() -> None:

@@ -28,9 +28,10 @@ from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_term
 SNAPSHOT_FORMAT = 6
 _QUOTED_KEYS_FORMAT = 5  # the same snapshot with its lines of keys always as JSON: still read
 _UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until the next save rewrites it)
-#: How many token sets (and value sets) an origin remembers the weight of before it starts again: those of the
-#: new goals it is asked about come and go.
-REMEMBERED_SUMS = 50_000
+#: What an origin remembers of the new goals it is asked about (the weights of their token and value sets, counts)
+#: beyond one entry per goal it holds, before it starts again: so what the process keeps stays in proportion to
+#: the goals it holds.
+REMEMBERED_BEYOND_GOALS = 1024
 _SHAPE_SEPARATOR = "\x1f"  # between the tokens of a shape or a form
 _KEY_SEPARATOR = "\x1e"  # between the keys (ids, shapes, forms) of a snapshot's line
 
@@ -312,7 +313,7 @@ class OriginGoals:
         key = (templates, group, value)
         known = self._naming.get(key)
         if known is None:
-            if len(self._naming) >= REMEMBERED_SUMS:
+            if len(self._naming) >= self._remembered():
                 self._naming.clear()
             group_of = self.template_of if templates else self.form_of
             known = self._naming[key] = operator.countOf(map(group_of.__getitem__, self.valued.get(value, ())), group)
@@ -341,7 +342,7 @@ class OriginGoals:
         """The weight of a goal's tokens (``weight`` summed), remembered until a new shape changes the weights."""
         known = self._sums.get(tokens)
         if known is None:
-            if len(self._sums) >= REMEMBERED_SUMS:  # new goals' token sets, each met once, would pile up
+            if len(self._sums) >= self._remembered():  # new goals' token sets, each met once, would pile up
                 self._sums.clear()
             known = self._sums[tokens] = self.weight_of(tokens)
         return known
@@ -361,11 +362,14 @@ class OriginGoals:
             known = self.form_weights[number] = self.weight_of(key.split(_SHAPE_SEPARATOR)) if key else 0.0
         return known
 
+    def _remembered(self) -> int:
+        return len(self.records) + REMEMBERED_BEYOND_GOALS
+
     def weigh_values(self, values: frozenset[str]) -> float:
         """The weight of a goal's values (``recall.value_weight``), remembered as ``weigh`` is."""
         known = self._value_sums.get(values)
         if known is None:
-            if len(self._value_sums) >= REMEMBERED_SUMS:
+            if len(self._value_sums) >= self._remembered():
                 self._value_sums.clear()
             known = self._value_sums[values] = value_weight(values, self.weight)
         return known
