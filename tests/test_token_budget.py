@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from webmem.core import tokens
 from webmem.core.errors import InvalidInput
 from webmem.core.tokens import (
     CHARS_PER_TOKEN,
@@ -266,3 +267,12 @@ def test_cut_to_budget_with_a_monotone_tokenizer_is_the_longest_prefix(text: str
     assert text.startswith(cut) and counter.count(cut) <= budget
     if cut != text:
         assert counter.count(text[: len(cut) + 1]) > budget
+
+
+def test_the_type_of_a_text_is_remembered_only_for_texts_up_to_a_context_parts_size() -> None:
+    part = "Known selectors on shop.example:\n- button Buy: #buy (worked 3 times)\n" * 3
+    large = "def handler(event):\n    return event\n" * (tokens.REMEMBERED_DETECTION_CHARS // 30)
+    assert len(large) > tokens.REMEMBERED_DETECTION_CHARS
+    tokens._remembered_detection.cache_clear()
+    assert estimate(part) == estimate(part) and estimate(large).content_type == "code"
+    assert tokens._remembered_detection.cache_info().currsize == 1  # the part, not the large text

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import lru_cache
 from numbers import Integral
 from typing import Any
 
@@ -160,6 +161,20 @@ def _looks_like_code(text: str) -> float | None:
 
 
 def _detect(text: str) -> tuple[ContentType, float]:
+    """``_detected``, remembered for texts up to a context part's size: a context counts the same parts of a site
+    turn after turn."""
+    return _remembered_detection(text) if len(text) <= REMEMBERED_DETECTION_CHARS else _detected(text)
+
+
+REMEMBERED_DETECTION_CHARS = 8192
+
+
+@lru_cache(maxsize=512)
+def _remembered_detection(text: str) -> tuple[ContentType, float]:
+    return _detected(text)
+
+
+def _detected(text: str) -> tuple[ContentType, float]:
     stripped = text.strip()
     if not stripped:
         return ContentType.TEXT, 1.0
