@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 import rows
 from sqlalchemy import text
+from threads import run_together
 
 import webmem
 from webmem.core.urls import origin_of
@@ -349,17 +349,7 @@ def test_threads_matching_and_saving_on_one_origin_together_all_succeed(mem: web
         finally:
             done.set()
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # a thread switch almost anywhere
-    try:
-        threads = [threading.Thread(target=matching, args=(seed,)) for seed in (2, 4)]
-        threads.append(threading.Thread(target=saving))
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_together([lambda: matching(2), lambda: matching(4), saving])
     assert not failures, repr(failures[0])
     assert mem.trajectories.match("Track the parcel order of customer Ann 3", origin=ORIGIN).scored == 300
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import random
-import sys
-import threading
 
 import snowballstemmer
+from threads import run_together
 
 from webmem.core.terms import stem
 
@@ -32,14 +31,5 @@ def test_threads_stemming_together_each_get_the_stem_one_thread_alone_gets() -> 
             except Exception as exc:  # noqa: BLE001  (whatever it is, the test reports it)
                 wrong.append(f"{word}: {exc!r}")
 
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=stemming, args=(seed,)) for seed in range(4)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
+    run_together([lambda seed=seed: stemming(seed) for seed in range(4)])
     assert not wrong, wrong[:5]
