@@ -313,10 +313,9 @@ class OriginGoals:
         key = (templates, group, value)
         known = self._naming.get(key)
         if known is None:
-            if len(self._naming) >= self._remembered():
-                self._naming.clear()
             group_of = self.template_of if templates else self.form_of
-            known = self._naming[key] = operator.countOf(map(group_of.__getitem__, self.valued.get(value, ())), group)
+            known = self._remember(self._naming, key,
+                                   operator.countOf(map(group_of.__getitem__, self.valued.get(value, ())), group))
         return known
 
     def named(self, words: list[str]) -> list[int]:
@@ -342,9 +341,7 @@ class OriginGoals:
         """The weight of a goal's tokens (``weight`` summed), remembered until a new shape changes the weights."""
         known = self._sums.get(tokens)
         if known is None:
-            if len(self._sums) >= self._remembered():  # new goals' token sets, each met once, would pile up
-                self._sums.clear()
-            known = self._sums[tokens] = self.weight_of(tokens)
+            known = self._remember(self._sums, tokens, self.weight_of(tokens))
         return known
 
     def weight_of(self, tokens: Iterable[str]) -> float:
@@ -362,16 +359,19 @@ class OriginGoals:
             known = self.form_weights[number] = self.weight_of(key.split(_SHAPE_SEPARATOR)) if key else 0.0
         return known
 
-    def _remembered(self) -> int:
-        return len(self.records) + REMEMBERED_BEYOND_GOALS
+    def _remember(self, remembered: dict[Any, Any], key: Any, value: Any) -> Any:
+        """``value`` kept under ``key``; ``remembered`` starts again once it holds ``REMEMBERED_BEYOND_GOALS`` entries
+        more than the goals held (new goals' token sets, each met once, would pile up)."""
+        if len(remembered) >= len(self.records) + REMEMBERED_BEYOND_GOALS:
+            remembered.clear()
+        remembered[key] = value
+        return value
 
     def weigh_values(self, values: frozenset[str]) -> float:
         """The weight of a goal's values (``recall.value_weight``), remembered as ``weigh`` is."""
         known = self._value_sums.get(values)
         if known is None:
-            if len(self._value_sums) >= self._remembered():
-                self._value_sums.clear()
-            known = self._value_sums[values] = value_weight(values, self.weight)
+            known = self._remember(self._value_sums, values, value_weight(values, self.weight))
         return known
 
     def vectors(self) -> Any:

@@ -194,8 +194,7 @@ class _Ranking:
         """Score the goals of a template the new goal may fit that may be among the closest. Those that fit
         score 1 and rank by how far their values agree with the new goal's, then newest first."""
         held = self.held
-        self.newest(held.template_newest_first(number), held.template_of, number,
-                    lambda item: item.similarity >= 1.0, templates=True)
+        self.newest(held.template_newest_first(number), number, lambda item: item.similarity >= 1.0, templates=True)
 
     def form(self, form: int) -> None:
         """Score the goals of a form that may be among the closest. Goals of one form that agree alike on
@@ -212,14 +211,15 @@ class _Ranking:
                     self.take(position)
             return
         form_of = held.form_of
-        self.newest(held.newest_first(members, lambda position: form_of[position] == form), form_of, form,
-                    lambda item: True, templates=False)
+        self.newest(held.newest_first(members, lambda position: form_of[position] == form), form, lambda item: True,
+                    templates=False)
 
-    def newest(self, newest_first: Iterator[int], group_of: list[int], group: int,
-               alike: Callable[[Scored], bool], *, templates: bool) -> None:
-        """Score the goals of a group (``group_of`` of them is ``group``) ``newest_first`` gives until no goal
-        left can rank above ``limit`` competing ones scored: goals ``alike`` (of the group's similarity)
-        whose values agree at least as far as the values still named by the goals left can."""
+    def newest(self, newest_first: Iterator[int], group: int, alike: Callable[[Scored], bool], *,
+               templates: bool) -> None:
+        """Score the goals of a group (form ``group``, or template ``group`` with ``templates``) ``newest_first``
+        gives until no goal left can rank above ``limit`` competing ones scored: goals ``alike`` (of the group's
+        similarity) whose values agree at least as far as the values still named by the goals left can."""
+        group_of = self.held.template_of if templates else self.held.form_of
         # how many goals of the group name each value the new goal shares (the goals left name the rest);
         # those naming a rare value are scored first, wherever they are
         left: dict[str, int] = {}
