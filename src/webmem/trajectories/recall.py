@@ -100,7 +100,9 @@ def decode(text: str | None, template: str | None) -> Signature | None:
 
 
 def signature(goal: str, template: str | None = None) -> Signature:
-    """The signature of a goal; with its template, the template's literal words are the terms."""
+    """The signature of a goal. Its terms are its words outside the values it names, whatever its ``template``: a slot
+    of the template filled with plain words ("smart watch") keeps them as terms, so that a rewording naming the same
+    thing still shares them; the template is kept to score goals that fit it (``score``)."""
     spans: list[tuple[int, int, str, str]] = []
     for kind, pattern, hinted in (("email", _EMAIL, "@" in goal), ("url", _URL, "://" in goal or "www." in goal.lower()),
                                   ("date", _DATE, "-" in goal or "/" in goal or "." in goal)):
