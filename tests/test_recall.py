@@ -53,6 +53,16 @@ def test_plurals_word_order_and_filler_do_not_hide_the_same_task(mem: webmem.Mem
     assert best(mem, "TRACK MY PARCELS") == "Track my parcel"
 
 
+def test_unicode_forms_and_case_do_not_hide_the_same_task(mem: webmem.Memory) -> None:
+    """Words are compared after Unicode normalisation (NFKC: full-width letters are letters) and case folding
+    ("ß" is "ss")."""
+    save(mem, "Search for smart watch reviews")
+    save(mem, "Compare the größe charts")
+    save(mem, "Compare the weight charts")
+    assert best(mem, "ＳＥＡＲＣＨ for ｓｍａｒｔ ｗａｔｃｈ reviews") == "Search for smart watch reviews"
+    assert best(mem, "compare the grösse charts") == "Compare the größe charts"
+
+
 def test_values_are_slots_so_other_values_are_the_same_task(mem: webmem.Memory) -> None:
     save(mem, 'Enter "Kasie" into the name field and press Submit')
     save(mem, "Buy 3 apples", steps=[webmem.Step(action="fill", target='spinbutton "Quantity"', value="3"),
