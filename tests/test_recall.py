@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import socket
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -737,6 +738,26 @@ def test_a_goal_embedder_rescues_rewordings_the_words_miss(open_memory: Any, wor
     candidate = semantic.trajectories.match(reworded, origin=ORIGIN, now=NOW).candidates[0]
     assert candidate.semantic is not None and "reworded" in candidate.why
     assert best(semantic, "Delete my account") is None
+
+
+def test_the_semantic_stage_loads_embeds_and_matches_with_the_network_closed(
+    open_memory: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The embedder's weights ship inside its package: loading it and matching with it open no connection."""
+    tried: list[Any] = []
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        tried.append(args)
+        raise OSError("the network is closed in this test")
+
+    for name in ("connect", "connect_ex"):
+        monkeypatch.setattr(socket.socket, name, refused)
+    monkeypatch.setattr(socket, "getaddrinfo", refused)
+    monkeypatch.setattr(socket, "create_connection", refused)
+    mem = open_memory(goal_embedder=webmem.WordLlamaEmbedder(dimension=128))  # loaded inside the closed network
+    save(mem, KETTLE)
+    assert best(mem, "Is the blue kettle available right now, and how long would shipping take") == KETTLE
+    assert tried == []
 
 
 def test_goal_vectors_are_stored_and_remade_when_the_model_changes(open_memory: Any, wordllama: Any) -> None:
