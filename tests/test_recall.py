@@ -76,6 +76,18 @@ def test_values_are_slots_so_other_values_are_the_same_task(mem: webmem.Memory) 
     assert best(mem, "Sell 3 apples") is None
 
 
+def test_emails_dates_urls_and_names_are_slots_too(mem: webmem.Memory) -> None:
+    for goal in ("Send the invoice to ann@example.com", "Book a table for 2026-01-02",
+                 "Open https://docs.example.org/guide/setup and summarise it", "Phone Marguerite",
+                 "Track my parcel"):
+        save(mem, goal)
+    assert best(mem, "Send the invoice to bob.smith@corp.example.net") == "Send the invoice to ann@example.com"
+    assert best(mem, "Book a table for 12/31/2027") == "Book a table for 2026-01-02"
+    assert best(mem, "Open https://wiki.example.com/pages/faq.html and summarise it") == (
+        "Open https://docs.example.org/guide/setup and summarise it")
+    assert best(mem, "Phone Theodosia") == "Phone Marguerite"
+
+
 def test_a_list_with_values_in_it_is_a_list_of_values_whatever_their_case(mem: webmem.Memory) -> None:
     """"fzzqo" is no word of the task: a list whose items are half values or more holds values only,
     so the same task with another list is found (and a list names no connecting word as a value)."""
