@@ -565,6 +565,37 @@ def test_the_forms_of_a_word_stay_whole_when_goals_are_added_to_an_origin_read_f
     assert bin(read.posting_mask("order")).count("1") == 3
 
 
+def test_goals_added_to_an_origin_read_from_its_snapshot_leave_it_as_if_every_goal_had_been_added() -> None:
+    """An origin read from a snapshot keeps its ids and shapes as text until asked for them as sets: goals added
+    to it (some of a shape it holds, some of a new one) are held exactly as adding them all from the start holds
+    them, whether its sets were made before the adds, after them, or never."""
+    rng = random.Random(7)
+    verbs, things = ["Open", "Print", "Track", "Archive"], ["order", "invoice", "parcel", "receipt", "report"]
+    texts = [f"{rng.choice(verbs)} the {rng.choice(things)} {number}" for number in range(60)]
+    goals = [StoredGoal(f"traj_{number}", text, None, NOW + timedelta(seconds=number), 0, 1, 1, signature(text))
+             for number, text in enumerate(texts)]
+    whole = OriginGoals()
+    for goal in goals:
+        whole.add(goal)
+    for asked_before in (False, True):
+        part = OriginGoals()
+        for goal in goals[:40]:
+            part.add(goal)
+        read = unpack(part.pack())
+        assert read is not None
+        if asked_before:
+            assert len(read.ids) == 40 and len(read.shapes) == read.shape_count
+        for goal in goals[40:]:
+            assert not read.holds(goal.id)
+            read.add(goal)
+            assert read.holds(goal.id)
+        assert all(read.holds(goal.id) for goal in goals)
+        assert not read.holds("traj_") and not read.holds("traj_60") and not read.holds("")
+        assert read.shape_count == whole.shape_count and read.spread == whole.spread
+        assert read.pack() == whole.pack()
+        assert read.ids == whole.ids and read.shapes == whole.shapes
+
+
 def test_the_forms_naming_a_value_and_their_counts_stay_right_as_goals_are_added() -> None:
     def stored(number: int, goal: str) -> StoredGoal:
         return StoredGoal(f"traj_{number}", goal, None, NOW, 0, 1, 1, signature(goal))

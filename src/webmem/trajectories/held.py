@@ -122,8 +122,10 @@ class OriginGoals:
     _masks: dict[str, int] = field(default_factory=dict)  # ``postings`` as bit masks of form numbers, once asked for
     _all_masks: bool = True  # every token's mask is in ``_masks`` (goals only added); not so for a snapshot's
     _vectors: Any = None
-    _ids: set[str] | None = None
+    _ids: set[str] | None = None  # ``ids_text`` as a set, once asked for
+    _ids_added: set[str] = field(default_factory=set)  # ids added before that (an add does not make the set)
     _shapes: set[str] | None = None
+    _shapes_added: set[str] = field(default_factory=set)
     _numbers: dict[str, int] | None = None
     _late_newest: list[int] | None = None
     _naming: dict[tuple[bool, int, str], int] = field(default_factory=dict)  # ``naming``, until a goal is added
@@ -149,14 +151,34 @@ class OriginGoals:
     def ids(self) -> set[str]:
         if self._ids is None:
             self._ids = set(_keys(self.ids_text))
+            self._ids.update(self._ids_added)
+            self._ids_added.clear()
         return self._ids
+
+    def holds(self, goal_id: str) -> bool:
+        """Whether a goal of this id is held (a snapshot's ids are searched as text, not made a set for it)."""
+        if self._ids is not None:
+            return goal_id in self._ids
+        return goal_id in self._ids_added or _has_key(self.ids_text, goal_id)
 
     @property
     def shapes(self) -> set[str]:
         """The distinct token sets among the goals, each as one key."""
         if self._shapes is None:
             self._shapes = set(_keys(self.shapes_text))
+            self._shapes.update(self._shapes_added)
+            self._shapes_added.clear()
         return self._shapes
+
+    def _new_shape(self, key: str) -> bool:
+        """Whether no goal held has this shape; if so, it is one now."""
+        if self._shapes is not None:
+            known, kept = key in self._shapes, self._shapes
+        else:
+            known, kept = key in self._shapes_added or _has_key(self.shapes_text, key), self._shapes_added
+        if not known:
+            kept.add(key)
+        return not known
 
     def add(self, goal: StoredGoal) -> None:
         with self.lock:
@@ -164,7 +186,7 @@ class OriginGoals:
             self._naming.clear()
             self.records.append(_record(goal))
             self.built[position] = goal
-            self.ids.add(goal.id)
+            (self._ids_added if self._ids is None else self._ids).add(goal.id)
             number = self._template_number(goal.signature.template) if goal.signature.template else -1
             self.template_row.append(number)
             if number >= 0:
@@ -185,8 +207,7 @@ class OriginGoals:
             self._texts_added.append((_text_key(goal.goal.split()), position))
             shape = words | {VALUE_MARK + value for value in goal.signature.values}
             key = _SHAPE_SEPARATOR.join(sorted(shape))
-            if key not in self.shapes:
-                self.shapes.add(key)
+            if self._new_shape(key):
                 self.shape_count += 1
                 for token in shape:
                     self.spread[token] = self.spread.get(token, 0) + 1
@@ -407,6 +428,14 @@ def _text_key(words: list[str]) -> str:
 
 def _keys(text: str | None) -> list[str]:
     return text.split(_KEY_SEPARATOR) if text else []
+
+
+def _has_key(text: str | None, key: str) -> bool:
+    """Whether ``key`` is one of the keys of a line of keys (``_keys(text)``), without splitting it."""
+    if not text:
+        return False
+    return (text == key or text.startswith(key + _KEY_SEPARATOR) or text.endswith(_KEY_SEPARATOR + key)
+            or _KEY_SEPARATOR + key + _KEY_SEPARATOR in text)
 
 
 def _checksum(text: str) -> str:

@@ -140,7 +140,7 @@ class GoalIndex:
                 if held is None or held.removals != stamp.removals or held.version != stamp.version - count:
                     continue
                 for goal in goals:
-                    if goal.id not in held.ids:
+                    if not held.holds(goal.id):
                         held.add(goal)
                 held.version = stamp.version
                 self._hold(origin, held)
@@ -194,7 +194,7 @@ class GoalIndex:
         held = held if held is not None else OriginGoals()
         with self._lock:
             for goal in new_goals:
-                if goal.id not in held.ids:
+                if not held.holds(goal.id):
                     held.add(goal)
             held.version = max([held.version, *(row[_SEQ] for row in rows if row[_SEQ] is not None)])
         return held, unembedded
