@@ -149,26 +149,27 @@ class OriginGoals:
 
     @property
     def ids(self) -> set[str]:
-        if self._ids is None:
-            self._ids = set(_keys(self.ids_text))
-            self._ids.update(self._ids_added)
-            self._ids_added.clear()
-        return self._ids
+        with self.lock:  # made once, with the ids added before it (an add holds the lock too)
+            if self._ids is None:
+                self._ids = {*_keys(self.ids_text), *self._ids_added}
+                self._ids_added.clear()
+            return self._ids
 
     def holds(self, goal_id: str) -> bool:
         """Whether a goal of this id is held (a snapshot's ids are searched as text, not made a set for it)."""
-        if self._ids is not None:
-            return goal_id in self._ids
-        return goal_id in self._ids_added or _has_key(self.ids_text, goal_id)
+        with self.lock:
+            if self._ids is not None:
+                return goal_id in self._ids
+            return goal_id in self._ids_added or _has_key(self.ids_text, goal_id)
 
     @property
     def shapes(self) -> set[str]:
         """The distinct token sets among the goals, each as one key."""
-        if self._shapes is None:
-            self._shapes = set(_keys(self.shapes_text))
-            self._shapes.update(self._shapes_added)
-            self._shapes_added.clear()
-        return self._shapes
+        with self.lock:
+            if self._shapes is None:
+                self._shapes = {*_keys(self.shapes_text), *self._shapes_added}
+                self._shapes_added.clear()
+            return self._shapes
 
     def _new_shape(self, key: str) -> bool:
         """Whether no goal held has this shape; if so, it is one now."""
