@@ -476,6 +476,27 @@ def test_an_origin_of_many_goals_keeps_a_snapshot_that_a_new_process_reads_inste
     assert report.scored == total + 1 and report.best is not None and report.best.id == later.id
 
 
+def test_a_snapshot_that_holds_every_goal_is_read_without_asking_for_rows(
+    sqlite_mem: webmem.Memory, memory_dir: Any,
+) -> None:
+    fill(sqlite_mem)
+    covered, count = rows.value(sqlite_mem, "trajectory_origins", "snapshot_seq", origin=ORIGIN), 0
+    while rows.value(sqlite_mem, "trajectory_origins", "snapshot_seq", origin=ORIGIN) == covered:
+        count += 1  # until a save brings the snapshot up to date: it then holds every goal
+        save(sqlite_mem, ORDERS[count % len(ORDERS)] + f" on day {count}")
+    reader = webmem.Memory.open(memory_dir)
+    try:
+        held, statements = traced(reader, lambda conn: reader.trajectories._held(conn, ORIGIN))
+        assert len(held.goals) == MANY + count
+        assert any("trajectory_snapshots" in statement for statement in statements)
+        assert not any("FROM trajectories " in statement for statement in statements), statements
+        save(sqlite_mem, "Cancel the subscription of the newsletter")  # one goal newer than the snapshot
+        held, statements = traced(reader, lambda conn: reader.trajectories._held(conn, ORIGIN))
+        assert len(held.goals) == MANY + count + 1 and any("FROM trajectories " in s for s in statements)
+    finally:
+        reader.close()
+
+
 def test_a_snapshot_older_than_a_deletion_is_never_used(open_memory: Any) -> None:
     first = open_memory()
     fill(first)

@@ -120,7 +120,8 @@ class GoalIndex:
                 return held, []
         if held is None or held.removals != removals or held.version > version:
             held = self._snapshot(conn, origin, stamp) if stamp is not None and self.embedder is None else None
-        held, unembedded = self._read_rows(conn, origin, held, known=stamp is not None, embed=True)
+        newer = stamp is not None and (held is None or held.version < version)  # else no row is newer than held
+        held, unembedded = self._read_rows(conn, origin, held, any_newer=newer, embed=True)
         with self._lock:
             held.version = max(held.version, version)
             held.removals = removals
@@ -161,7 +162,7 @@ class GoalIndex:
         held = self._snapshot(conn, origin, stamp)
         if held is None and not SNAPSHOT_MIN_GOALS <= stamp.version <= SNAPSHOT_MAX_GOALS:
             return
-        held, _ = self._read_rows(conn, origin, held, known=True, embed=False)
+        held, _ = self._read_rows(conn, origin, held, any_newer=True, embed=False)
         held.version, held.removals = stamp.version, stamp.removals
         made = _SNAPSHOT_MADE.rowcount(conn, {"snapshot_ns": self._ns, "snapshot_origin": origin,
                                               "held_version": held.version, "held_removals": held.removals})
@@ -183,13 +184,14 @@ class GoalIndex:
         return held
 
     def _read_rows(
-        self, conn: Connection, origin: str, held: OriginGoals | None, *, known: bool, embed: bool,
+        self, conn: Connection, origin: str, held: OriginGoals | None, *, any_newer: bool, embed: bool,
     ) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
-        """``held`` with the goals saved after it (all of them when ``held`` is None)."""
+        """``held`` with the goals saved after it (all of them when ``held`` is None); without ``any_newer``
+        (the origin's version says none can be) nothing is read."""
         vectors = embed and self.embedder is not None
         rows = _GOAL_QUERIES[vectors, held is not None].rows(
             conn, {"ns": self._ns, "origin": origin, "after": held.version if held is not None else 0},
-        ) if known else []
+        ) if any_newer else []
         new_goals, unembedded = self._stored_goals(rows, embed=vectors)
         held = held if held is not None else OriginGoals()
         with self._lock:
