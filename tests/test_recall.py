@@ -19,8 +19,9 @@ import webmem
 from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
 from webmem.trajectories import held as held_module
-from webmem.trajectories.held import OriginGoals, StoredGoal, _checksum, _key_line, _read_key_line, unpack
+from webmem.trajectories.held import OriginGoals, StoredGoal, _checksum, unpack
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
+from webmem.trajectories.key_lines import key_line, read_key_line
 from webmem.trajectories.ranking import _own_weights, rank
 from webmem.trajectories.recall import decode, signature
 from webmem.trajectories.slots import goal_values
@@ -699,8 +700,8 @@ def test_a_snapshot_of_an_earlier_format_is_still_read(open_memory: Any, old_for
 
 def test_a_line_of_keys_that_could_be_mistaken_for_json_is_written_as_json() -> None:
     for keys in ('"quoted"\x1eplain', "one\nline break", "plain\x1ekeys", ""):
-        line = _key_line(keys)
-        assert "\n" not in line and _read_key_line(line) == keys
+        line = key_line(keys)
+        assert "\n" not in line and read_key_line(line) == keys
 
 
 def test_memories_from_before_the_index_are_indexed_when_opened(open_memory: Any, memory_location: str) -> None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .key_lines import SEPARATOR, has_key, json_line, key_line, read_key_line
+from .key_lines import keys as keys_of
 from .positions import NumberedLists, NumberRow, PositionLists
 from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
@@ -32,8 +34,8 @@ _UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until
 #: beyond one entry per goal it holds, before it starts again: so what the process keeps stays in proportion to
 #: the goals it holds.
 REMEMBERED_BEYOND_GOALS = 1024
+SEARCHED_ADDS = 8  # goals added to an origin read from a snapshot with its ids and shapes searched as text: then sets pay
 _SHAPE_SEPARATOR = "\x1f"  # between the tokens of a shape or a form
-_KEY_SEPARATOR = "\x1e"  # between the keys (ids, shapes, forms) of a snapshot's line
 
 
 @dataclass(slots=True)
@@ -151,32 +153,35 @@ class OriginGoals:
     def ids(self) -> set[str]:
         with self.lock:  # made once, with the ids added before it (an add holds the lock too)
             if self._ids is None:
-                self._ids = {*_keys(self.ids_text), *self._ids_added}
+                self._ids = {*keys_of(self.ids_text), *self._ids_added}
                 self._ids_added.clear()
             return self._ids
 
     def holds(self, goal_id: str) -> bool:
-        """Whether a goal of this id is held (a snapshot's ids are searched as text, not made a set for it)."""
+        """Whether a goal of this id is held (a snapshot's ids are searched as text for its first few adds)."""
         with self.lock:
-            if self._ids is not None:
-                return goal_id in self._ids
-            return goal_id in self._ids_added or _has_key(self.ids_text, goal_id)
+            if self._searching():
+                return goal_id in self._ids_added or has_key(self.ids_text, goal_id)
+            return goal_id in self.ids
+
+    def _searching(self) -> bool:
+        return self._ids is None and len(self._ids_added) < SEARCHED_ADDS
 
     @property
     def shapes(self) -> set[str]:
         """The distinct token sets among the goals, each as one key."""
         with self.lock:
             if self._shapes is None:
-                self._shapes = {*_keys(self.shapes_text), *self._shapes_added}
+                self._shapes = {*keys_of(self.shapes_text), *self._shapes_added}
                 self._shapes_added.clear()
             return self._shapes
 
     def _new_shape(self, key: str) -> bool:
         """Whether no goal held has this shape; if so, it is one now."""
-        if self._shapes is not None:
-            known, kept = key in self._shapes, self._shapes
+        if self._shapes is None and self._searching():
+            known, kept = key in self._shapes_added or has_key(self.shapes_text, key), self._shapes_added
         else:
-            known, kept = key in self._shapes_added or _has_key(self.shapes_text, key), self._shapes_added
+            known, kept = key in self.shapes, self.shapes
         if not known:
             kept.add(key)
         return not known
@@ -227,7 +232,7 @@ class OriginGoals:
     def forms(self) -> list[str]:
         """The distinct token sets of the goals, each as one key, by number."""
         if self._forms is None:
-            self._forms = _keys(self.forms_text)
+            self._forms = keys_of(self.forms_text)
         return self._forms
 
     @property
@@ -416,10 +421,10 @@ class OriginGoals:
                   "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
                   "last_created": self.last_created.isoformat() if self.last_created else None,
                   "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed()}
-        keys = [_key_line(_KEY_SEPARATOR.join(keys)) for keys in (sorted(self.ids), sorted(self.shapes), self.forms)]
-        rest = "\n".join([*keys, _json_line(self.texts.packed()),
-                          *(record if isinstance(record, str) else _json_line(record) for record in self.records)])
-        body = _json_line(header) + "\n" + rest
+        keys = [key_line(SEPARATOR.join(keys)) for keys in (sorted(self.ids), sorted(self.shapes), self.forms)]
+        rest = "\n".join([*keys, json_line(self.texts.packed()),
+                          *(record if isinstance(record, str) else json_line(record) for record in self.records)])
+        body = json_line(header) + "\n" + rest
         return _checksum(body) + "\n" + body  # a snapshot cut short or changed in any part is not read
 
 
@@ -427,34 +432,8 @@ def _text_key(words: list[str]) -> str:
     return hashlib.blake2b(" ".join(words).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
 
 
-def _keys(text: str | None) -> list[str]:
-    return text.split(_KEY_SEPARATOR) if text else []
-
-
-def _has_key(text: str | None, key: str) -> bool:
-    """Whether ``key`` is one of the keys of a line of keys (``_keys(text)``), without splitting it."""
-    if not text:
-        return False
-    return (text == key or text.startswith(key + _KEY_SEPARATOR) or text.endswith(_KEY_SEPARATOR + key)
-            or _KEY_SEPARATOR + key + _KEY_SEPARATOR in text)
-
-
 def _checksum(text: str) -> str:
     return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
-
-
-def _json_line(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # never a raw line break
-
-
-def _key_line(keys: str) -> str:
-    """A line of keys as it is (read back without parsing: its separators would be JSON escapes), or as a JSON
-    string when it holds a line break or begins with a quote (never for ids and tokens, which are words)."""
-    return _json_line(keys) if "\n" in keys or keys.startswith('"') else keys
-
-
-def _read_key_line(line: str) -> str:
-    return json.loads(line) if line.startswith('"') else line
 
 
 def unpack(text: str | None) -> OriginGoals | None:
@@ -486,8 +465,8 @@ def unpack(text: str | None) -> OriginGoals | None:
     try:
         return OriginGoals(
             version=data["version"], removals=data["removals"], records=lines[4:],
-            ids_text=_read_key_line(lines[0]), shapes_text=_read_key_line(lines[1]),
-            forms_text=_read_key_line(lines[2]), texts_text=lines[3],
+            ids_text=read_key_line(lines[0]), shapes_text=read_key_line(lines[1]),
+            forms_text=read_key_line(lines[2]), texts_text=lines[3],
             form_row=NumberRow(data["form_of"]), form_members=NumberedLists(data["form_members"]),
             shape_count=data["shape_count"], postings=PositionLists(data["postings"]), templates=data["templates"],
             members=NumberedLists(data["members"]), template_row=NumberRow(data["template_of"]), fixed=PositionLists(data["fixed"]),
