@@ -151,40 +151,54 @@ class OriginGoals:
 
     @property
     def ids(self) -> set[str]:
-        with self.lock:  # made once, with the ids added before it (an add holds the lock too)
-            if self._ids is None:
+        return self._sets()[0]
+
+    @property
+    def shapes(self) -> set[str]:
+        """The distinct token sets among the goals, each as one key."""
+        return self._sets()[1]
+
+    def _sets(self) -> tuple[set[str], set[str]]:
+        """The ids and the shapes as sets: a snapshot's lines of them made sets once, with those added before (an
+        add holds the lock too)."""
+        with self.lock:
+            if self._ids is None or self._shapes is None:
                 self._ids = {*keys_of(self.ids_text), *self._ids_added}
+                self._shapes = {*keys_of(self.shapes_text), *self._shapes_added}
                 self._ids_added.clear()
-            return self._ids
+                self._shapes_added.clear()
+            return self._ids, self._shapes
+
+    def _searching(self) -> bool:
+        """Whether the ids and shapes are still searched as a snapshot's text (the first few goals added)."""
+        return self._ids is None and len(self._ids_added) < SEARCHED_ADDS
 
     def holds(self, goal_id: str) -> bool:
-        """Whether a goal of this id is held (a snapshot's ids are searched as text for its first few adds)."""
+        """Whether a goal of this id is held."""
         with self.lock:
             if self._searching():
                 return goal_id in self._ids_added or has_key(self.ids_text, goal_id)
             return goal_id in self.ids
 
-    def _searching(self) -> bool:
-        return self._ids is None and len(self._ids_added) < SEARCHED_ADDS
-
-    @property
-    def shapes(self) -> set[str]:
-        """The distinct token sets among the goals, each as one key."""
-        with self.lock:
-            if self._shapes is None:
-                self._shapes = {*keys_of(self.shapes_text), *self._shapes_added}
-                self._shapes_added.clear()
-            return self._shapes
-
     def _new_shape(self, key: str) -> bool:
         """Whether no goal held has this shape; if so, it is one now."""
-        if self._shapes is None and self._searching():
+        if self._searching():
             known, kept = key in self._shapes_added or has_key(self.shapes_text, key), self._shapes_added
         else:
             known, kept = key in self.shapes, self.shapes
         if not known:
             kept.add(key)
         return not known
+
+    def add_new(self, goals: Sequence[StoredGoal]) -> None:
+        """Add those of ``goals`` not held yet; more than ``SEARCHED_ADDS`` make the ids and shapes sets at once
+        (searching a snapshot's text for each would cost more)."""
+        with self.lock:
+            if len(goals) > SEARCHED_ADDS:
+                self._sets()
+            for goal in goals:
+                if not self.holds(goal.id):
+                    self.add(goal)
 
     def add(self, goal: StoredGoal) -> None:
         with self.lock:

@@ -140,9 +140,7 @@ class GoalIndex:
                 held = self._origins.get(origin)
                 if held is None or held.removals != stamp.removals or held.version != stamp.version - count:
                     continue
-                for goal in goals:
-                    if not held.holds(goal.id):
-                        held.add(goal)
+                held.add_new(goals)
                 held.version = stamp.version
                 self._hold(origin, held)
 
@@ -195,9 +193,7 @@ class GoalIndex:
         new_goals, unembedded = self._stored_goals(rows, embed=vectors)
         held = held if held is not None else OriginGoals()
         with self._lock:
-            for goal in new_goals:
-                if not held.holds(goal.id):
-                    held.add(goal)
+            held.add_new(new_goals)
             held.version = max([held.version, *(row[_SEQ] for row in rows if row[_SEQ] is not None)])
         return held, unembedded
 
