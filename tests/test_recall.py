@@ -590,7 +590,7 @@ def test_the_forms_of_a_word_stay_whole_when_goals_are_added_to_an_origin_read_f
 def test_goals_added_to_an_origin_read_from_its_snapshot_leave_it_as_if_every_goal_had_been_added() -> None:
     """An origin read from a snapshot keeps its ids and shapes as text until asked for them as sets: goals added
     to it (some of a shape it holds, some of a new one) are held exactly as adding them all from the start holds
-    them, whether its sets were made before the adds, after them, or never."""
+    them, whether its sets were made before the adds or after some (one at a time, a few or many together)."""
     rng = random.Random(7)
     verbs, things = ["Open", "Print", "Track", "Archive"], ["order", "invoice", "parcel", "receipt", "report"]
     texts = [f"{rng.choice(verbs)} the {rng.choice(things)} {number}" for number in range(60)]
@@ -599,22 +599,29 @@ def test_goals_added_to_an_origin_read_from_its_snapshot_leave_it_as_if_every_go
     whole = OriginGoals()
     for goal in goals:
         whole.add(goal)
-    for asked_before in (False, True):
-        part = OriginGoals()
-        for goal in goals[:40]:
-            part.add(goal)
+    part = OriginGoals()
+    for goal in goals[:40]:
+        part.add(goal)
+    for way in ("one at a time", "sets asked before", "a few, then many together", "held ones again"):
         read = unpack(part.pack())
         assert read is not None
-        if asked_before:
+        if way == "sets asked before":
             assert len(read.ids) == 40 and len(read.shapes) == read.shape_count
-        for goal in goals[40:]:
-            assert not read.holds(goal.id)
-            read.add(goal)
-            assert read.holds(goal.id)
-        assert all(read.holds(goal.id) for goal in goals)
+        if way.startswith("a few"):
+            read.add_new(goals[40:45])
+            read.add_new(goals[45:])
+        elif way == "held ones again":
+            read.add_new(goals[35:50])  # five it holds: not added twice
+            read.add_new(goals[48:])
+        else:
+            for goal in goals[40:]:
+                assert not read.holds(goal.id)
+                read.add(goal)
+                assert read.holds(goal.id)
+        assert all(read.holds(goal.id) for goal in goals), way
         assert not read.holds("traj_") and not read.holds("traj_60") and not read.holds("")
         assert read.shape_count == whole.shape_count and read.spread == whole.spread
-        assert read.pack() == whole.pack()
+        assert read.pack() == whole.pack(), way
         assert read.ids == whole.ids and read.shapes == whole.shapes
 
 
