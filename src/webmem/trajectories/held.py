@@ -34,7 +34,7 @@ _UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until
 #: beyond one entry per goal it holds, before it starts again: so what the process keeps stays in proportion to
 #: the goals it holds.
 REMEMBERED_BEYOND_GOALS = 1024
-SEARCHED_ADDS = 8  # goals added to an origin read from a snapshot with its ids and shapes searched as text: then sets pay
+SEARCHED_ADDS = 8  # goals an origin read from a snapshot takes with its ids and shapes searched as text; then sets cost less
 _SHAPE_SEPARATOR = "\x1f"  # between the tokens of a shape or a form
 
 
