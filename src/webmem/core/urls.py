@@ -8,6 +8,7 @@ from functools import lru_cache
 from urllib.parse import SplitResult, urlsplit
 
 from .errors import InvalidInput
+from .public_suffixes import registrable_domain
 
 MAX_URL_LENGTH = 4096
 _WEB_SCHEMES = {"http": 80, "https": 443}
@@ -150,14 +151,7 @@ def site_of(domain: str) -> str:
         return host
     if host == "localhost" or host.endswith(".localhost"):
         return "localhost"
-    return _public_suffixes().privatesuffix(host) or host
-
-
-@lru_cache(maxsize=1)
-def _public_suffixes():  # type: ignore[no-untyped-def]
-    from publicsuffixlist import PublicSuffixList  # the list ships in the package: no download
-
-    return PublicSuffixList()
+    return registrable_domain(host) or host
 
 
 def _is_ip_address(host: str) -> bool:
