@@ -114,6 +114,39 @@ def test_words_that_change_the_meaning_must_agree(mem: webmem.Memory) -> None:
     assert best(mem, "Buy the laptop with the lowest cost") == "Buy the cheapest laptop"
 
 
+def searched(thing: str) -> list[webmem.Step]:
+    return [webmem.Step(action="fill", target='searchbox "Search"', value=thing),
+            webmem.Step(action="press", target='searchbox "Search"', value="Enter")]
+
+
+def test_a_goal_that_shares_only_the_values_a_stored_goal_was_done_with_is_another_task(mem: webmem.Memory) -> None:
+    """The words that filled a stored goal's template say what it was done on, not what was done: a new goal
+    naming none of the template's own words is another task, however rare the words it shares."""
+    save(mem, "Search for smart watch reviews", steps=searched("smart watch"))
+    save(mem, "Search for running shoe reviews", steps=searched("running shoe"))
+    for other_task in ("Buy a smart watch", "Compare smart watches"):
+        report = mem.trajectories.match(other_task, origin=ORIGIN, now=NOW)
+        assert report.best is None
+        [closest, *_] = report.candidates
+        assert closest.trajectory.goal == "Search for smart watch reviews"
+        assert closest.similarity <= 0.35 and "shares only the words of its values" in closest.why
+    assert best(mem, "Find reviews of smart watches") == "Search for smart watch reviews"
+    assert best(mem, "Search for laptop reviews") in ("Search for smart watch reviews", "Search for running shoe reviews")
+
+
+def test_goals_of_one_wording_with_and_without_a_template_are_each_scored_as_they_are(mem: webmem.Memory) -> None:
+    """Goals of one wording rank newest first, but one done with a template the new goal shares only values with
+    scores less than the same wording done without: the newest do not stand for the older ones then."""
+    save(mem, "Track my parcel")
+    save(mem, "Search for smart watch reviews", age_days=4)
+    save(mem, "Search for smart watch reviews", age_days=3)
+    assert mem.trajectories.match("Compare smart watches", origin=ORIGIN, now=NOW, limit=1).candidates  # held now
+    for age in (2, 1, 0):  # added to the goals held
+        save(mem, "Search for smart watch reviews", steps=searched("smart watch"), age_days=age)
+    [closest] = mem.trajectories.match("Compare smart watches", origin=ORIGIN, now=NOW, limit=1).candidates
+    assert closest.trajectory.goal_template is None and closest.similarity > 0.4  # the one done without a template
+
+
 def test_a_contrast_only_one_long_goal_mentions_in_passing_does_not_split_the_task(mem: webmem.Memory) -> None:
     save(mem, "Is there a red HDMI cable in the shop? If yes, order a single unit with express delivery "
               "and tell me the confirmation code and the delivery date")

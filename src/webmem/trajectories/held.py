@@ -121,6 +121,7 @@ class OriginGoals:
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
     form_weights: dict[int, float] = field(default_factory=dict)  # ``form_weight`` of the forms asked for so far
+    _form_templates: dict[int, set[int]] = field(default_factory=dict)  # ``form_templates`` of the forms asked for
     _masks: dict[str, int] = field(default_factory=dict)  # ``postings`` as bit masks of form numbers, once asked for
     _all_masks: bool = True  # every token's mask is in ``_masks`` (goals only added); not so for a snapshot's
     _vectors: Any = None
@@ -220,6 +221,7 @@ class OriginGoals:
             form = self._form_number(words)
             self.form_row.append(form)
             self.form_members.append(form, position)
+            self._form_templates.get(form, set()).add(number)
             for value in goal.signature.values:
                 self.valued.append(value, position)
                 if value in self._value_masks:
@@ -272,6 +274,12 @@ class OriginGoals:
                 if self._all_masks or token in self._masks:
                     self._masks[token] = self._masks.get(token, 0) | 1 << number
         return number
+
+    def form_templates(self, form: int) -> set[int]:
+        """The numbers of the templates of the goals of form ``form`` (-1 for goals without one), remembered."""
+        if (known := self._form_templates.get(form)) is None:
+            known = self._form_templates[form] = set(map(self.template_of.__getitem__, self.form_members.get(form)))
+        return known
 
     @property
     def template_of(self) -> list[int]:

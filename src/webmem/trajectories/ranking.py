@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .held import OriginGoals, StoredGoal
-from .recall import VALUE_MARK, VALUE_WEIGHT, Signature, contrast_conflict, explain, score
+from .recall import VALUE_MARK, VALUE_WEIGHT, Signature, contrast_conflict, explain, score, shares_only_values
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
 SEMANTIC_THRESHOLD = 0.75
@@ -205,7 +205,7 @@ class _Ranking:
         self._forms_read.add(form)
         held = self.held
         members = held.form_members.get(form)
-        if len(members) <= self.limit:  # all of them, whatever their order
+        if len(members) <= self.limit or self._capped_unalike(form):  # all of them, whatever their order
             for position in members:
                 if position not in self.scored:
                     self.take(position)
@@ -213,6 +213,14 @@ class _Ranking:
         form_of = held.form_of
         self.newest(held.newest_first(members, lambda position: form_of[position] == form), form, lambda item: True,
                     templates=False)
+
+    def _capped_unalike(self, form: int) -> bool:
+        """Whether some goals of the form share only their values with the new goal and others do not
+        (``recall.shares_only_values``, decided by a goal's template): then they do not score alike."""
+        held = self.held
+        capped = {number >= 0 and shares_only_values(self.query, held.templates[number])
+                  for number in held.form_templates(form)}
+        return len(capped) > 1
 
     def newest(self, newest_first: Iterator[int], group: int, alike: Callable[[Scored], bool], *,
                templates: bool) -> None:
