@@ -218,9 +218,9 @@ class _Ranking:
         """Whether some goals of the form share only their values with the new goal and others do not
         (``recall.shares_only_values``, decided by a goal's template): then they do not score alike."""
         held = self.held
-        capped = {number >= 0 and shares_only_values(self.query, held.templates[number])
-                  for number in held.form_templates(form)}
-        return len(capped) > 1
+        numbers = held.form_templates(form)
+        return len(numbers) > 1 and len({number >= 0 and shares_only_values(self.query, held.templates[number])
+                                         for number in numbers}) > 1
 
     def newest(self, newest_first: Iterator[int], group: int, alike: Callable[[Scored], bool], *,
                templates: bool) -> None:
