@@ -219,8 +219,11 @@ class _Ranking:
         (``recall.shares_only_values``, decided by a goal's template): then they do not score alike."""
         held = self.held
         numbers = held.form_templates(form)
-        return len(numbers) > 1 and len({number >= 0 and shares_only_values(self.query, held.templates[number])
-                                         for number in numbers}) > 1
+        if len(numbers) < 2:
+            return False
+        tokens = held.goal(held.form_members.get(form)[0]).signature.tokens  # the form's: every goal's of it
+        return len({number >= 0 and shares_only_values(self.query, tokens, held.templates[number])
+                    for number in numbers}) > 1
 
     def newest(self, newest_first: Iterator[int], group: int, alike: Callable[[Scored], bool], *,
                templates: bool) -> None:

@@ -206,18 +206,20 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / (whole(left) + whole(right))
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.template):
+    if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, right, stored.template):
         similarity = VALUE_WEIGHT
     return similarity, agree
 
 
-def shares_only_values(query: Signature, template: str) -> bool:
-    """Whether a new goal names none of the words of a stored goal's ``template`` (its words outside its values):
-    then what they share are the values the stored goal was done with ("Buy a smart watch" against "Search
-    for smart watch reviews"), which say what it was done on, not what was done. Such a goal scores at most
-    what agreeing values alone lift a score to (``VALUE_WEIGHT``)."""
+def shares_only_values(query: Signature, tokens: frozenset[str], template: str) -> bool:
+    """Whether a new goal names none of the words of a stored goal's ``template`` (its words outside its values)
+    and words of its own instead (the stored goal has ``tokens``): then what they share are the values the stored
+    goal was done with ("Buy a smart watch", "Compare smart watches" against "Search for {0} reviews" done on a
+    smart watch), which say what it was done on, not what was done; such a goal scores at most what agreeing
+    values alone lift a score to (``VALUE_WEIGHT``). One that names nothing else ("Find smart watches") may
+    well be the same task."""
     fixed = fixed_terms(template)
-    return bool(fixed) and fixed.isdisjoint(query.fit_terms())
+    return bool(fixed) and not query.tokens <= tokens and fixed.isdisjoint(query.fit_terms())
 
 
 def explain(query: Signature, stored: Signature, query_goal: str, agree: float, *, like: str | None = None) -> str:
@@ -230,7 +232,7 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
     left, right = query.tokens, stored.tokens
     if not left and not right:
         return "no words to compare"
-    if stored.template and left & right and shares_only_values(query, stored.template):
+    if stored.template and left & right and shares_only_values(query, right, stored.template):
         return f"shares only the words of its values, none of: {', '.join(sorted(fixed_terms(stored.template))[:4])}"
     missing = sorted(right - left)[:4]
     why = f"{len(left & right)} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
