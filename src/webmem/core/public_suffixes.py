@@ -16,10 +16,11 @@ _PUNYCODE = "xn--"
 def registrable_domain(host: str) -> str | None:
     """The host's registrable domain, its public suffix and one label more (``shop.example.co.uk`` ->
     ``example.co.uk``), lower-case; None when the host is a public suffix itself or has an empty label."""
-    labels = host.lower().split(".")
+    lowered = host.lower()
+    labels = lowered.split(".")
     if "" in labels:
         return None
-    names = [_unicode(label) for label in labels] if _PUNYCODE in host.lower() else labels
+    names = [_unicode(label) for label in labels] if _PUNYCODE in lowered else labels
     public = _public_labels(names)
     if public >= len(labels):
         return None
