@@ -7,7 +7,8 @@ Three memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres
 2. One task done 1,000 then 10,000 times on one origin (goals that differ only by an order number of
    their own and a customer of four): a warm match, a replay search and a save, and the ratio of p50s.
 3. ``run.context()`` for a new run at 1,000 runs and at ``--runs`` runs (default 100,000) of 10
-   steps over 1,000 domains. How the large memory is built, the fastest honest way: 1,000 runs go
+   steps over 1,000 domains, the two memories open together and timed in turns (25 contexts on one, then
+   25 on the other), so that the ratio of their p50s does not depend on how fast the host was when. How the large memory is built, the fastest honest way: 1,000 runs go
    through the public API (start, 10 steps, finish: trajectory, session, facts); then their
    ``runs``, ``run_steps`` and ``sessions`` rows are copied in SQL under new ids, and one successful
    trajectory in five is added for each copy through ``mem.trajectories.save`` (the public write
@@ -45,6 +46,7 @@ from bench_backends import (  # noqa: E402  (the same vocabulary, timing and thr
 
 DOMAINS = 1_000
 STEPS = 10
+CONTEXT_BLOCK = 25  # contexts timed on one memory before turning to the other
 
 
 def site(index: int, domains: int = DOMAINS) -> str:
@@ -222,20 +224,31 @@ def load_runs(mem: webmem.Memory, runs: int, rng: random.Random) -> float:
     return time.perf_counter() - began
 
 
-def contexts(backend: str, runs: int, samples: int) -> tuple[float, float, float]:
+def contexts(backend: str, runs: int, samples: int) -> dict[str, tuple[float, ...]]:
+    """``run.context()`` on a memory of 1,000 runs and on one of ``runs``, both open in this process and timed in
+    turns, a block of ``CONTEXT_BLOCK`` contexts on one and then on the other: so that a slower or faster spell of the
+    host, or the state the building left the process in, weighs on both alike and the ratio of their p50s is the
+    memory's size alone."""
     rng = random.Random(11)
-    with location(backend) as (where, local):
-        mem = webmem.Memory.open(where, local_dir=local)
-        seconds = load_runs(mem, runs, random.Random(7))
-        settle(backend, where)
+    with location(backend) as (small_where, small_local), location(backend) as (large_where, large_local):
+        small = webmem.Memory.open(small_where, local_dir=small_local)
+        load_runs(small, DOMAINS, random.Random(7))
+        settle(backend, small_where)
+        large = webmem.Memory.open(large_where, local_dir=large_local)
+        seconds = load_runs(large, runs, random.Random(7))
+        settle(backend, large_where)
         print(f"  {backend}: {runs:,} runs loaded in {seconds:.0f}s", file=sys.stderr)
-        found = []
-        for _ in range(samples):
-            url = site(rng.randrange(DOMAINS))
-            run = mem.start_run(goal=goal(rng), start_url=url)  # a new run: nothing cached in it yet
-            found.append(timed(lambda: run.context(url=url)))
-        mem.close()
-    return (*percentiles(found), seconds)
+        small_times: list[float] = []
+        large_times: list[float] = []
+        for _ in range(0, samples, CONTEXT_BLOCK):
+            for mem, times in ((small, small_times), (large, large_times)):
+                for _ in range(CONTEXT_BLOCK):
+                    url = site(rng.randrange(DOMAINS))
+                    run = mem.start_run(goal=goal(rng), start_url=url)  # a new run: nothing cached in it yet
+                    times.append(timed(lambda: run.context(url=url)))
+        small.close()
+        large.close()
+    return {"small": percentiles(small_times), "large": (*percentiles(large_times), seconds)}
 
 
 def main() -> None:
@@ -247,8 +260,8 @@ def main() -> None:
     for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
         figures = matches(backend, args.samples)
         figures.update(repeats(backend, args.samples))
-        small = contexts(backend, DOMAINS, args.samples)
-        large = contexts(backend, args.runs, args.samples)
+        timed_contexts = contexts(backend, args.runs, args.samples)
+        small, large = timed_contexts["small"], timed_contexts["large"]
         print(f"\n{backend}{'':<36}{'p50 ms':>10}{'p99 ms':>10}")
         for name, (p50, p99) in figures.items():
             print(f"{name:<44}{p50:>10.3f}{p99:>10.3f}")
