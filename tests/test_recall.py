@@ -136,6 +136,35 @@ def test_a_goal_that_shares_only_the_values_a_stored_goal_was_done_with_is_anoth
     assert best(mem, "Search for laptop reviews") in ("Search for smart watch reviews", "Search for running shoe reviews")
 
 
+LOGIN = 'Enter the username "karrie" and the password "AU" into the text fields and press login.'
+PASSWORD_TWICE = 'Enter the password "fU" into both text fields and press submit.'
+SHOPPING = 'Add "milk", "eggs" and "bread" to the shopping list'
+
+
+def test_goals_that_give_different_numbers_of_inputs_in_quotes_are_different_tasks(mem: webmem.Memory) -> None:
+    """Two goals that both give inputs in quotes, but not as many, ask for different inputs: logging in with a
+    username and a password is not entering a password twice, however many words they share, either way round.
+    A list of quoted values is one input, however long."""
+    save(mem, PASSWORD_TWICE)
+    save(mem, SHOPPING)
+    save(mem, LOGIN, url="https://accounts.example-shop.com/")
+    login = 'Enter the username "nathalie" and the password "fzzq" into the text fields and press submit.'
+    report = mem.trajectories.match(login, origin=ORIGIN, now=NOW)
+    assert report.best is None
+    [closest, *_] = report.candidates
+    assert closest.trajectory.goal == PASSWORD_TWICE and closest.similarity <= 0.35
+    assert "gives 2 inputs in quotes, it gave 1" in closest.why
+    accounts = "https://accounts.example-shop.com"
+    report = mem.trajectories.match('Enter the password "AU" into the text fields and press login.', origin=accounts,
+                                    now=NOW)
+    assert report.best is None and "gives 1 input in quotes, it gave 2" in report.candidates[0].why
+    assert best(mem, 'Enter the username "dannie" and the password "8F" into the text fields and press login.',
+                accounts) == LOGIN
+    assert best(mem, 'Enter the password "Ny" into both text fields and press submit.') == PASSWORD_TWICE
+    assert best(mem, 'Add "apples" and "pears" to the shopping list') == SHOPPING
+    assert best(mem, 'Add "rice" to the shopping list') == SHOPPING
+
+
 def test_goals_of_one_wording_with_and_without_a_template_are_each_scored_as_they_are(mem: webmem.Memory) -> None:
     """Goals of one wording rank newest first, but one done with a template the new goal shares only values with
     scores less than the same wording done without: the newest do not stand for the older ones then."""
@@ -740,6 +769,31 @@ def test_a_snapshot_of_an_earlier_format_is_still_read(open_memory: Any, old_for
     assert report.candidates[0].trajectory.goal == saved[0].goal  # read from the snapshot, not from the rows
 
 
+def test_signatures_stored_by_another_version_of_the_matcher_are_made_anew_and_written_back(open_memory: Any) -> None:
+    """A memory saved by another version of the matcher (an upgrade) holds signatures, and a snapshot, that this one
+    does not read: the first match reads the goals from their rows and makes their signatures anew, then writes
+    them back with a snapshot made anew, so that no later process parses the goals again."""
+    first = open_memory()
+    saved = fill(first)
+    old = "s0"
+    rows.execute(first, "UPDATE trajectories SET goal_signature = :old || substr(goal_signature, 3)", old=old)
+    header, _, rest = snapshot_of(first).partition("\n")[2].partition("\n")
+    body = json.dumps({**json.loads(header), "signature": old}, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
+    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old", old=_checksum(body) + "\n" + body)
+    assert rows.count(first, "trajectories", "goal_signature LIKE 's0%'") == MANY
+
+    report = open_memory().trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW)
+    assert report.best is not None and report.best.id == saved[0].id and report.scored == MANY
+    stored = rows.values(first, "trajectories", "goal_signature", origin=ORIGIN)
+    assert len(stored) == MANY and all(decode(encoded, None) is not None for encoded in stored)
+    assert unpack(snapshot_of(first)) is not None  # of this version again
+    # a goal changed behind the snapshot's back still shows as it was: the next process reads the snapshot
+    rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
+                 id=saved[0].id)
+    listed = open_memory().trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
+    assert listed.candidates[0].trajectory.goal == saved[0].goal
+
+
 def test_a_line_of_keys_that_could_be_mistaken_for_json_is_written_as_json() -> None:
     for keys in ('"quoted"\x1eplain', "one\nline break", "plain\x1ekeys", ""):
         line = key_line(keys)
@@ -845,6 +899,17 @@ def test_a_goal_embedder_rescues_rewordings_the_words_miss(open_memory: Any, wor
     candidate = semantic.trajectories.match(reworded, origin=ORIGIN, now=NOW).candidates[0]
     assert candidate.semantic is not None and "reworded" in candidate.why
     assert best(semantic, "Delete my account") is None
+
+
+def test_the_semantic_stage_rescues_no_goal_that_gives_other_inputs_in_quotes(open_memory: Any, wordllama: Any) -> None:
+    """Entering a password and logging in with a username and a password read alike (cosine 0.85) and share most
+    words, but ask for different inputs: no rewording brings them together."""
+    semantic = open_memory(goal_embedder=wordllama)
+    save(semantic, LOGIN)
+    asked = 'Enter the password "AU" into the text fields and press login.'
+    [candidate] = semantic.trajectories.match(asked, origin=ORIGIN, now=NOW).candidates
+    assert candidate.semantic is not None and candidate.semantic >= 0.75 and not candidate.eligible
+    assert best(semantic, 'Put the username "vina" and the password "US" into the text fields and click login.') == LOGIN
 
 
 def test_the_semantic_stage_loads_embeds_and_matches_with_the_network_closed(

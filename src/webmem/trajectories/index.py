@@ -50,6 +50,9 @@ _SNAPSHOT_MADE = Prepared(update(trajectory_origins).where(
     trajectory_origins.c.removals == bindparam("held_removals"),
     trajectory_origins.c.version >= bindparam("held_version"),
 ).values(snapshot_seq=bindparam("held_version"), snapshot_removals=bindparam("held_removals")))
+_STORE_SIGNATURE = Prepared(update(trajectories).where(
+    trajectories.c.namespace == bindparam("ns"), trajectories.c.trajectory_id == bindparam("id"),
+).values(goal_signature=bindparam("signature")))
 _DROP_SNAPSHOT = Prepared(delete(trajectory_snapshots).where(
     trajectory_snapshots.c.namespace == bindparam("ns"), trajectory_snapshots.c.origin == bindparam("origin")))
 
@@ -96,9 +99,9 @@ class GoalIndex:
         self._counted: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def goals(self, conn: Connection, origin: str, mark: Any = None) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
+    def goals(self, conn: Connection, origin: str, mark: Any = None) -> tuple[OriginGoals, Stale]:
         """The origin's goals as the database holds them now (read inside the caller's transaction),
-        and the vectors computed for goals stored without one or under another model (to store).
+        and what its rows hold stale, made anew to be written back (:meth:`write_back`).
         ``mark``: the store's read mark (:meth:`webmem.store.Store.read_mark`); goals found current at the
         same mark are current without asking the database.
         """
@@ -107,7 +110,7 @@ class GoalIndex:
                 held = self._origins.get(origin)
                 if held is not None and held.checked == mark:
                     self._origins.move_to_end(origin)
-                    return held, []
+                    return held, NOTHING_STALE
         statement, params = self.stamp_read(origin)  # one set of parameters: what was read ahead is taken
         found = statement.first(conn, params)
         stamp = Stamp(*found) if found is not None else None
@@ -117,17 +120,27 @@ class GoalIndex:
             if held is not None and (held.version, held.removals) == (version, removals):
                 self._origins.move_to_end(origin)
                 held.checked = mark
-                return held, []
+                return held, NOTHING_STALE
         if held is None or held.removals != removals or held.version > version:
             held = self._snapshot(conn, origin, stamp) if stamp is not None and self.embedder is None else None
         newer = stamp is not None and (held is None or held.version < version)  # else no row is newer than held
-        held, unembedded = self._read_rows(conn, origin, held, any_newer=newer, embed=True)
+        held, stale = self._read_rows(conn, origin, held, any_newer=newer, embed=True)
         with self._lock:
             held.version = max(held.version, version)
             held.removals = removals
             held.checked = mark
             self._hold(origin, held)
-        return held, unembedded
+        return held, stale
+
+    def write_back(self, conn: Connection, origin: str, stale: Stale) -> None:
+        """Write what :meth:`goals` found stale in the origin's rows, in a write transaction: the vectors made,
+        and the signatures of goals stored under another version of the matcher (whose snapshot is of that
+        version too: it is made again from the rows)."""
+        if stale.vectors and self.embedder is not None:
+            store_vectors(conn, self._ns, self.embedder.name, stale.vectors)
+        if stale.signatures:
+            self._store_signatures(conn, stale.signatures)
+            self.extend_snapshot(conn, origin, anew=True)
 
     def saved(self, saved: Mapping[str, tuple[Stamp, int, Sequence[StoredGoal]]]) -> None:
         """Once a transaction that saved trajectories has committed (for each origin: the stamp its save raised
@@ -148,19 +161,24 @@ class GoalIndex:
         """The first read of :meth:`goals` outside a SQLite read mark (the origin's stamp), to be read ahead."""
         return _STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}
 
-    def extend_snapshot(self, conn: Connection, origin: str, stamp: Stamp | None = None) -> None:
-        """Bring the origin's snapshot up to date with what this write transaction saved once it lags by an
-        eighth of the origin's goals: add the goals saved since it was made, or make it from the rows once
-        the origin has enough goals."""
+    def extend_snapshot(self, conn: Connection, origin: str, stamp: Stamp | None = None, *, anew: bool = False) -> None:
+        """Bring the origin's snapshot up to date with what this write transaction saved once it lags by a
+        sixteenth of the origin's goals (or at once with ``anew``): add the goals saved since it was made, or make
+        it from the rows once the origin has enough goals."""
         if stamp is None:
-            stamp = Stamp(*_STAMP_AND_SNAPSHOT.first(conn, {"ns": self._ns, "origin": origin}))  # type: ignore[misc]
-        if stamp.snapshot_seq is not None and stamp.snapshot_removals == stamp.removals and \
+            found = _STAMP_AND_SNAPSHOT.first(conn, {"ns": self._ns, "origin": origin})
+            if found is None:
+                return
+            stamp = Stamp(*found)
+        if not anew and stamp.snapshot_seq is not None and stamp.snapshot_removals == stamp.removals and \
                 stamp.version - stamp.snapshot_seq < max(1, stamp.version // SNAPSHOT_REFRESH_SHARE):
             return  # recent enough: a reader reads the few goals saved after it from their rows
         held = self._snapshot(conn, origin, stamp)
         if held is None and not SNAPSHOT_MIN_GOALS <= stamp.version <= SNAPSHOT_MAX_GOALS:
             return
-        held, _ = self._read_rows(conn, origin, held, any_newer=True, embed=False)
+        held, stale = self._read_rows(conn, origin, held, any_newer=True, embed=False)
+        if stale.signatures:  # this transaction writes: they are stored at once
+            self._store_signatures(conn, stale.signatures)
         held.version, held.removals = stamp.version, stamp.removals
         made = _SNAPSHOT_MADE.rowcount(conn, {"snapshot_ns": self._ns, "snapshot_origin": origin,
                                               "held_version": held.version, "held_removals": held.removals})
@@ -171,6 +189,12 @@ class GoalIndex:
             _WRITE_SNAPSHOT.execute(conn, {**key, "snapshot": held.pack()}).close()
         else:  # too large to pay: read from the rows
             _DROP_SNAPSHOT.execute(conn, key).close()
+
+    def _store_signatures(self, conn: Connection, signatures: Sequence[tuple[str, str]]) -> None:
+        """Store signatures made anew, by id (in the order of the ids, as every writer does: no two wait on each
+        other's rows)."""
+        _STORE_SIGNATURE.execute_many(conn, [{"ns": self._ns, "id": id_, "signature": encoded}
+                                             for id_, encoded in sorted(signatures)])
 
     def _snapshot(self, conn: Connection, origin: str, stamp: Any) -> OriginGoals | None:
         """The origin's snapshot when it is valid for the origin's removals, else None."""
@@ -183,19 +207,19 @@ class GoalIndex:
 
     def _read_rows(
         self, conn: Connection, origin: str, held: OriginGoals | None, *, any_newer: bool, embed: bool,
-    ) -> tuple[OriginGoals, list[tuple[str, bytes]]]:
-        """``held`` with the goals saved after it (all of them when ``held`` is None); without ``any_newer``
-        (the origin's version says none can be) nothing is read."""
+    ) -> tuple[OriginGoals, Stale]:
+        """``held`` with the goals saved after it (all of them when ``held`` is None), and what their rows hold
+        stale; without ``any_newer`` (the origin's version says none can be) nothing is read."""
         vectors = embed and self.embedder is not None
         rows = _GOAL_QUERIES[vectors, held is not None].rows(
             conn, {"ns": self._ns, "origin": origin, "after": held.version if held is not None else 0},
         ) if any_newer else []
-        new_goals, unembedded = self._stored_goals(rows, embed=vectors)
+        new_goals, stale = self._stored_goals(rows, embed=vectors)
         held = held if held is not None else OriginGoals()
         with self._lock:
             held.add_new(new_goals)
             held.version = max([held.version, *(row[_SEQ] for row in rows if row[_SEQ] is not None)])
-        return held, unembedded
+        return held, stale
 
     def forget(self) -> None:
         """Let go of every origin held (the next match reads them again)."""
@@ -217,21 +241,25 @@ class GoalIndex:
         stored = self.embed([text])
         return _array(stored[0]) if stored else None
 
-    def _stored_goals(self, rows: Sequence[Any], *, embed: bool) -> tuple[list[StoredGoal], list[tuple[str, bytes]]]:
+    def _stored_goals(self, rows: Sequence[Any], *, embed: bool) -> tuple[list[StoredGoal], Stale]:
         model = self.embedder.name if self.embedder is not None and embed else None
-        stale = [row for row in rows if model is not None and (row[_VECTOR] is None or row[_VECTOR + 1] != model)]
-        vectors = dict(zip([row[0] for row in stale], self.embed([row[1] for row in stale]) or []))
+        unembedded = [row for row in rows if model is not None and (row[_VECTOR] is None or row[_VECTOR + 1] != model)]
+        vectors = dict(zip([row[0] for row in unembedded], self.embed([row[1] for row in unembedded]) or []))
         goals = []
+        signatures = []
         for row in rows:  # the columns of _GOAL_COLUMNS, then those of _VECTOR_COLUMNS when read
             id_, goal, run_id, created_at, duration_ms, step_count, verified_steps, template, encoded = row[:_SEQ]
             raw = vectors.get(id_, row[_VECTOR] if model is not None else None)
+            decoded = decode(encoded, template)
+            if decoded is None:  # stored by another version of the matcher (or before signatures were)
+                decoded = signature(goal, template)
+                signatures.append((id_, decoded.encode()))
             goals.append(StoredGoal(
                 id=id_, goal=goal, run_id=run_id, created_at=created_at, duration_ms=duration_ms,
-                step_count=step_count or 0, verified_steps=verified_steps or 0,
-                signature=decode(encoded, template) or signature(goal, template),
+                step_count=step_count or 0, verified_steps=verified_steps or 0, signature=decoded,
                 vector=_array(raw) if raw is not None else None,
             ))
-        return goals, list(vectors.items())
+        return goals, Stale(list(vectors.items()), signatures)
 
     def _hold(self, origin: str, held: OriginGoals) -> None:
         """Hold ``held`` as the origin's goals (it may be the object held already, with goals added), most
@@ -243,6 +271,17 @@ class GoalIndex:
         while self._held > self._max_goals and len(self._origins) > 1:
             dropped, _ = self._origins.popitem(last=False)
             self._held -= self._counted.pop(dropped)
+
+
+class Stale(NamedTuple):
+    """What an origin's rows were found to hold stale, made anew: vectors of goals stored without one or under
+    another model, and signatures (encoded) of goals stored under another version of the matcher, by id."""
+
+    vectors: list[tuple[str, bytes]]
+    signatures: list[tuple[str, str]]
+
+
+NOTHING_STALE = Stale([], [])
 
 
 class Stamp(NamedTuple):

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .held import OriginGoals, StoredGoal
-from .recall import VALUE_MARK, VALUE_WEIGHT, Signature, contrast_conflict, explain, score, shares_only_values
+from .recall import (
+    VALUE_MARK,
+    VALUE_WEIGHT,
+    Signature,
+    contrast_conflict,
+    explain,
+    other_inputs,
+    score,
+    shares_only_values,
+)
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
 SEMANTIC_THRESHOLD = 0.75
@@ -331,7 +340,8 @@ def rescue(
     held: OriginGoals, query: Signature, query_goal: str, query_vector: Any, ranked: list[Scored], *, threshold: float
 ) -> list[Scored]:
     """``ranked`` with every goal's cosine to the new goal, and the reworded ones lifted to the threshold:
-    close vectors (``SEMANTIC_THRESHOLD``), some shared words (``SEMANTIC_LEXICAL_FLOOR``), same contrasts."""
+    close vectors (``SEMANTIC_THRESHOLD``), some shared words (``SEMANTIC_LEXICAL_FLOOR``), same contrasts, as
+    many inputs in quotes."""
     with held.lock:
         return _rescued(held, query, query_goal, query_vector, ranked, threshold)
 
@@ -353,7 +363,7 @@ def _rescued(held: OriginGoals, query: Signature, query_goal: str, query_vector:
         found = item or _scored(held, position, query, query_goal)
         similarity, agree = found.similarity, found.agree
         rescued = (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
-                   and not contrast_conflict(query, goal.signature))
+                   and not contrast_conflict(query, goal.signature) and other_inputs(query, goal.signature) is None)
         if rescued:
             similarity = threshold + (1 - threshold) * 0.1 * cosine
         results.append(Scored(goal, similarity, agree, cosine, rescued))

@@ -2,7 +2,9 @@
 
 A signature splits a goal into what names the task and what names its values:
 - ``terms``: stems of the content words (no stop words, no values), which must agree;
-- ``kinds``: the kinds of value the goal carries (quoted text, number, name, email, URL, date);
+- ``kinds``: the kinds of value the goal carries (quoted text, number, name, email, URL, date); quoted text
+  with how many inputs the goal gives in quotes when they are several (``quoted*2``): two goals that give
+  different numbers of them ask for different inputs, hence are different tasks;
 - ``values``: the values themselves, normalised, which raise the score when they agree and never
   lower it when they differ ("Buy 3 apples" and "Buy 12 pears" are one task with other values);
 - ``contrasts``: words that change the task's meaning ("cheapest", "most expensive", "not"),
@@ -26,7 +28,7 @@ from ..core.terms import DIMENSIONS, content_terms, words
 from .slots import bind, goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s5"
+SIGNATURE_VERSION = "s6"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -128,6 +130,8 @@ def signature(goal: str, template: str | None = None) -> Signature:
             position = end
     rest.append(goal[position:])
     kinds = frozenset([span[2] for span in spans])
+    if "quoted" in kinds and (inputs := quoted_inputs(goal)) > 1:
+        kinds = kinds - {"quoted"} | {f"quoted*{inputs}"}
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     terms, contrasts, positions = content_terms(" ".join(rest))
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template)
@@ -192,7 +196,9 @@ def score(
     The similarity is the share of their tokens the goals have in common (Dice), each token counted
     by its ``weight`` (rare words on the origin weigh more), lifted by agreeing values; a goal that
     fits the stored goal's template (with values of the kinds its slots held in ``like``, the stored
-    goal) scores 1, one that disagrees on a contrast 0. ``weigh`` and ``weigh_values`` give the
+    goal) scores 1, one that disagrees on a contrast 0, one that gives another number of inputs in quotes
+    (``other_inputs``) or shares only the stored goal's values (``shares_only_values``) at most ``VALUE_WEIGHT``.
+    ``weigh`` and ``weigh_values`` give the
     weights of a whole goal's tokens and values as ``weight`` would, remembered for goals met again.
     """
     if stored.template and bind(stored.template, query_goal, like=like) is not None:
@@ -206,9 +212,41 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / (whole(left) + whole(right))
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
+    if similarity > VALUE_WEIGHT and query.kinds and stored.kinds and other_inputs(query, stored):
+        similarity = VALUE_WEIGHT
     if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, right, stored.template):
         similarity = VALUE_WEIGHT
     return similarity, agree
+
+
+def other_inputs(query: Signature, stored: Signature) -> tuple[int, int] | None:
+    """How many inputs each goal gives in quotes, when both give some and not as many ("Enter the username "a"
+    and the password "b"" against "Enter the password "c" into both fields"): such goals ask for different
+    inputs, so they are different tasks, and score at most what agreeing values alone lift a score to."""
+    asked, given = _inputs(query.kinds), _inputs(stored.kinds)
+    return (asked, given) if asked and given and asked != given else None
+
+
+def _inputs(kinds: frozenset[str]) -> int:
+    for kind in kinds:
+        if kind.startswith("quoted"):
+            return int(kind.partition("*")[2] or 1)
+    return 0
+
+
+_LIST_GAP = re.compile(r"""["'“”\s]*(?:(?:,|;|&|/|\band\b|\bor\b)["'“”\s]*)*""", re.IGNORECASE)
+
+
+@lru_cache(maxsize=4096)
+def quoted_inputs(goal: str) -> int:
+    """How many inputs a goal gives in quotes: each quoted text, a list of them ("A", "B" and "C") once."""
+    count, previous = 0, None
+    for value in goal_values(goal):
+        if value.quoted:
+            if previous is None or not _LIST_GAP.fullmatch(goal, previous, value.start):
+                count += 1
+            previous = value.end
+    return count
 
 
 def shares_only_values(query: Signature, tokens: frozenset[str], template: str) -> bool:
@@ -234,9 +272,15 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
         return f"shares only the words of its values, none of: {', '.join(sorted(fixed_terms(stored.template))[:4])}"
+    if (inputs := other_inputs(query, stored)) is not None:
+        return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
     missing = sorted(right - left)[:4]
     why = f"{len(left & right)} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
     return why + (f"; values agree {agree:.0%}" if agree else "")
+
+
+def _plural(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
 
 
 def _mostly_capitalised(goal: str) -> bool:

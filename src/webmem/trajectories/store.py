@@ -31,7 +31,7 @@ from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import new_keys, plain_select
 from .held import OriginGoals, StoredGoal
-from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, saved_goal, store_vectors
+from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, saved_goal
 from .plans import record_outcome, replayable, shape_of
 from .ranking import rank, rescue
 from .recall import signature
@@ -260,12 +260,11 @@ class TrajectoryStore(ReplaySearch):
         return [self._index.stamp_read(origin_of(origin, field="origin"))]
 
     def _held(self, conn: Connection, origin: str) -> OriginGoals:
-        held, vectors = self._index.goals(conn, origin, self._scope.store.read_mark(ORIGINS_TOPIC))
-        embedder = self._index.embedder
-        if vectors and embedder is not None:
+        held, stale = self._index.goals(conn, origin, self._scope.store.read_mark(ORIGINS_TOPIC))
+        if stale.signatures or (stale.vectors and self._index.embedder is not None):
             def write_back() -> None:
                 with self._scope.store.write() as writer:
-                    store_vectors(writer, self._ns, embedder.name, vectors)
+                    self._index.write_back(writer, origin, stale)
 
             self._scope.store.after_commit(write_back)
         return held
