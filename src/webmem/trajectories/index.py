@@ -277,11 +277,11 @@ class Stale(NamedTuple):
     """What an origin's rows were found to hold stale, made anew: vectors of goals stored without one or under
     another model, and signatures (encoded) of goals stored under another version of the matcher, by id."""
 
-    vectors: list[tuple[str, bytes]]
-    signatures: list[tuple[str, str]]
+    vectors: Sequence[tuple[str, bytes]]
+    signatures: Sequence[tuple[str, str]]
 
 
-NOTHING_STALE = Stale([], [])
+NOTHING_STALE = Stale((), ())
 
 
 class Stamp(NamedTuple):
