@@ -163,6 +163,10 @@ def test_goals_that_give_different_numbers_of_inputs_in_quotes_are_different_tas
     assert best(mem, 'Enter the password "Ny" into both text fields and press submit.') == PASSWORD_TWICE
     assert best(mem, 'Add "apples" and "pears" to the shopping list') == SHOPPING
     assert best(mem, 'Add "rice" to the shopping list') == SHOPPING
+    assert decode(signature(login).encode().replace("quoted*2", "quoted*x"), None).kinds == {"quoted*x"}
+    rows.execute(mem, "UPDATE trajectories SET goal_signature = replace(goal_signature, 'quoted', 'quoted*x')")
+    mem.trajectories._index.forget()  # as a new process: the changed signatures are read, and read as one input
+    assert best(mem, 'Add "rice" to the shopping list') == SHOPPING
 
 
 def test_goals_of_one_wording_with_and_without_a_template_are_each_scored_as_they_are(mem: webmem.Memory) -> None:

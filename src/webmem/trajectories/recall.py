@@ -198,8 +198,8 @@ def score(
     fits the stored goal's template (with values of the kinds its slots held in ``like``, the stored
     goal) scores 1, one that disagrees on a contrast 0, one that gives another number of inputs in quotes
     (``other_inputs``) or shares only the stored goal's values (``shares_only_values``) at most ``VALUE_WEIGHT``.
-    ``weigh`` and ``weigh_values`` give the
-    weights of a whole goal's tokens and values as ``weight`` would, remembered for goals met again.
+    ``weigh`` and ``weigh_values`` give the weights of a whole goal's tokens and values as ``weight`` would,
+    remembered for goals met again.
     """
     if stored.template and bind(stored.template, query_goal, like=like) is not None:
         return 1.0, value_agreement(query, stored, weight, weigh_values=weigh_values)
@@ -230,7 +230,8 @@ def other_inputs(query: Signature, stored: Signature) -> tuple[int, int] | None:
 def _inputs(kinds: frozenset[str]) -> int:
     for kind in kinds:
         if kind.startswith("quoted"):
-            return int(kind.partition("*")[2] or 1)
+            count = kind.partition("*")[2]
+            return int(count) if count.isdecimal() else 1  # a stored signature changed by hand counts as one
     return 0
 
 
