@@ -7,6 +7,7 @@ import json
 import random
 import socket
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -796,6 +797,113 @@ def test_signatures_stored_by_another_version_of_the_matcher_are_made_anew_and_w
                  id=saved[0].id)
     listed = open_memory().trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
     assert listed.candidates[0].trajectory.goal == saved[0].goal
+
+
+def test_processes_writing_back_signatures_while_another_saves_all_succeed(open_memory: Any) -> None:
+    """Several processes read origins whose rows are of another version of the matcher (each writes back what
+    it made anew) while another saves on the same origins (a save writes back the rows it reads too): none fails,
+    none waits on another for good, and every row ends of this version."""
+    sites = [f"https://shop{number}.example.com/" for number in range(6)]
+    first = open_memory()
+    with first.store.write():
+        for url in sites:
+            for index in range(SNAPSHOT_MIN_GOALS + 4):
+                save(first, ORDERS[index % len(ORDERS)] + f" for day {index}", url=url)
+    rows.execute(first, "UPDATE trajectories SET goal_signature = 's0' || substr(goal_signature, 3)")
+    rows.execute(first, "DELETE FROM trajectory_snapshots")  # as a memory the matcher's version never read
+    readers = [open_memory() for _ in range(3)]
+    saver = open_memory()
+    failures: list[BaseException] = []
+
+    def reading(mem: webmem.Memory, order: list[str]) -> None:
+        try:
+            for url in order:
+                mem.trajectories.match("print the invoice of customer Ann", origin=url, now=NOW, limit=1)
+        except BaseException as exc:  # noqa: BLE001  (whatever it is, the test reports it)
+            failures.append(exc)
+
+    def saving() -> None:
+        try:
+            for url in sites:
+                save(saver, "Cancel the subscription of the newsletter", url=url)
+        except BaseException as exc:  # noqa: BLE001
+            failures.append(exc)
+
+    run_together([*(lambda mem=mem, shift=shift: reading(mem, sites[shift:] + sites[:shift])
+                    for shift, mem in zip((0, 2, 4), readers)), saving])
+    assert not failures, repr(failures[0])
+    assert rows.count(first, "trajectories", "goal_signature LIKE 's0%'") == 0
+    for url in sites:
+        report = open_memory().trajectories.match("cancel the newsletter subscription", origin=url, now=NOW)
+        assert report.best is not None and report.scored == SNAPSHOT_MIN_GOALS + 5
+
+
+def _deadlocks(mem: webmem.Memory) -> int:
+    """How many deadlocks PostgreSQL broke in this database so far (0 on SQLite)."""
+    if mem.store.dialect != "postgresql":
+        return 0
+    with mem.store.read() as conn:
+        return int(conn.execute(text("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"))
+                   .scalar_one())
+
+
+def _wait_for_a_lock_wait(mem: webmem.Memory, thread: threading.Thread) -> None:
+    """Until another session of the database waits for a lock (PostgreSQL), or a second has passed (SQLite, where a
+    writer waits in its busy handler, unseen)."""
+    deadline = time.monotonic() + (10.0 if mem.store.dialect == "postgresql" else 1.0)
+    while thread.is_alive() and time.monotonic() < deadline:
+        if mem.store.dialect == "postgresql":
+            with mem.store.read() as conn:
+                if conn.execute(text("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                     " AND datname = current_database()")).scalar_one():
+                    return
+        time.sleep(0.02)
+
+
+def test_a_write_back_waits_for_a_save_on_its_origin_before_it_takes_any_trajectory(open_memory: Any) -> None:
+    """A save locks its origin, then its trajectories (those it writes back, when it reads stale ones); a write-back
+    takes them in the same order, so that the two never wait on each other (on PostgreSQL, a deadlock that ended
+    one of them). Here the save holds its origin while another process writes back goals saved after the origin's
+    snapshot; the save then writes one of those goals itself, and both end well."""
+    first = open_memory()
+    fill(first)
+    with first.store.write():  # enough goals that the save below leaves the snapshot as it is (a sixteenth behind)
+        for index in range(2 * MANY):
+            save(first, ORDERS[index % len(ORDERS)] + f" for month {index}")
+    while rows.value(first, "trajectory_origins", "snapshot_seq", origin=ORIGIN) != \
+            rows.value(first, "trajectory_origins", "version", origin=ORIGIN):
+        save(first, "Cancel the subscription of the newsletter")  # until the snapshot holds every goal
+    late = save(first, "Renew the subscription of customer Ann")  # after the snapshot: read from its row
+    late_seq = rows.value(first, "trajectory_origins", "version", origin=ORIGIN)
+    rows.execute(first, "UPDATE trajectories SET goal_signature = 's0' || substr(goal_signature, 3)"
+                        " WHERE trajectory_id = :id", id=late.id)
+    reader, saver = open_memory(), open_memory()
+    deadlocks = _deadlocks(first)
+    failures: list[BaseException] = []
+
+    def reading() -> None:
+        try:
+            reader.trajectories.match("renew the subscription of customer Ann", origin=ORIGIN, now=NOW, limit=1)
+        except BaseException as exc:  # noqa: BLE001  (whatever it is, the test reports it)
+            failures.append(exc)
+
+    thread = threading.Thread(target=reading)
+    try:
+        with saver.store.write() as conn:
+            save(saver, "Print the invoice of customer Cyd")  # holds the origin's row until the commit
+            assert rows.value(first, "trajectory_origins", "snapshot_seq", origin=ORIGIN) < late_seq
+            thread.start()
+            _wait_for_a_lock_wait(first, thread)  # the reader has read, and waits to write back
+            conn.execute(text("UPDATE trajectories SET goal_signature = goal_signature WHERE trajectory_id = :id"),
+                         {"id": late.id})
+    finally:
+        thread.join()
+    assert not failures, repr(failures[0])
+    assert rows.count(first, "trajectories", "goal_signature LIKE 's0%'") == 0
+    reader.close()  # a session's counts reach the statistics when it ends
+    saver.close()
+    time.sleep(0.2)
+    assert _deadlocks(first) == deadlocks  # none was broken by ending one side (then run again)
 
 
 def test_a_line_of_keys_that_could_be_mistaken_for_json_is_written_as_json() -> None:

@@ -19,14 +19,14 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, bindparam, delete, update
+from sqlalchemy import Connection, and_, bindparam, delete, update
 
 from ..core.embeddings import Embedder
 from ..core.models import Trajectory
 from ..store.engine import Store
 from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories, trajectory_origins, trajectory_snapshots
-from ..store.statements import dialect_insert, plain_select
+from ..store.statements import dialect_insert, lock_rows, plain_select
 from .held import OriginGoals, StoredGoal, unpack
 from .recall import decode, signature
 
@@ -135,7 +135,10 @@ class GoalIndex:
     def write_back(self, conn: Connection, origin: str, stale: Stale) -> None:
         """Write what :meth:`goals` found stale in the origin's rows, in a write transaction: the vectors made,
         and the signatures of goals stored under another version of the matcher (whose snapshot is of that
-        version too: it is made again from the rows)."""
+        version too: it is made again from the rows). The origin's row is locked first, as a save locks it before
+        its trajectories: a save and a write-back on one origin never wait on each other's rows."""
+        lock_rows(conn, trajectory_origins, and_(trajectory_origins.c.namespace == self._ns,
+                                                 trajectory_origins.c.origin == origin))
         if stale.vectors and self.embedder is not None:
             store_vectors(conn, self._ns, self.embedder.name, stale.vectors)
         if stale.signatures:

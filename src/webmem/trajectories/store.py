@@ -266,7 +266,7 @@ class TrajectoryStore(ReplaySearch):
                 with self._scope.store.write() as writer:
                     self._index.write_back(writer, origin, stale)
 
-            self._scope.store.after_commit(write_back)
+            self._scope.store.after_commit(lambda: self._scope.store.retrying(write_back))
         return held
 
     def match(
