@@ -212,7 +212,7 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / (whole(left) + whole(right))
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if similarity > VALUE_WEIGHT and query.kinds and stored.kinds and other_inputs(query, stored):
+    if similarity > VALUE_WEIGHT and query.kinds != stored.kinds and other_inputs(query, stored):
         similarity = VALUE_WEIGHT
     if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, right, stored.template):
         similarity = VALUE_WEIGHT
@@ -273,7 +273,7 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
         return f"shares only the words of its values, none of: {', '.join(sorted(fixed_terms(stored.template))[:4])}"
-    if (inputs := other_inputs(query, stored)) is not None:
+    if query.kinds != stored.kinds and (inputs := other_inputs(query, stored)) is not None:
         return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
     missing = sorted(right - left)[:4]
     why = f"{len(left & right)} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
