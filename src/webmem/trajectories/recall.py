@@ -212,7 +212,7 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / (whole(left) + whole(right))
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if similarity > VALUE_WEIGHT and query.kinds != stored.kinds and other_inputs(query, stored):
+    if similarity > VALUE_WEIGHT and other_inputs(query, stored):
         similarity = VALUE_WEIGHT
     if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, right, stored.template):
         similarity = VALUE_WEIGHT
@@ -223,6 +223,8 @@ def other_inputs(query: Signature, stored: Signature) -> tuple[int, int] | None:
     """How many inputs each goal gives in quotes, when both give some and not as many ("Enter the username "a"
     and the password "b"" against "Enter the password "c" into both fields"): such goals ask for different
     inputs, so they are different tasks, and score at most what agreeing values alone lift a score to."""
+    if query.kinds == stored.kinds:  # the same kinds of value: as many inputs in quotes, or none
+        return None
     asked, given = _inputs(query.kinds), _inputs(stored.kinds)
     return (asked, given) if asked and given and asked != given else None
 
@@ -273,7 +275,7 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
         return f"shares only the words of its values, none of: {', '.join(sorted(fixed_terms(stored.template))[:4])}"
-    if query.kinds != stored.kinds and (inputs := other_inputs(query, stored)) is not None:
+    if (inputs := other_inputs(query, stored)) is not None:
         return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
     missing = sorted(right - left)[:4]
     why = f"{len(left & right)} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")

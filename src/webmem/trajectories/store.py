@@ -261,7 +261,7 @@ class TrajectoryStore(ReplaySearch):
 
     def _held(self, conn: Connection, origin: str) -> OriginGoals:
         held, stale = self._index.goals(conn, origin, self._scope.store.read_mark(ORIGINS_TOPIC))
-        if stale.signatures or (stale.vectors and self._index.embedder is not None):
+        if stale.signatures or stale.vectors:  # vectors are made only with an embedder
             def write_back() -> None:
                 with self._scope.store.write() as writer:
                     self._index.write_back(writer, origin, stale)
