@@ -26,6 +26,8 @@ from .types import json_loads
 DB_FILE = "memory.db"
 RETRY_ATTEMPTS = 5
 T = TypeVar("T")
+#: How long a write that gives way (``write_if_free``) lets PostgreSQL wait for a lock before it gives up.
+GIVE_WAY_LOCK_TIMEOUT_MS = 1
 POOL_CONNECTIONS = 5  # PostgreSQL connections kept open per memory (more are opened, then closed, under load)
 _SERIAL = "webmem_serial"
 _SERIALS = itertools.count(1)  # a number per connection opened, never reused (unlike id())
@@ -151,6 +153,29 @@ class Store:
                     raise
                 time.sleep(0.01 * attempt if not cause.connection_invalidated else 0)
 
+    def write_if_free(self, work: Callable[[Connection], None]) -> bool:
+        """Run ``work`` in a write transaction of its own if one can begin at once and ``work`` waits for no lock,
+        and say whether it ran: for what a read may write back to spare later reads some work, which must neither
+        make the read wait for another writer nor fail because of one. Nothing is written (False) when another
+        writer holds what it needs (SQLite's write lock, a row on PostgreSQL); any other error goes up."""
+        active = self._active.get()
+        if active is not None:
+            if not active.writable:
+                return False
+            work(active.conn)
+            return True
+        try:
+            with self._transaction(writable=True, wait=False) as conn:
+                if self._pinned is None:
+                    conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{GIVE_WAY_LOCK_TIMEOUT_MS}ms'")
+                work(conn)
+        except StoreError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, DBAPIError) and _held_by_another(cause):
+                return False
+            raise
+        return True
+
     def read(self) -> AbstractContextManager[Connection]:
         """A read transaction. On PostgreSQL its statements run in autocommit: at READ COMMITTED (webmem's
         level) each statement of a transaction reads as of its own start anyway, and BEGIN and COMMIT would
@@ -275,13 +300,14 @@ class Store:
         else:
             pending.append(_Together(flush, list(items)))
 
-    def _transaction(self, *, writable: bool, dry_run: bool = False) -> AbstractContextManager[Connection]:
+    def _transaction(self, *, writable: bool, dry_run: bool = False, wait: bool = True
+                     ) -> AbstractContextManager[Connection]:
         if self._pinned is not None:
-            return self._sqlite_transaction(writable=writable, dry_run=dry_run)
+            return self._sqlite_transaction(writable=writable, dry_run=dry_run, wait=wait)
         return self._pooled_transaction(writable=writable, dry_run=dry_run)
 
     @contextmanager
-    def _sqlite_transaction(self, *, writable: bool, dry_run: bool) -> Iterator[Connection]:
+    def _sqlite_transaction(self, *, writable: bool, dry_run: bool, wait: bool = True) -> Iterator[Connection]:
         """A transaction begun and ended on the driver of one of this thread's connections (see
         :mod:`.sqlite_connections`)."""
         assert self._pinned is not None
@@ -289,7 +315,7 @@ class Store:
             pin = self._pinned.take()
             conn, driver = pin.conn, pin.driver
             try:
-                sqlite.begin(driver, writable=writable)
+                sqlite.begin(driver, writable=writable, wait=wait)
                 tx = _Transaction(conn, writable)
                 token = self._active.set(tx)
                 try:
@@ -364,6 +390,13 @@ def _is_retryable(exc: DBAPIError) -> bool:
     if exc.connection_invalidated and not getattr(exc, "webmem_at_commit", False):
         return True
     return getattr(exc.orig, "sqlstate", None) in ("40001", "40P01")
+
+
+def _held_by_another(exc: DBAPIError) -> bool:
+    """Whether a write that gives way (see ``Store.write_if_free``) found what it needs held by another writer:
+    SQLite's write lock, or a lock PostgreSQL did not grant within ``GIVE_WAY_LOCK_TIMEOUT_MS`` (lock not
+    available)."""
+    return _is_busy(exc) or getattr(exc.orig, "sqlstate", None) == "55P03"
 
 
 def _is_busy(exc: DBAPIError) -> bool:

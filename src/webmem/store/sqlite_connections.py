@@ -80,17 +80,20 @@ def on_sqlalchemy_begin(conn: Connection) -> None:
             raise DBAPIError.instance("BEGIN", None, exc, sqlite3.Error) from exc
 
 
-def begin(driver: sqlite3.Connection, *, writable: bool) -> None:
+def begin(driver: sqlite3.Connection, *, writable: bool, wait: bool = True) -> None:
     """Begin a transaction on the driver; a writer takes the write lock up front (upgrading a read lock later
-    can fail at once with SQLITE_BUSY instead of waiting) and waits for it up to LOCK_WAIT_SECONDS. Raises
-    SQLAlchemy's DBAPIError (what :class:`webmem.store.Store` translates)."""
+    can fail at once with SQLITE_BUSY instead of waiting) and waits for it up to LOCK_WAIT_SECONDS, or not at
+    all without ``wait`` (SQLITE_BUSY at once). Raises SQLAlchemy's DBAPIError (what :class:`webmem.store.Store`
+    translates)."""
 
     def begun() -> None:
         if not _took_write_lock_soon(driver):
             driver.execute("BEGIN IMMEDIATE")
 
     try:
-        if writable:
+        if writable and not wait:
+            _began_at_once(driver)
+        elif writable:
             _while_busy(begun)
         else:
             driver.execute("BEGIN")  # deferred: it takes no lock, so it is never refused as busy
@@ -114,6 +117,15 @@ def end(conn: Connection, driver: sqlite3.Connection, *, commit: bool) -> None:
             driver.rollback()
     except sqlite3.Error as exc:
         raise DBAPIError.instance("COMMIT" if commit else "ROLLBACK", None, exc, sqlite3.Error) from exc
+
+
+def _began_at_once(driver: sqlite3.Connection) -> None:
+    """BEGIN IMMEDIATE without waiting: SQLITE_BUSY at once while another connection writes."""
+    driver.execute("PRAGMA busy_timeout = 0")
+    try:
+        driver.execute("BEGIN IMMEDIATE")
+    finally:
+        driver.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
 
 def _took_write_lock_soon(driver: sqlite3.Connection) -> bool:

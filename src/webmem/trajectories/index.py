@@ -136,7 +136,8 @@ class GoalIndex:
         """Write what :meth:`goals` found stale in the origin's rows, in a write transaction: the vectors made,
         and the signatures of goals stored under another version of the matcher (whose snapshot is of that
         version too: it is made again from the rows). The origin's row is locked first, as a save locks it before
-        its trajectories: a save and a write-back on one origin never wait on each other's rows."""
+        its trajectories: a write-back run by ``Store.write_if_free`` that finds it held by a save gives way before
+        it touches any trajectory of the origin."""
         lock_rows(conn, trajectory_origins, and_(trajectory_origins.c.namespace == self._ns,
                                                  trajectory_origins.c.origin == origin))
         if stale.vectors and self.embedder is not None:

@@ -262,11 +262,10 @@ class TrajectoryStore(ReplaySearch):
     def _held(self, conn: Connection, origin: str) -> OriginGoals:
         held, stale = self._index.goals(conn, origin, self._scope.store.read_mark(ORIGINS_TOPIC))
         if stale.signatures or stale.vectors:  # vectors are made only with an embedder
-            def write_back() -> None:
-                with self._scope.store.write() as writer:
-                    self._index.write_back(writer, origin, stale)
-
-            self._scope.store.after_commit(lambda: self._scope.store.retrying(write_back))
+            # written back once the read is over, unless another writer holds the origin: a later read does it then
+            self._scope.store.after_commit(
+                lambda: self._scope.store.write_if_free(lambda writer: self._index.write_back(writer, origin, stale))
+            )
         return held
 
     def match(
