@@ -17,8 +17,8 @@ Task sets (real intents from PyPI packages; none written for webmem):
   reddit, wikipedia); the intents of one template (its text) are the instances of one task. Its templates are
   loose: a slot often holds a whole description ("Add something like {what the man is wearing} to my wish
   list"), and some fill one slot with words the issue calls different tasks ("cheapest", "most expensive"),
-  which count as one task here. The matcher was not developed on this set (added after it was); its rows
-  stand apart from "all", which is the three sets above.
+  which count as one task here. Its rows stand apart from "all", the three sets above, which the matcher was
+  developed on before this set was added.
 Human-style rewordings of tasks from each set are in ``benchmarks/data/rewordings.json``.
 
 A seeded split puts half of each set's tasks in ``tune`` (look at it while developing) and half in

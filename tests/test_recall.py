@@ -137,6 +137,62 @@ def test_a_goal_that_shares_only_the_values_a_stored_goal_was_done_with_is_anoth
     assert best(mem, "Search for laptop reviews") in ("Search for smart watch reviews", "Search for running shoe reviews")
 
 
+WISH_LIST = "https://shop.example.com/"
+
+
+def test_goals_that_begin_and_end_alike_are_one_template_with_other_words_in_its_slots(mem: webmem.Memory) -> None:
+    """Two goals that begin with the same two words and end with the same two are one template, whatever fills its
+    middle: they score at least the share of their words that begin and end them alike, however few of their
+    words they share, and however common on the site the words of the frame are."""
+    for goal in ("Add something like what the man is wearing to my wish list.", "Add the pink ones to my wish list.",
+                 "Add the one that looks like a wooden log to my wish list.", "How many aqua items are there?",
+                 "Buy the cheapest headphones of the brand in the image.", "Rate the blender on this page 5 stars."):
+        save(mem, goal, url=WISH_LIST)
+    site = "https://shop.example.com"
+    report = mem.trajectories.match("Add something like what the girl is holding to my wish list.", origin=site,
+                                    now=NOW)
+    assert report.best is not None and report.best.goal == "Add something like what the man is wearing to my wish list."
+    assert "begins and ends alike (75% of the words" in report.candidates[0].why
+    assert best(mem, "Add the one with waves to my wish list.", site) in (
+        "Add the pink ones to my wish list.", "Add the one that looks like a wooden log to my wish list.")
+    assert best(mem, "How many red digits are there?", site) == "How many aqua items are there?"
+    # found through its frame even where the words it shares are too common for the index to read them, and
+    # another goal shares rarer ones
+    with mem.store.write():
+        save(mem, "Add a photo of a girl holding a balloon at the beach", url=WISH_LIST)
+        for number in range(40):
+            save(mem, f"Show the wish list page number {number}", url=WISH_LIST)
+    query = "Add something like what the girl is holding to my wish list."
+    full = mem.trajectories.match(query, origin=site, now=NOW)
+    pruned = mem.trajectories.match(query, origin=site, now=NOW, limit=1)
+    assert full.best is not None and full.best.goal == "Add something like what the man is wearing to my wish list."
+    assert pruned.best is not None and pruned.best.id == full.best.id
+
+
+def test_a_frame_with_a_value_at_an_end_or_a_meaning_of_its_own_makes_no_template(mem: webmem.Memory) -> None:
+    """A frame is fixed text: a goal with a value among its first or last two words has none ("Select HF2 and
+    click Submit"). Goals that begin and end alike still differ when their words of meaning do (cheapest, most
+    expensive) or they give other numbers of inputs in quotes, and a frame that is a small share of two long
+    goals' words does not make them one task."""
+    assert signature("Select HF2 and click Submit.").frame == signature("Ask Ann to water the garden.").frame == ""
+    assert signature("Add the 3 cans to the cart").frame and not signature("Add the cans to cart 3").frame
+    assert not signature("Buy the tea").frame  # fewer than four words
+    for goal in ("Find the most expensive video game where I can play the scene in the image.",
+                 'In the search box type "tea" and press the search button on this page.',
+                 "Show me the reviews that mention the battery life of the phone on this page"):
+        save(mem, goal, url=WISH_LIST)
+    site = "https://shop.example.com"
+    report = mem.trajectories.match("Find the cheapest video game where I can play the scene in the image.",
+                                    origin=site, now=NOW)
+    assert report.best is None and "different meaning" in report.candidates[0].why
+    quoted = mem.trajectories.match('In the search box type "green tea", in the field type "100", and press the search '
+                                    "button on this page.", origin=site, now=NOW)
+    assert quoted.best is None and quoted.candidates[0].similarity <= 0.35
+    long = mem.trajectories.match("Show me the photos uploaded by the people who bought the blender on this page",
+                                  origin=site, now=NOW)
+    assert long.best is None and "begins and ends alike (40% of the words" in long.candidates[0].why
+
+
 LOGIN = 'Enter the username "karrie" and the password "AU" into the text fields and press login.'
 PASSWORD_TWICE = 'Enter the password "fU" into both text fields and press submit.'
 SHOPPING = 'Add "milk", "eggs" and "bread" to the shopping list'
@@ -288,8 +344,9 @@ def test_the_closest_goals_found_through_the_index_are_those_a_full_scan_finds(m
             number = f" #{rng.randrange(50)}" if index % 3 else ""
             save(mem, f"{rng.choice(verbs)} the {rng.choice(things)} {rng.choice(extras)}{number}",
                  age_days=rng.random() * 5)
-    for _ in range(60):
-        goal = f"{rng.choice(verbs)} {rng.choice(things)} {rng.choice(extras)} #{rng.randrange(60)}"
+    for index in range(80):
+        number = f" #{rng.randrange(60)}" if index % 2 else ""  # without one, a goal has a frame ("buy the ... today")
+        goal = f"{rng.choice(verbs)} the {rng.choice(things)} {rng.choice(extras)}{number}"
         full = mem.trajectories.match(goal, origin=ORIGIN, now=NOW)
         for limit in (1, 3):
             pruned = mem.trajectories.match(goal, origin=ORIGIN, now=NOW, limit=limit)

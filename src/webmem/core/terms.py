@@ -95,7 +95,11 @@ def stem(word: str) -> str:
 def content_terms(text: str) -> tuple[list[str], set[str], set[str]]:
     """The stems of the text's content words in order, the canonical contrast terms it carries,
     and the positions it names."""
-    found = words(text)
+    return content_of_words(words(text))
+
+
+def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
+    """``content_terms`` of a text whose ``words`` were ``found``."""
     terms: list[str] = []
     contrasts: set[str] = set()
     positions: set[str] = set()

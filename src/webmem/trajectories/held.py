@@ -1,10 +1,9 @@
 """One origin's stored goals as recall holds them: compact records, an inverted index, and a snapshot.
 
-A goal is kept as a compact record and becomes a :class:`StoredGoal` (with its decoded signature)
-only when ranking touches it. The whole structure packs into one text snapshot, stored as the
-origin's row in ``trajectory_snapshots``, so that a new process reads one value instead of every
-trajectory row and decodes nothing up front. A checksum of the snapshot comes first: one changed in
-any part is not read (its parts are parsed only when first needed, long after it was accepted).
+A goal is kept as a compact record and becomes a :class:`StoredGoal` (with its decoded signature) only when
+ranking touches it. The whole structure packs into one text snapshot (the origin's row in ``trajectory_snapshots``):
+a new process reads one value instead of every trajectory row, and decodes nothing up front. A checksum comes
+first: a snapshot changed in any part is not read (its parts are parsed long after it was accepted).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from typing import Any
 from .key_lines import SEPARATOR, has_key, json_line, key_line, read_key_line
 from .key_lines import keys as keys_of
 from .positions import NumberedLists, NumberRow, PositionLists
-from .recall import SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
+from .recall import FRAME_MARK, SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
 SNAPSHOT_FORMAT = 6
 _QUOTED_KEYS_FORMAT = 5  # the same snapshot with its lines of keys always as JSON: still read
@@ -160,8 +159,7 @@ class OriginGoals:
         return self._sets()[1]
 
     def _sets(self) -> tuple[set[str], set[str]]:
-        """The ids and the shapes as sets: a snapshot's lines of them made sets once, with those added before (an
-        add holds the lock too)."""
+        """The ids and the shapes as sets: a snapshot's lines of them made sets once, with those added before."""
         with self.lock:
             if self._ids is None or self._shapes is None:
                 self._ids = {*keys_of(self.ids_text), *self._ids_added}
@@ -183,17 +181,15 @@ class OriginGoals:
 
     def _new_shape(self, key: str) -> bool:
         """Whether no goal held has this shape; if so, it is one now."""
-        if self._searching():
-            known, kept = key in self._shapes_added or has_key(self.shapes_text, key), self._shapes_added
-        else:
-            known, kept = key in self.shapes, self.shapes
-        if not known:
-            kept.add(key)
-        return not known
+        searching = self._searching()
+        kept = self._shapes_added if searching else self.shapes
+        if key in kept or (searching and has_key(self.shapes_text, key)):
+            return False
+        kept.add(key)
+        return True
 
     def add_new(self, goals: Sequence[StoredGoal]) -> None:
-        """Add those of ``goals`` not held yet; more than ``SEARCHED_ADDS`` make the ids and shapes sets at once
-        (searching a snapshot's text for each would cost more)."""
+        """Add those of ``goals`` not held yet; more than ``SEARCHED_ADDS`` make the ids and shapes sets at once."""
         with self.lock:
             if len(goals) > SEARCHED_ADDS:
                 self._sets()
@@ -227,7 +223,7 @@ class OriginGoals:
                 if value in self._value_masks:
                     self._value_masks[value] |= 1 << form
             self._texts_added.append((_text_key(goal.goal.split()), position))
-            shape = words | {VALUE_MARK + value for value in goal.signature.values}
+            shape = goal.signature.content | {VALUE_MARK + value for value in goal.signature.values}
             key = _SHAPE_SEPARATOR.join(sorted(shape))
             if self._new_shape(key):
                 self.shape_count += 1
@@ -376,13 +372,17 @@ class OriginGoals:
         return goal.created_at, goal.id
 
     def weight(self, token: str) -> float:
-        """How much a token says about which task a goal is, on this origin: a word that most of its
-        goals use ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)²."""
+        """How much a token says about which task a goal is, on this origin: a word that most of its goals use
+        ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)²; a frame nothing."""
         known = self._weights.get(token)
         if known is None:
             shapes = self.spread.get(token)
-            if shapes is None:  # in no stored goal (a new goal's own value): not remembered, or they would pile up
-                return (1.0 + math.log(self.shape_count + 1)) ** 2
+            if shapes is None:  # a frame (a stored goal's is remembered) or a new goal's own word (never remembered)
+                if token[0] != FRAME_MARK:
+                    return (1.0 + math.log(self.shape_count + 1)) ** 2
+                if token in self.postings:
+                    self._weights[token] = 0.0
+                return 0.0
             known = self._weights[token] = (1.0 + math.log((self.shape_count + 1) / (shapes + 1))) ** 2
         return known
 

@@ -24,6 +24,7 @@ from .recall import (
     Signature,
     contrast_conflict,
     explain,
+    frame_token,
     other_inputs,
     score,
     shares_only_values,
@@ -89,6 +90,10 @@ def _pruned(held: OriginGoals, query: Signature, query_goal: str, limit: int,
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
     for number in held.fitting_templates(query):
         ranking.template(number)
+    # a goal that begins and ends as the new goal does may score by its frame, whatever words it shares
+    if query.frame:
+        for form in _bits(held.posting_mask(frame_token(query.frame))):
+            ranking.form(form)
     # the commonest tokens, worth together at most an eighth of the goal's weight, are read only if
     # a form that shares none of the others could still compete once the best of those is scored
     tail, kept = len(weighted), ranking.total
@@ -230,7 +235,7 @@ class _Ranking:
         numbers = held.form_templates(form)
         if len(numbers) < 2:
             return False
-        tokens = held.goal(held.form_members.get(form)[0]).signature.tokens  # the form's: every goal's of it
+        tokens = held.goal(held.form_members.get(form)[0]).signature.content  # the form's: every goal's of it
         return len({number >= 0 and shares_only_values(self.query, tokens, held.templates[number])
                     for number in numbers}) > 1
 

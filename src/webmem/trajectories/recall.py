@@ -8,7 +8,11 @@ A signature splits a goal into what names the task and what names its values:
 - ``values``: the values themselves, normalised, which raise the score when they agree and never
   lower it when they differ ("Buy 3 apples" and "Buy 12 pears" are one task with other values);
 - ``contrasts``: words that change the task's meaning ("cheapest", "most expensive", "not"),
-  which must agree exactly or the goals are different tasks.
+  which must agree exactly or the goals are different tasks;
+- ``frame``: how the goal begins and ends, every word kept and each value as ``*`` (``Frame``): two goals that
+  begin with the same two words and end with the same two ("Add something like what the man is wearing to my
+  wish list", "Add something like this to my wish list") are one template with other words in its slots, however
+  few of their words they share, and score at least the share of their words that begin and end them alike.
 
 A goal's terms are its words whatever its template; a new goal that fits the stored goal's template
 (the values its run used are the slots) scores 1, and one that names every word of the template's
@@ -22,13 +26,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 
-from ..core.terms import DIMENSIONS, content_terms, words
+from ..core.terms import DIMENSIONS, content_of_words, content_terms, words
 from .slots import bind, goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s6"
+SIGNATURE_VERSION = "s7"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -40,25 +45,30 @@ _FIELD = "\x1f"
 VALUE_MARK = "="  # a value's key among a goal's tokens when weighing how rare it is
 _ITEM = " "
 _EMPTY: frozenset[str] = frozenset()
+FRAME_WORDS = 6  # the words of a goal's frame kept from each end (a longer goal's middle is never compared)
+FRAME_MARK = "^"  # begins the token of a frame: its first two words and its last two
+_VALUE_WORD = "*"  # a value in a frame
 
 
 class Signature:
     """A goal as the matcher sees it (immutable; a plain class because stores build thousands at once)."""
 
-    __slots__ = ("terms", "kinds", "values", "contrasts", "template", "tokens", "_fit_terms")
+    __slots__ = ("terms", "kinds", "values", "contrasts", "template", "frame", "content", "tokens", "_fit_terms")
 
     def __init__(self, terms: frozenset[str], kinds: frozenset[str], values: frozenset[str],
-                 contrasts: frozenset[str], template: str | None = None) -> None:
+                 contrasts: frozenset[str], template: str | None = None, frame: str = "") -> None:
         self.terms, self.kinds, self.values, self.contrasts, self.template = terms, kinds, values, contrasts, template
-        if kinds or contrasts:
-            self.tokens: frozenset[str] = terms.union([_mark(kind, "<", ">") for kind in kinds],
-                                                      [_mark(word, "!", "") for word in contrasts])
-        else:
-            self.tokens = terms
+        self.frame = frame
+        #: the tokens of what the goal says: its terms, its kinds of value and its contrasts
+        self.content: frozenset[str] = terms.union(
+            [_mark(kind, "<", ">") for kind in kinds], [_mark(word, "!", "") for word in contrasts]
+        ) if kinds or contrasts else terms
+        #: what the goals are indexed and compared by: its content and the token of its frame
+        self.tokens: frozenset[str] = self.content | {frame_token(frame)} if frame else self.content
         self._fit_terms: frozenset[str] | None = None
 
     def _key(self) -> tuple[Any, ...]:
-        return self.terms, self.kinds, self.values, self.contrasts, self.template
+        return self.terms, self.kinds, self.values, self.contrasts, self.template, self.frame
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Signature) and self._key() == other._key()
@@ -67,7 +77,8 @@ class Signature:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return "Signature(terms={!r}, kinds={!r}, values={!r}, contrasts={!r}, template={!r})".format(*self._key())
+        return ("Signature(terms={!r}, kinds={!r}, values={!r}, contrasts={!r}, template={!r}, frame={!r})"
+                .format(*self._key()))
 
     def may_fit(self, query: Signature) -> bool:
         """Whether a goal of signature ``query`` may fit this goal's template: it names every word of
@@ -86,7 +97,7 @@ class Signature:
         """One line of text to store with the trajectory."""
         fields = [SIGNATURE_VERSION, *(_ITEM.join(sorted(part)) for part in (
             self.terms, self.kinds, self.values, self.contrasts
-        ))]
+        )), self.frame]
         return _FIELD.join(fields)
 
 
@@ -95,10 +106,10 @@ def decode(text: str | None, template: str | None) -> Signature | None:
     if not text:
         return None
     fields = text.split(_FIELD)
-    if fields[0] != SIGNATURE_VERSION or len(fields) != 5:
+    if fields[0] != SIGNATURE_VERSION or len(fields) != 6:
         return None
-    terms, kinds, values, contrasts = (frozenset(field.split(_ITEM)) if field else _EMPTY for field in fields[1:])
-    return Signature(terms, kinds, values, contrasts, template)
+    terms, kinds, values, contrasts = (frozenset(field.split(_ITEM)) if field else _EMPTY for field in fields[1:5])
+    return Signature(terms, kinds, values, contrasts, template, fields[5])
 
 
 def signature(goal: str, template: str | None = None) -> Signature:
@@ -133,8 +144,54 @@ def signature(goal: str, template: str | None = None) -> Signature:
     if "quoted" in kinds and (inputs := quoted_inputs(goal)) > 1:
         kinds = kinds - {"quoted"} | {f"quoted*{inputs}"}
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
-    terms, contrasts, positions = content_terms(" ".join(rest))
-    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template)
+    pieces = [words(piece) for piece in rest]
+    terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
+    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template, _frame(pieces))
+
+
+def _frame(pieces: list[list[str]]) -> str:
+    """The frame of a goal whose words outside its values are ``pieces`` (those between two values each): its first
+    and last ``FRAME_WORDS`` words and how many it has, each value one word ``*``; "" when it has fewer than four
+    words, or a value among its first two or last two (a frame is fixed text)."""
+    if len(pieces) > 1 and (len(pieces[0]) < 2 or len(pieces[-1]) < 2):
+        return ""
+    sequence = pieces[0][:]
+    for piece in pieces[1:]:
+        sequence.append(_VALUE_WORD)
+        sequence += piece
+    if len(sequence) < 4:
+        return ""
+    return f"{_ITEM.join(sequence[:FRAME_WORDS])}|{_ITEM.join(sequence[-FRAME_WORDS:])}|{len(sequence)}"
+
+
+@lru_cache(maxsize=4096)
+def frame_token(frame: str) -> str:
+    """The token of a frame: its first two words and its last two (goals that share it share their frame's ends)."""
+    head, tail, _ = frame.split("|")
+    first, last = head.split(_ITEM)[:2], tail.split(_ITEM)[-2:]
+    return FRAME_MARK + "_".join(first) + "~" + "_".join(last)
+
+
+@lru_cache(maxsize=8192)
+def frame_share(query: str, stored: str) -> float:
+    """The share of two goals' words that begin and end them alike (words of their frames, ``Signature.frame``):
+    ``2 (p + s) / (n + m)`` for ``p`` words alike at the start and ``s`` at the end of goals of ``n`` and ``m``
+    words, the middle of a goal longer than ``2 FRAME_WORDS`` words never counted."""
+    head, tail, size = query.split("|")
+    other_head, other_tail, other_size = stored.split("|")
+    count, other_count = int(size), int(other_size)
+    alike = _common(head.split(_ITEM), other_head.split(_ITEM)) + _common(tail.split(_ITEM)[::-1],
+                                                                        other_tail.split(_ITEM)[::-1])
+    return 2 * min(alike, count, other_count) / (count + other_count)
+
+
+def _common(one: list[str], other: list[str]) -> int:
+    count = 0
+    for word, other_word in zip(one, other):
+        if word != other_word:
+            break
+        count += 1
+    return count
 
 
 @lru_cache(maxsize=1024)
@@ -197,7 +254,9 @@ def score(
     by its ``weight`` (rare words on the origin weigh more), lifted by agreeing values; a goal that
     fits the stored goal's template (with values of the kinds its slots held in ``like``, the stored
     goal) scores 1, one that disagrees on a contrast 0, one that gives another number of inputs in quotes
-    (``other_inputs``) or shares only the stored goal's values (``shares_only_values``) at most ``VALUE_WEIGHT``.
+    (``other_inputs``) or shares only the stored goal's values (``shares_only_values``) at most ``VALUE_WEIGHT``, one
+    whose frame begins and ends as the stored goal's does at least the share of words that do (``frame_share``).
+    Frames weigh nothing in the share of tokens (their token's ``weight`` is 0).
     ``weigh`` and ``weigh_values`` give the weights of a whole goal's tokens and values as ``weight`` would,
     remembered for goals met again.
     """
@@ -209,13 +268,16 @@ def score(
     if not left and not right:
         return 0.0, 0.0
     whole = weigh or (lambda tokens: sum(map(weight, tokens)))
-    dice = 2 * sum(map(weight, left & right)) / (whole(left) + whole(right))
+    total = whole(left) + whole(right)
+    dice = 2 * sum(map(weight, left & right)) / total if total else 0.0
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if similarity > VALUE_WEIGHT and other_inputs(query, stored):
+    if other_inputs(query, stored):
+        return min(similarity, VALUE_WEIGHT), agree
+    if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.content, stored.template):
         similarity = VALUE_WEIGHT
-    if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, right, stored.template):
-        similarity = VALUE_WEIGHT
+    if query.frame and stored.frame and frame_token(query.frame) == frame_token(stored.frame):
+        similarity = max(similarity, frame_share(query.frame, stored.frame))
     return similarity, agree
 
 
@@ -260,7 +322,7 @@ def shares_only_values(query: Signature, tokens: frozenset[str], template: str) 
     values alone lift a score to (``VALUE_WEIGHT``). One that names nothing else ("Find smart watches") may
     well be the same task."""
     fixed = fixed_terms(template)
-    return bool(fixed) and not query.tokens <= tokens and fixed.isdisjoint(query.fit_terms())
+    return bool(fixed) and not query.content <= tokens and fixed.isdisjoint(query.fit_terms())
 
 
 def explain(query: Signature, stored: Signature, query_goal: str, agree: float, *, like: str | None = None) -> str:
@@ -270,7 +332,7 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
     differ = contrast_conflict(query, stored)
     if differ:
         return f"different meaning: {', '.join(differ)}"
-    left, right = query.tokens, stored.tokens
+    left, right = query.content, stored.content
     if not left and not right:
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
@@ -279,7 +341,12 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
     missing = sorted(right - left)[:4]
     why = f"{len(left & right)} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
-    return why + (f"; values agree {agree:.0%}" if agree else "")
+    why += f"; values agree {agree:.0%}" if agree else ""
+    if query.frame and stored.frame and frame_token(query.frame) == frame_token(stored.frame):
+        head, tail = stored.frame.split("|")[:2]
+        why += (f"; begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
+                f"\"{_ITEM.join(head.split(_ITEM)[:2])} ... {_ITEM.join(tail.split(_ITEM)[-2:])}\")")
+    return why
 
 
 def _plural(count: int, word: str) -> str:
