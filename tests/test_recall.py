@@ -407,6 +407,12 @@ def test_a_goal_of_no_words_that_count_is_matched_to_nothing_without_an_error(me
     for goal in ("do it", "please", "?!"):
         report = mem.trajectories.match(goal, origin=ORIGIN, now=NOW, limit=1)
         assert report.best is None and report.scored == 1
+    save(mem, "Do it for me now")  # no word that counts, but a frame: the same words find it, and say so
+    for limit in (1, None):
+        report = mem.trajectories.match("do it for me now", origin=ORIGIN, now=NOW, limit=limit)
+        assert report.best is not None and report.best.goal == "Do it for me now"
+        assert report.candidates[0].why.startswith('begins and ends alike (100% of the words: "do it ... me now")')
+    assert mem.trajectories.match("Do that for me now", origin=ORIGIN, now=NOW).best is None
 
 
 def test_only_the_winner_is_decoded(mem: webmem.Memory) -> None:

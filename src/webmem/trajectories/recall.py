@@ -333,20 +333,25 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
     if differ:
         return f"different meaning: {', '.join(differ)}"
     left, right = query.content, stored.content
-    if not left and not right:
+    framed = query.frame and stored.frame and frame_token(query.frame) == frame_token(stored.frame)
+    if not left and not right and not framed:
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
         return f"shares only the words of its values, none of: {', '.join(sorted(fixed_terms(stored.template))[:4])}"
     if (inputs := other_inputs(query, stored)) is not None:
         return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
-    missing = sorted(right - left)[:4]
-    why = f"{len(left & right)} of {len(right)} words shared" + (f" (not: {', '.join(missing)})" if missing else "")
-    why += f"; values agree {agree:.0%}" if agree else ""
-    if query.frame and stored.frame and frame_token(query.frame) == frame_token(stored.frame):
+    reasons = []
+    if left or right:
+        missing = sorted(right - left)[:4]
+        reasons.append(f"{len(left & right)} of {len(right)} words shared"
+                       + (f" (not: {', '.join(missing)})" if missing else ""))
+    if agree:
+        reasons.append(f"values agree {agree:.0%}")
+    if framed:
         head, tail = stored.frame.split("|")[:2]
-        why += (f"; begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
-                f"\"{_ITEM.join(head.split(_ITEM)[:2])} ... {_ITEM.join(tail.split(_ITEM)[-2:])}\")")
-    return why
+        reasons.append(f"begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
+                       f"\"{_ITEM.join(head.split(_ITEM)[:2])} ... {_ITEM.join(tail.split(_ITEM)[-2:])}\")")
+    return "; ".join(reasons)
 
 
 def _plural(count: int, word: str) -> str:
