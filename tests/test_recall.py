@@ -135,6 +135,13 @@ def test_a_goal_that_shares_only_the_values_a_stored_goal_was_done_with_is_anoth
     assert best(mem, "Find reviews of smart watches") == "Search for smart watch reviews"
     assert best(mem, "Find smart watches") == "Search for smart watch reviews"  # "find" says nothing of its own
     assert best(mem, "Search for laptop reviews") in ("Search for smart watch reviews", "Search for running shoe reviews")
+    # however alike the words around them: a frame of words that name nothing lifts no such goal
+    save(mem, "I want you to search for smart watch in the list for me now please", steps=searched("smart watch"),
+         url="https://other.example-shop.com/")
+    report = mem.trajectories.match("I want you to buy smart watch for me now please",
+                                    origin="https://other.example-shop.com", now=NOW)
+    assert report.best is None and report.candidates[0].similarity <= 0.35
+    assert "shares only the words of its values" in report.candidates[0].why
 
 
 WISH_LIST = "https://shop.example.com/"
@@ -191,6 +198,19 @@ def test_a_frame_with_a_value_at_an_end_or_a_meaning_of_its_own_makes_no_templat
     long = mem.trajectories.match("Show me the photos uploaded by the people who bought the blender on this page",
                                   origin=site, now=NOW)
     assert long.best is None and "begins and ends alike (40% of the words" in long.candidates[0].why
+
+
+def test_a_stored_frame_changed_by_hand_is_made_anew_from_the_goal(mem: webmem.Memory) -> None:
+    """A stored signature whose frame is not as the matcher writes it is read as no signature: made anew from the
+    goal (and written back), never an error."""
+    save(mem, "How many aqua items are there?")
+    stored = signature("How many aqua items are there?").encode()
+    for changed in (stored + "junk", stored.rpartition("|")[0], stored.replace("|", " ")):
+        assert decode(changed, None) is None
+    rows.execute(mem, "UPDATE trajectories SET goal_signature = goal_signature || 'junk'")
+    mem.trajectories._index.forget()  # as a new process: the changed signature is read
+    assert best(mem, "How many red digits are there?") == "How many aqua items are there?"
+    assert decode(rows.value(mem, "trajectories", "goal_signature"), None) == signature("How many aqua items are there?")
 
 
 LOGIN = 'Enter the username "karrie" and the password "AU" into the text fields and press login.'

@@ -9,7 +9,7 @@ A signature splits a goal into what names the task and what names its values:
   lower it when they differ ("Buy 3 apples" and "Buy 12 pears" are one task with other values);
 - ``contrasts``: words that change the task's meaning ("cheapest", "most expensive", "not"),
   which must agree exactly or the goals are different tasks;
-- ``frame``: how the goal begins and ends, every word kept and each value as ``*`` (``Frame``): two goals that
+- ``frame``: how the goal begins and ends, every word kept and each value as ``*``: two goals that
   begin with the same two words and end with the same two ("Add something like what the man is wearing to my
   wish list", "Add something like this to my wish list") are one template with other words in its slots, however
   few of their words they share, and score at least the share of their words that begin and end them alike.
@@ -48,6 +48,7 @@ _EMPTY: frozenset[str] = frozenset()
 FRAME_WORDS = 6  # the words of a goal's frame kept from each end (a longer goal's middle is never compared)
 FRAME_MARK = "^"  # begins the token of a frame: its first two words and its last two
 _VALUE_WORD = "*"  # a value in a frame
+_FRAME = re.compile(r"[^|\s]+(?: [^|\s]+)+\|[^|\s]+(?: [^|\s]+)+\|[1-9][0-9]{0,5}")  # as ``_frame`` writes it
 
 
 class Signature:
@@ -106,7 +107,7 @@ def decode(text: str | None, template: str | None) -> Signature | None:
     if not text:
         return None
     fields = text.split(_FIELD)
-    if fields[0] != SIGNATURE_VERSION or len(fields) != 6:
+    if fields[0] != SIGNATURE_VERSION or len(fields) != 6 or (fields[5] and not _FRAME.fullmatch(fields[5])):
         return None
     terms, kinds, values, contrasts = (frozenset(field.split(_ITEM)) if field else _EMPTY for field in fields[1:5])
     return Signature(terms, kinds, values, contrasts, template, fields[5])
@@ -272,10 +273,10 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / total if total else 0.0
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if other_inputs(query, stored):
-        return min(similarity, VALUE_WEIGHT), agree
-    if stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.content, stored.template):
-        similarity = VALUE_WEIGHT
+    if other_inputs(query, stored) or (
+        stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.content, stored.template)
+    ):
+        return min(similarity, VALUE_WEIGHT), agree  # whatever their frames
     if query.frame and stored.frame and frame_token(query.frame) == frame_token(stored.frame):
         similarity = max(similarity, frame_share(query.frame, stored.frame))
     return similarity, agree
