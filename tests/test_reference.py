@@ -265,18 +265,22 @@ def test_a_line_cut_keeps_its_head_and_a_critical_part_is_cut_anyway() -> None:
 # --- run.context() on a real memory -------------------------------------------------------------------------------
 
 
-def record_forty_two(mem: webmem.Memory) -> None:
-    run = mem.start_run(goal="Enter 42 into the box", start_url=SHOP)
+#: An earlier run's answer: digits no date or time a context shows can hold ("10:42 UTC" holds 42).
+ANSWER = "4242"
+
+
+def record_the_answer(mem: webmem.Memory) -> None:
+    run = mem.start_run(goal=f"Enter {ANSWER} into the box", start_url=SHOP)
     run.record_step(action="click", target=BOX, url=SHOP, ok=False, error=TIMEOUT)
     run.record_step(action="click", target=BOX, url=SHOP)
-    run.record_step(action="fill", target=BOX, value="42", url=SHOP)
+    run.record_step(action="fill", target=BOX, value=ANSWER, url=SHOP)
     run.record_step(action="click", target='button "Send"', url=SHOP, ok=False, error="Element is disabled")
     run.record_step(action="press", target="Enter", url=SHOP, verified=True)
-    run.finish(success=True, outcome="Sent 42")
+    run.finish(success=True, outcome=f"Sent {ANSWER}")
 
 
 def test_run_context_shows_the_honest_reference_in_the_runs_values(mem: webmem.Memory) -> None:
-    record_forty_two(mem)
+    record_the_answer(mem)
     pack = mem.start_run(goal="Enter 17 into the box", start_url=SHOP).context()
     assert pack.part("reference_trajectory").status == "included"
     reference = reference_of(pack)
@@ -287,24 +291,24 @@ def test_run_context_shows_the_honest_reference_in_the_runs_values(mem: webmem.M
         f'  3. click button "Send" (on {SHOP}) [failed: Element is disabled]',
         f"  4. press Enter (on {SHOP}) [verified]",
     ]
-    assert "42" not in reference and "Timeout" not in reference
+    assert ANSWER not in reference and "Timeout" not in reference
 
 
 def test_no_earlier_answer_reaches_a_run_given_another_instruction(mem: webmem.Memory) -> None:
-    record_forty_two(mem)
+    record_the_answer(mem)
     other = str(mem.start_run(goal="Enter 17 into the box", start_url=SHOP).context())
-    assert not re.search(r"(?<!\w)42(?!\w)", other)  # neither in the reference nor in the session history (ids aside)
+    assert not re.search(rf"(?<!\w){ANSWER}(?!\w)", other)  # not in the reference nor the sessions (ids aside)
     assert f"Goal: Enter {FROM_INSTRUCTION} into the box" in other and f"Outcome: Sent {FROM_INSTRUCTION}" in other
-    same = str(mem.start_run(goal="Enter 42 into the box", start_url=SHOP).context())
-    assert "Outcome: Sent 42" in same  # the same instruction: its own answer is the answer
+    same = str(mem.start_run(goal=f"Enter {ANSWER} into the box", start_url=SHOP).context())
+    assert f"Outcome: Sent {ANSWER}" in same  # the same instruction: its own answer is the answer
 
 
 def test_run_context_shows_a_placeholder_where_the_runs_goal_has_no_value(mem: webmem.Memory) -> None:
-    record_forty_two(mem)
+    record_the_answer(mem)
     pack = mem.start_run(goal="Enter the number into the box", start_url=SHOP).context()
     assert pack.part("reference_trajectory").status == "included"
     reference = reference_of(pack)
-    assert f"  2. fill {BOX} {FROM_INSTRUCTION} (on {SHOP})" in reference and "42" not in reference
+    assert f"  2. fill {BOX} {FROM_INSTRUCTION} (on {SHOP})" in reference and ANSWER not in reference
 
 
 def test_run_context_cuts_the_reference_by_whole_steps_before_dropping_it(mem: webmem.Memory) -> None:
