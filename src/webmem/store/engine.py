@@ -157,13 +157,8 @@ class Store:
         """Run ``work`` in a write transaction of its own if one can begin at once and ``work`` waits for no lock,
         and say whether it ran: for what a read may write back to spare later reads some work, which must neither
         make the read wait for another writer nor fail because of one. Nothing is written (False) when another
-        writer holds what it needs (SQLite's write lock, a row on PostgreSQL); any other error goes up."""
-        active = self._active.get()
-        if active is not None:
-            if not active.writable:
-                return False
-            work(active.conn)
-            return True
+        writer holds what it needs (SQLite's write lock, a row on PostgreSQL); any other error goes up. Run it
+        outside any transaction, as ``after_commit`` work runs."""
         try:
             with self._transaction(writable=True, wait=False) as conn:
                 if self._pinned is None:

@@ -168,9 +168,19 @@ def _frame(pieces: list[list[str]]) -> str:
 @lru_cache(maxsize=4096)
 def frame_token(frame: str) -> str:
     """The token of a frame: its first two words and its last two (goals that share it share their frame's ends)."""
-    head, tail, _ = frame.split("|")
-    first, last = head.split(_ITEM)[:2], tail.split(_ITEM)[-2:]
+    first, last = _frame_ends(frame)
     return FRAME_MARK + "_".join(first) + "~" + "_".join(last)
+
+
+def _frame_ends(frame: str) -> tuple[list[str], list[str]]:
+    """A frame's first two words and its last two."""
+    head, tail, _ = frame.split("|")
+    return head.split(_ITEM)[:2], tail.split(_ITEM)[-2:]
+
+
+def same_frame(query: Signature, stored: Signature) -> bool:
+    """Whether two goals begin with the same two words and end with the same two."""
+    return bool(query.frame and stored.frame) and frame_token(query.frame) == frame_token(stored.frame)
 
 
 @lru_cache(maxsize=8192)
@@ -277,7 +287,7 @@ def score(
         stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.content, stored.template)
     ):
         return min(similarity, VALUE_WEIGHT), agree  # whatever their frames
-    if query.frame and stored.frame and frame_token(query.frame) == frame_token(stored.frame):
+    if same_frame(query, stored):
         similarity = max(similarity, frame_share(query.frame, stored.frame))
     return similarity, agree
 
@@ -334,7 +344,7 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
     if differ:
         return f"different meaning: {', '.join(differ)}"
     left, right = query.content, stored.content
-    framed = query.frame and stored.frame and frame_token(query.frame) == frame_token(stored.frame)
+    framed = same_frame(query, stored)
     if not left and not right and not framed:
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
@@ -349,9 +359,9 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
     if agree:
         reasons.append(f"values agree {agree:.0%}")
     if framed:
-        head, tail = stored.frame.split("|")[:2]
+        first, last = _frame_ends(stored.frame)
         reasons.append(f"begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
-                       f"\"{_ITEM.join(head.split(_ITEM)[:2])} ... {_ITEM.join(tail.split(_ITEM)[-2:])}\")")
+                       f"\"{_ITEM.join(first)} ... {_ITEM.join(last)}\")")
     return "; ".join(reasons)
 
 
