@@ -207,10 +207,60 @@ def test_a_stored_frame_changed_by_hand_is_made_anew_from_the_goal(mem: webmem.M
     stored = signature("How many aqua items are there?").encode()
     for changed in (stored + "junk", stored.rpartition("|")[0], stored.replace("|", " ")):
         assert decode(changed, None) is None
+    worded = signature(HOTTEST).encode()
+    for changed in (worded + "  x", worded.replace("can you", "* you"), worded.rpartition("\x1f")[0] + "\x1fcan you"):
+        assert decode(changed, None) is None
+    assert decode(worded, None) == signature(HOTTEST)
     rows.execute(mem, "UPDATE trajectories SET goal_signature = goal_signature || 'junk'")
     mem.trajectories._index.forget()  # as a new process: the changed signature is read
     assert best(mem, "How many red digits are there?") == "How many aqua items are there?"
     assert decode(rows.value(mem, "trajectories", "goal_signature"), None) == signature("How many aqua items are there?")
+
+
+HOTTEST = ("Can you take me to the comments section of the hottest post (of all time) in the art forum where the post "
+           "is only in black and white?")
+MOST_COMMENTED = ("Can you take me to the comments section of the most commented post (of all time) in f/food where the "
+                  "food is vegetarian?")
+FORUM = "https://forum.example.com/"
+
+
+def test_long_goals_that_begin_alike_with_most_words_in_order_are_one_template(mem: webmem.Memory) -> None:
+    """Two long goals that begin with the same two words and have most of their words in the same order are one
+    template with long descriptions in its slots, however few words of meaning they share: they score at least the
+    share of their words in that order, and are found so even where the words they share are too common on the
+    site for the index to read them."""
+    save(mem, HOTTEST, url=FORUM)
+    save(mem, "Navigate to the item on this page whose image has exactly 4 books.", url=FORUM)
+    site = "https://forum.example.com"
+    report = mem.trajectories.match(MOST_COMMENTED, origin=site, now=NOW)
+    assert report.best is not None and report.best.goal == HOTTEST
+    assert report.candidates[0].similarity >= 0.6
+    assert 'of the words in the same order (both begin "can you")' in report.candidates[0].why
+    with mem.store.write():
+        # shares the query's rarer words; the words it shares with the stored goal become common
+        save(mem, "List vegetarian food recipes posted in f/food this week by the most active users", url=FORUM)
+        for number in range(40):
+            save(mem, f"Take me to the comments section of post number {number} of all time", url=FORUM)
+    full = mem.trajectories.match(MOST_COMMENTED, origin=site, now=NOW)
+    pruned = mem.trajectories.match(MOST_COMMENTED, origin=site, now=NOW, limit=1)
+    assert full.best is not None and full.best.goal == HOTTEST
+    assert pruned.best is not None and pruned.best.id == full.best.id
+
+
+def test_only_long_goals_that_begin_alike_with_fixed_text_are_compared_in_order(mem: webmem.Memory) -> None:
+    """A wording is kept for goals of ten words or more whose first two words are no value, and compared only with
+    one that begins with the same two words; less than 60% of their words in the same order makes no template."""
+    assert signature("Select Ferne from the list and click Submit.").wording == ""  # short
+    assert signature("Find 3 items on this page that match the colour of the image").wording == ""  # a value begins it
+    assert signature(HOTTEST).wording.startswith("can you take me to the comments section of the hottest post")
+    save(mem, HOTTEST, url=FORUM)
+    site = "https://forum.example.com"
+    other_start = mem.trajectories.match(MOST_COMMENTED.replace("Can you", "Please"), origin=site, now=NOW)
+    assert other_start.best is None and "same order" not in other_start.candidates[0].why
+    # 55% of their words in the same order, few words of meaning shared
+    unlike = mem.trajectories.match("Can you take me to the newest thread in the cooking forum where the recipe is "
+                                    "only for vegans?", origin=site, now=NOW)
+    assert unlike.best is None and "same order" not in unlike.candidates[0].why
 
 
 LOGIN = 'Enter the username "karrie" and the password "AU" into the text fields and press login.'
@@ -373,6 +423,20 @@ def test_the_closest_goals_found_through_the_index_are_those_a_full_scan_finds(m
             assert [(c.similarity, c.score) for c in pruned.candidates] == [
                 (c.similarity, c.score) for c in full.candidates[:limit]], goal
             assert (pruned.best and pruned.best.id) == (full.best and full.best.id), goal
+    # long goals, compared in order with those that begin alike
+    openings, middles = ["Can you", "Please"], ["with the red lid", "in the second row", "that my friend liked", ""]
+    with mem.store.write():
+        for index in range(200):
+            save(mem, f"{rng.choice(openings)} {rng.choice(verbs)} the {rng.choice(things)} {rng.choice(middles)} "
+                      f"shown on this page {rng.choice(middles)} for me", url=FORUM, age_days=rng.random() * 5)
+    for index in range(40):
+        goal = (f"{rng.choice(openings)} {rng.choice(verbs)} the {rng.choice(things)} {rng.choice(middles)} "
+                f"that I saw {rng.choice(middles)} on this page")
+        full = mem.trajectories.match(goal, origin="https://forum.example.com", now=NOW)
+        for limit in (1, 3):
+            pruned = mem.trajectories.match(goal, origin="https://forum.example.com", now=NOW, limit=limit)
+            assert [(c.similarity, c.score) for c in pruned.candidates] == [
+                (c.similarity, c.score) for c in full.candidates[:limit]], goal
 
 
 def test_a_goal_saved_after_a_match_is_found_by_the_next_match_in_the_same_process(mem: webmem.Memory) -> None:

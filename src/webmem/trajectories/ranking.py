@@ -25,6 +25,7 @@ from .recall import (
     contrast_conflict,
     explain,
     frame_token,
+    head_token,
     other_inputs,
     score,
     shares_only_values,
@@ -93,6 +94,10 @@ def _pruned(held: OriginGoals, query: Signature, query_goal: str, limit: int,
     # a goal that begins and ends as the new goal does may score by its frame, whatever words it shares
     if query.frame:
         for form in _bits(held.posting_mask(frame_token(query.frame))):
+            ranking.form(form)
+    # a long goal that begins as the new goal does may score by the words they have in the same order
+    if query.wording:
+        for form in _bits(held.posting_mask(head_token(query.wording))):
             ranking.form(form)
     # the commonest tokens, worth together at most an eighth of the goal's weight, are read only if
     # a form that shares none of the others could still compete once the best of those is scored

@@ -12,7 +12,11 @@ A signature splits a goal into what names the task and what names its values:
 - ``frame``: how the goal begins and ends, every word kept and each value as ``*``: two goals that
   begin with the same two words and end with the same two ("Add something like what the man is wearing to my
   wish list", "Add something like this to my wish list") are one template with other words in its slots, however
-  few of their words they share, and score at least the share of their words that begin and end them alike.
+  few of their words they share, and score at least the share of their words that begin and end them alike;
+- ``wording``: all the words of a long goal in order, each value as ``*``: two long goals that begin with the same
+  two words and have most of their words in the same order ("Can you take me to the comments section of the
+  hottest post in the art forum ...", "... of the last post on this page ...") are one template too, and score at
+  least that share (``in_order_share``).
 
 A goal's terms are its words whatever its template; a new goal that fits the stored goal's template
 (the values its run used are the slots) scores 1, and one that names every word of the template's
@@ -23,6 +27,7 @@ stored goals.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -33,7 +38,7 @@ from ..core.terms import DIMENSIONS, content_of_words, content_terms, words
 from .slots import bind, goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s7"
+SIGNATURE_VERSION = "s8"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -49,27 +54,35 @@ FRAME_WORDS = 6  # the words of a goal's frame kept from each end (a longer goal
 FRAME_MARK = "^"  # begins the token of a frame: its first two words and its last two
 _VALUE_WORD = "*"  # a value in a frame
 _FRAME = re.compile(r"[^|\s]+(?: [^|\s]+)+\|[^|\s]+(?: [^|\s]+)+\|[1-9][0-9]{0,5}")  # as ``_frame`` writes it
+LONG_GOAL_WORDS = 10  # a goal of this many words or more keeps its wording, compared in order with others'
+SKELETON_SHARE = 0.6  # the share of their words two long goals that begin alike need in the same order to be one task
+_WORDING = re.compile(r"[^\s*]+ [^\s*]+(?: \S+){%d,}" % (LONG_GOAL_WORDS - 2))  # as ``_wording`` writes it
 
 
 class Signature:
     """A goal as the matcher sees it (immutable; a plain class because stores build thousands at once)."""
 
-    __slots__ = ("terms", "kinds", "values", "contrasts", "template", "frame", "content", "tokens", "_fit_terms")
+    __slots__ = ("terms", "kinds", "values", "contrasts", "template", "frame", "wording", "content", "tokens",
+                 "_fit_terms")
 
     def __init__(self, terms: frozenset[str], kinds: frozenset[str], values: frozenset[str],
-                 contrasts: frozenset[str], template: str | None = None, frame: str = "") -> None:
+                 contrasts: frozenset[str], template: str | None = None, frame: str = "", wording: str = "") -> None:
         self.terms, self.kinds, self.values, self.contrasts, self.template = terms, kinds, values, contrasts, template
-        self.frame = frame
+        self.frame, self.wording = frame, wording
         #: the tokens of what the goal says: its terms, its kinds of value and its contrasts
         self.content: frozenset[str] = terms.union(
             [_mark(kind, "<", ">") for kind in kinds], [_mark(word, "!", "") for word in contrasts]
         ) if kinds or contrasts else terms
-        #: what the goals are indexed and compared by: its content and the token of its frame
-        self.tokens: frozenset[str] = self.content | {frame_token(frame)} if frame else self.content
+        #: what the goals are indexed and compared by: its content, the tokens of its frame and its wording, and one
+        #: for both as they are (goals of one token set then score alike: see ``ranking``)
+        self.tokens: frozenset[str] = self.content.union(
+            [frame_token(frame)] if frame else (), [head_token(wording)] if wording else (),
+            [exact_token(frame, wording)]
+        ) if frame or wording else self.content
         self._fit_terms: frozenset[str] | None = None
 
     def _key(self) -> tuple[Any, ...]:
-        return self.terms, self.kinds, self.values, self.contrasts, self.template, self.frame
+        return self.terms, self.kinds, self.values, self.contrasts, self.template, self.frame, self.wording
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Signature) and self._key() == other._key()
@@ -78,7 +91,8 @@ class Signature:
         return hash(self._key())
 
     def __repr__(self) -> str:
-        return ("Signature(terms={!r}, kinds={!r}, values={!r}, contrasts={!r}, template={!r}, frame={!r})"
+        return ("Signature(terms={!r}, kinds={!r}, values={!r}, contrasts={!r}, template={!r}, frame={!r}, "
+                "wording={!r})"
                 .format(*self._key()))
 
     def may_fit(self, query: Signature) -> bool:
@@ -98,7 +112,7 @@ class Signature:
         """One line of text to store with the trajectory."""
         fields = [SIGNATURE_VERSION, *(_ITEM.join(sorted(part)) for part in (
             self.terms, self.kinds, self.values, self.contrasts
-        )), self.frame]
+        )), self.frame, self.wording]
         return _FIELD.join(fields)
 
 
@@ -107,10 +121,11 @@ def decode(text: str | None, template: str | None) -> Signature | None:
     if not text:
         return None
     fields = text.split(_FIELD)
-    if fields[0] != SIGNATURE_VERSION or len(fields) != 6 or (fields[5] and not _FRAME.fullmatch(fields[5])):
+    if (fields[0] != SIGNATURE_VERSION or len(fields) != 7 or (fields[5] and not _FRAME.fullmatch(fields[5]))
+            or (fields[6] and not _WORDING.fullmatch(fields[6]))):
         return None
     terms, kinds, values, contrasts = (frozenset(field.split(_ITEM)) if field else _EMPTY for field in fields[1:5])
-    return Signature(terms, kinds, values, contrasts, template, fields[5])
+    return Signature(terms, kinds, values, contrasts, template, fields[5], fields[6])
 
 
 def signature(goal: str, template: str | None = None) -> Signature:
@@ -147,22 +162,68 @@ def signature(goal: str, template: str | None = None) -> Signature:
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     pieces = [words(piece) for piece in rest]
     terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
-    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template, _frame(pieces))
-
-
-def _frame(pieces: list[list[str]]) -> str:
-    """The frame of a goal whose words outside its values are ``pieces`` (those between two values each): its first
-    and last ``FRAME_WORDS`` words and how many it has, each value one word ``*``; "" when it has fewer than four
-    words, or a value among its first two or last two (a frame is fixed text)."""
-    if len(pieces) > 1 and (len(pieces[0]) < 2 or len(pieces[-1]) < 2):
-        return ""
     sequence = pieces[0][:]
     for piece in pieces[1:]:
         sequence.append(_VALUE_WORD)
         sequence += piece
-    if len(sequence) < 4:
+    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template, _frame(sequence),
+                     _wording(sequence))
+
+
+def _frame(sequence: list[str]) -> str:
+    """The frame of a goal of words ``sequence`` (each value one word ``*``): its first and last ``FRAME_WORDS``
+    words and how many it has; "" when it has fewer than four words, or a value among its first two or last two
+    (a frame is fixed text)."""
+    if len(sequence) < 4 or _VALUE_WORD in sequence[:2] or _VALUE_WORD in sequence[-2:]:
         return ""
     return f"{_ITEM.join(sequence[:FRAME_WORDS])}|{_ITEM.join(sequence[-FRAME_WORDS:])}|{len(sequence)}"
+
+
+def _wording(sequence: list[str]) -> str:
+    """The wording of a goal of words ``sequence`` (each value one word ``*``): all of them, when they are at least
+    ``LONG_GOAL_WORDS`` and the first two are no value; "" otherwise."""
+    if len(sequence) < LONG_GOAL_WORDS or _VALUE_WORD in sequence[:2]:
+        return ""
+    return _ITEM.join(sequence)
+
+
+@lru_cache(maxsize=4096)
+def exact_token(frame: str, wording: str) -> str:
+    """A token for a goal's frame and wording as they are (a hash of them): goals that share every other token but
+    not these may score differently, by the share of their words that begin and end them or are in order."""
+    digest = hashlib.blake2b(f"{frame}{_FIELD}{wording}".encode(), digest_size=8).hexdigest()
+    return FRAME_MARK + "#" + digest
+
+
+@lru_cache(maxsize=4096)
+def head_token(wording: str) -> str:
+    """The token of a long goal's wording: its first two words (goals that share it may share most of their words
+    in order)."""
+    first, second, _ = wording.split(_ITEM, 2)
+    return FRAME_MARK + first + "_" + second + "~"
+
+
+def same_head(query: Signature, stored: Signature) -> bool:
+    """Whether two long goals begin with the same two words (then their wordings are compared)."""
+    return bool(query.wording and stored.wording) and head_token(query.wording) == head_token(stored.wording)
+
+
+@lru_cache(maxsize=8192)
+def in_order_share(query: str, stored: str) -> float:
+    """The share of two wordings' words they have in the same order: ``2 c / (n + m)`` for ``c`` words in their
+    longest common subsequence, of wordings of ``n`` and ``m`` words (computed a word at a time, with the first
+    wording's positions of each word as bits of one integer: Hyyrö's bit-parallel LCS)."""
+    one, other = query.split(_ITEM), stored.split(_ITEM)
+    positions: dict[str, int] = {}
+    for position, word in enumerate(one):
+        positions[word] = positions.get(word, 0) | 1 << position
+    every = (1 << len(one)) - 1
+    unmatched = every
+    for word in other:
+        matched = unmatched & positions.get(word, 0)
+        unmatched = ((unmatched + matched) | (unmatched - matched)) & every
+    common = len(one) - unmatched.bit_count()
+    return 2 * common / (len(one) + len(other))
 
 
 @lru_cache(maxsize=4096)
@@ -266,8 +327,10 @@ def score(
     fits the stored goal's template (with values of the kinds its slots held in ``like``, the stored
     goal) scores 1, one that disagrees on a contrast 0, one that gives another number of inputs in quotes
     (``other_inputs``) or shares only the stored goal's values (``shares_only_values``) at most ``VALUE_WEIGHT``, one
-    whose frame begins and ends as the stored goal's does at least the share of words that do (``frame_share``).
-    Frames weigh nothing in the share of tokens (their token's ``weight`` is 0).
+    whose frame begins and ends as the stored goal's does at least the share of words that do (``frame_share``), a long
+    one that begins as the stored goal does at least the share of words they have in the same order, once it is
+    ``SKELETON_SHARE`` or more (``in_order_share``). Frames and wordings weigh nothing in the share of tokens (the
+    ``weight`` of their tokens is 0).
     ``weigh`` and ``weigh_values`` give the weights of a whole goal's tokens and values as ``weight`` would,
     remembered for goals met again.
     """
@@ -289,6 +352,10 @@ def score(
         return min(similarity, VALUE_WEIGHT), agree  # whatever their frames
     if same_frame(query, stored):
         similarity = max(similarity, frame_share(query.frame, stored.frame))
+    if similarity < 1.0 and same_head(query, stored):
+        share = in_order_share(query.wording, stored.wording)
+        if share >= SKELETON_SHARE:
+            similarity = max(similarity, share)
     return similarity, agree
 
 
@@ -345,7 +412,8 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         return f"different meaning: {', '.join(differ)}"
     left, right = query.content, stored.content
     framed = same_frame(query, stored)
-    if not left and not right and not framed:
+    in_order = in_order_share(query.wording, stored.wording) if same_head(query, stored) else 0.0
+    if not left and not right and not framed and in_order < SKELETON_SHARE:
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
         return f"shares only the words of its values, none of: {', '.join(sorted(fixed_terms(stored.template))[:4])}"
@@ -362,6 +430,9 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         first, last = _frame_ends(stored.frame)
         reasons.append(f"begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
                        f"\"{_ITEM.join(first)} ... {_ITEM.join(last)}\")")
+    if in_order >= SKELETON_SHARE:
+        first_two = head_token(stored.wording)[1:-1].replace("_", " ")
+        reasons.append(f"{in_order:.0%} of the words in the same order (both begin \"{first_two}\")")
     return "; ".join(reasons)
 
 
