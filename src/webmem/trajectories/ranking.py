@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
+import math
 import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,13 +20,20 @@ from typing import Any
 
 from .held import OriginGoals, StoredGoal
 from .recall import (
+    LONG_GOAL_WORDS,
+    SKELETON_SHARE,
     VALUE_MARK,
     VALUE_WEIGHT,
     Signature,
     contrast_conflict,
+    exact_token,
     explain,
+    frame_share,
     frame_token,
-    head_token,
+    head_token_of,
+    in_order_share,
+    opening_of,
+    opening_terms,
     other_inputs,
     score,
     shares_only_values,
@@ -38,6 +46,7 @@ SEMANTIC_LEXICAL_FLOOR = 0.3
 #: The share of a new goal's token weight its commonest tokens may hold and still be read only when needed.
 COMMON_SHARE = 0.125
 TIE_MARGIN = 1e-9
+_WORD_GAP = " "  # between the words of a wording
 RARE_VALUE = 16  # a value at most this many goals name: those goals are scored at once, wherever they are
 _FIRST = operator.itemgetter(0)
 
@@ -91,14 +100,6 @@ def _pruned(held: OriginGoals, query: Signature, query_goal: str, limit: int,
     # a goal whose template's words are all in the new goal may fit the template (similarity 1)
     for number in held.fitting_templates(query):
         ranking.template(number)
-    # a goal that begins and ends as the new goal does may score by its frame, whatever words it shares
-    if query.frame:
-        for form in _bits(held.posting_mask(frame_token(query.frame))):
-            ranking.form(form)
-    # a long goal that begins as the new goal does may score by the words they have in the same order
-    if query.wording:
-        for form in _bits(held.posting_mask(head_token(query.wording))):
-            ranking.form(form)
     # the commonest tokens, worth together at most an eighth of the goal's weight, are read only if
     # a form that shares none of the others could still compete once the best of those is scored
     tail, kept = len(weighted), ranking.total
@@ -140,6 +141,12 @@ def _pruned(held: OriginGoals, query: Signature, query_goal: str, limit: int,
                     if (raised := ranking.dice_needed(lifted)) != need:
                         need = raised
                         lightest, heaviest = _own_weights(need, common, total)
+    # a goal that begins and ends as the new goal does may score by its frame, whatever words it shares, and a long
+    # goal that begins as it does by the words they have in the same order
+    if query.frame:
+        ranking.framed()
+    if query.wording:
+        ranking.in_order()
     return _sorted(ranking.results)
 
 
@@ -232,6 +239,44 @@ class _Ranking:
         form_of = held.form_of
         self.newest(held.newest_first(members, lambda position: form_of[position] == form), form, lambda item: True,
                     templates=False)
+
+    def _within_reach(self, forms: int) -> int:
+        """Of ``forms``, those whose share of words alike may still rank among the closest: all of them, or when only
+        a share of 1 may, those whose frame and wording are the new goal's (the only ones it can be 1 for)."""
+        if self.dice_needed(False) < 1 - 2 * TIE_MARGIN:
+            return forms
+        return forms & self.held.posting_mask(exact_token(self.query.frame, self.query.wording))
+
+    def framed(self) -> None:
+        """Score the forms of goals that begin and end as the new goal does (goals of one form share their frame)
+        whose share of words that do may lift them among the closest."""
+        held, frame = self.held, self.query.frame
+        for form in _bits(self._within_reach(self.held.posting_mask(frame_token(frame)))):
+            if form not in self._forms_read and frame_share(
+                    frame, held.goal(held.form_members.get(form)[0]).signature.frame) >= self.dice_needed(False):
+                self.form(form)
+
+    def in_order(self) -> None:
+        """Score the forms of long goals that begin as the new goal does and share a word of meaning besides (goals of
+        one form share their wording) whose share of words in the same order reaches ``SKELETON_SHARE`` and may lift
+        them among the closest: only wordings of as many words as let that share reach it are read."""
+        held, query = self.held, self.query
+        wording, opening = query.wording, opening_of(query.wording)
+        size = wording.count(_WORD_GAP) + 1
+        need = max(SKELETON_SHARE, self.dice_needed(False))
+        # 2 min(n, m) >= need (n + m): wordings of n words from need m / (2 - need) to (2 - need) m / need
+        counts = range(max(LONG_GOAL_WORDS, math.ceil(need * size / (2 - need) - 1e-9)),
+                       math.floor((2 - need) * size / need + 1e-9) + 1)
+        forms = functools.reduce(operator.or_, [held.posting_mask(head_token_of(opening, count)) for count in counts], 0)
+        if forms:
+            forms &= functools.reduce(operator.or_, [held.posting_mask(token) for token in
+                                                     query.content - opening_terms(wording)], 0)
+        for form in _bits(self._within_reach(forms)):
+            if form in self._forms_read:
+                continue
+            need = max(SKELETON_SHARE, self.dice_needed(False))
+            if in_order_share(wording, held.goal(held.form_members.get(form)[0]).signature.wording) >= need:
+                self.form(form)
 
     def _capped_unalike(self, form: int) -> bool:
         """Whether some goals of the form share only their values with the new goal and others do not

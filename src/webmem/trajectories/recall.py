@@ -14,7 +14,7 @@ A signature splits a goal into what names the task and what names its values:
   wish list", "Add something like this to my wish list") are one template with other words in its slots, however
   few of their words they share, and score at least the share of their words that begin and end them alike;
 - ``wording``: all the words of a long goal in order, each value as ``*``: two long goals that begin with the same
-  two words and have most of their words in the same order ("Can you take me to the comments section of the
+  two words, share a word of meaning besides them, and have most of their words in the same order ("Can you take me to the comments section of the
   hottest post in the art forum ...", "... of the last post on this page ...") are one template too, and score at
   least that share (``in_order_share``).
 
@@ -162,29 +162,27 @@ def signature(goal: str, template: str | None = None) -> Signature:
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     pieces = [words(piece) for piece in rest]
     terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
+    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template,
+                     *_frame_and_wording(pieces))
+
+
+def _frame_and_wording(pieces: list[list[str]]) -> tuple[str, str]:
+    """The frame and the wording of a goal whose words outside its values are ``pieces`` (those between two values
+    each), each value one word ``*``. The frame: its first and last ``FRAME_WORDS`` words and how many it has; ""
+    when it has fewer than four words, or a value among its first two or last two (a frame is fixed text). The
+    wording: all of them, when they are at least ``LONG_GOAL_WORDS`` and the first two are no value; "" otherwise."""
+    count = sum(map(len, pieces)) + len(pieces) - 1
+    fixed_start = len(pieces) == 1 or len(pieces[0]) >= 2
+    framed = count >= 4 and fixed_start and (len(pieces) == 1 or len(pieces[-1]) >= 2)
+    worded = count >= LONG_GOAL_WORDS and fixed_start
+    if not framed and not worded:
+        return "", ""
     sequence = pieces[0][:]
     for piece in pieces[1:]:
         sequence.append(_VALUE_WORD)
         sequence += piece
-    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template, _frame(sequence),
-                     _wording(sequence))
-
-
-def _frame(sequence: list[str]) -> str:
-    """The frame of a goal of words ``sequence`` (each value one word ``*``): its first and last ``FRAME_WORDS``
-    words and how many it has; "" when it has fewer than four words, or a value among its first two or last two
-    (a frame is fixed text)."""
-    if len(sequence) < 4 or _VALUE_WORD in sequence[:2] or _VALUE_WORD in sequence[-2:]:
-        return ""
-    return f"{_ITEM.join(sequence[:FRAME_WORDS])}|{_ITEM.join(sequence[-FRAME_WORDS:])}|{len(sequence)}"
-
-
-def _wording(sequence: list[str]) -> str:
-    """The wording of a goal of words ``sequence`` (each value one word ``*``): all of them, when they are at least
-    ``LONG_GOAL_WORDS`` and the first two are no value; "" otherwise."""
-    if len(sequence) < LONG_GOAL_WORDS or _VALUE_WORD in sequence[:2]:
-        return ""
-    return _ITEM.join(sequence)
+    frame = f"{_ITEM.join(sequence[:FRAME_WORDS])}|{_ITEM.join(sequence[-FRAME_WORDS:])}|{count}" if framed else ""
+    return frame, _ITEM.join(sequence) if worded else ""
 
 
 @lru_cache(maxsize=4096)
@@ -195,17 +193,35 @@ def exact_token(frame: str, wording: str) -> str:
     return FRAME_MARK + "#" + digest
 
 
-@lru_cache(maxsize=4096)
 def head_token(wording: str) -> str:
-    """The token of a long goal's wording: its first two words (goals that share it may share most of their words
-    in order)."""
+    """The token of a long goal's wording: its first two words and how many it has (goals that share their first two
+    words may share most of their words in order; the count bounds how many)."""
+    return head_token_of(opening_of(wording), wording.count(_ITEM) + 1)
+
+
+def head_token_of(opening: str, count: int) -> str:
+    """The token of the wordings of ``count`` words that begin with ``opening``, their first two."""
+    return f"{FRAME_MARK}{opening.replace(_ITEM, '_')}~{count}"
+
+
+@lru_cache(maxsize=4096)
+def opening_of(wording: str) -> str:
+    """A wording's first two words."""
     first, second, _ = wording.split(_ITEM, 2)
-    return FRAME_MARK + first + "_" + second + "~"
+    return first + _ITEM + second
+
+
+@lru_cache(maxsize=4096)
+def opening_terms(wording: str) -> frozenset[str]:
+    """The terms of a wording's first two words (``terms``): shared by any two goals that begin alike."""
+    return frozenset(content_of_words(opening_of(wording).split(_ITEM))[0])
 
 
 def same_head(query: Signature, stored: Signature) -> bool:
-    """Whether two long goals begin with the same two words (then their wordings are compared)."""
-    return bool(query.wording and stored.wording) and head_token(query.wording) == head_token(stored.wording)
+    """Whether two long goals begin with the same two words and share a word of meaning besides them (then their
+    wordings are compared)."""
+    return (bool(query.wording and stored.wording) and opening_of(query.wording) == opening_of(stored.wording)
+            and not (query.content & stored.content) <= opening_terms(query.wording))
 
 
 @lru_cache(maxsize=8192)
@@ -213,17 +229,31 @@ def in_order_share(query: str, stored: str) -> float:
     """The share of two wordings' words they have in the same order: ``2 c / (n + m)`` for ``c`` words in their
     longest common subsequence, of wordings of ``n`` and ``m`` words (computed a word at a time, with the first
     wording's positions of each word as bits of one integer: Hyyrö's bit-parallel LCS)."""
-    one, other = query.split(_ITEM), stored.split(_ITEM)
-    positions: dict[str, int] = {}
-    for position, word in enumerate(one):
-        positions[word] = positions.get(word, 0) | 1 << position
-    every = (1 << len(one)) - 1
+    positions, count = _positions(query)
+    other = stored.split(_ITEM)
+    every = (1 << count) - 1
     unmatched = every
     for word in other:
         matched = unmatched & positions.get(word, 0)
         unmatched = ((unmatched + matched) | (unmatched - matched)) & every
-    common = len(one) - unmatched.bit_count()
-    return 2 * common / (len(one) + len(other))
+    common = count - unmatched.bit_count()
+    return 2 * common / (count + len(other))
+
+
+@lru_cache(maxsize=64)
+def _positions(wording: str) -> tuple[dict[str, int], int]:
+    """Where each word of a wording is, as bits of an integer, and how many words it has."""
+    positions: dict[str, int] = {}
+    words_in_order = wording.split(_ITEM)
+    for position, word in enumerate(words_in_order):
+        positions[word] = positions.get(word, 0) | 1 << position
+    return positions, len(words_in_order)
+
+
+def may_share_in_order(query: str, stored: str, need: float) -> bool:
+    """Whether two wordings have enough words for their share in the same order to reach ``need``."""
+    count, other_count = query.count(_ITEM) + 1, stored.count(_ITEM) + 1
+    return 2 * min(count, other_count) >= need * (count + other_count)
 
 
 @lru_cache(maxsize=4096)
@@ -352,10 +382,11 @@ def score(
         return min(similarity, VALUE_WEIGHT), agree  # whatever their frames
     if same_frame(query, stored):
         similarity = max(similarity, frame_share(query.frame, stored.frame))
-    if similarity < 1.0 and same_head(query, stored):
+    if similarity < 1.0 and same_head(query, stored) and may_share_in_order(
+            query.wording, stored.wording, need := max(similarity, SKELETON_SHARE)):
         share = in_order_share(query.wording, stored.wording)
-        if share >= SKELETON_SHARE:
-            similarity = max(similarity, share)
+        if share >= need:
+            similarity = share
     return similarity, agree
 
 
@@ -431,7 +462,7 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         reasons.append(f"begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
                        f"\"{_ITEM.join(first)} ... {_ITEM.join(last)}\")")
     if in_order >= SKELETON_SHARE:
-        first_two = head_token(stored.wording)[1:-1].replace("_", " ")
+        first_two = opening_of(stored.wording)
         reasons.append(f"{in_order:.0%} of the words in the same order (both begin \"{first_two}\")")
     return "; ".join(reasons)
 
