@@ -219,8 +219,8 @@ def test_a_stored_frame_changed_by_hand_is_made_anew_from_the_goal(mem: webmem.M
 
 HOTTEST = ("Can you take me to the comments section of the hottest post (of all time) in the art forum where the post "
            "is only in black and white?")
-MOST_COMMENTED = ("Can you take me to the comments section of the most commented post (of all time) in f/food where the "
-                  "food is vegetarian?")
+MOST_COMMENTED = ("Can you take me to the comments section of the most commented post (of all time) in f/food "
+                  "where the food is vegetarian?")
 FORUM = "https://forum.example.com/"
 
 

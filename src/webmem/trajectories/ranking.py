@@ -267,7 +267,8 @@ class _Ranking:
         # 2 min(n, m) >= need (n + m): wordings of n words from need m / (2 - need) to (2 - need) m / need
         counts = range(max(LONG_GOAL_WORDS, math.ceil(need * size / (2 - need) - 1e-9)),
                        math.floor((2 - need) * size / need + 1e-9) + 1)
-        forms = functools.reduce(operator.or_, [held.posting_mask(head_token_of(opening, count)) for count in counts], 0)
+        forms = functools.reduce(operator.or_, [held.posting_mask(head_token_of(opening, count))
+                                                for count in counts], 0)
         if forms:
             forms &= functools.reduce(operator.or_, [held.posting_mask(token) for token in
                                                      query.content - opening_terms(wording)], 0)

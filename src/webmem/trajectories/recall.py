@@ -14,9 +14,9 @@ A signature splits a goal into what names the task and what names its values:
   wish list", "Add something like this to my wish list") are one template with other words in its slots, however
   few of their words they share, and score at least the share of their words that begin and end them alike;
 - ``wording``: all the words of a long goal in order, each value as ``*``: two long goals that begin with the same
-  two words, share a word of meaning besides them, and have most of their words in the same order ("Can you take me to the comments section of the
-  hottest post in the art forum ...", "... of the last post on this page ...") are one template too, and score at
-  least that share (``in_order_share``).
+  two words, share a word of meaning besides them, and have most of their words in the same order ("Can you take
+  me to the comments section of the hottest post in the art forum ...", "... of the last post on this page ...")
+  are one template too, and score at least that share (``in_order_share``).
 
 A goal's terms are its words whatever its template; a new goal that fits the stored goal's template
 (the values its run used are the slots) scores 1, and one that names every word of the template's
@@ -56,7 +56,7 @@ _VALUE_WORD = "*"  # a value in a frame
 _FRAME = re.compile(r"[^|\s]+(?: [^|\s]+)+\|[^|\s]+(?: [^|\s]+)+\|[1-9][0-9]{0,5}")  # as ``_frame`` writes it
 LONG_GOAL_WORDS = 10  # a goal of this many words or more keeps its wording, compared in order with others'
 SKELETON_SHARE = 0.6  # the share of their words two long goals that begin alike need in the same order to be one task
-_WORDING = re.compile(r"[^\s*]+ [^\s*]+(?: \S+){%d,}" % (LONG_GOAL_WORDS - 2))  # as ``_wording`` writes it
+_WORDING = re.compile(r"[^\s*]+ [^\s*]+(?: \S+){%d,}" % (LONG_GOAL_WORDS - 2))  # as ``_frame_and_wording`` writes it
 
 
 class Signature:
