@@ -6,6 +6,8 @@ Three memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres
    after ``Memory.open``, and a match right after another process saved a trajectory there.
 2. One task done 1,000 then 10,000 times on one origin (goals that differ only by an order number of
    their own and a customer of four): a warm match, a replay search and a save, and the ratio of p50s.
+   Then 1,000 and 10,000 long goals of many tasks on one origin, all beginning with one of four openings
+   (compared in order with each other): a warm match of a goal like them, and of a new task.
 3. ``run.context()`` for a new run at 1,000 runs and at ``--runs`` runs (default 100,000) of 10
    steps over 1,000 domains, the two memories open together and timed in turns (25 contexts on one, then
    25 on the other), so that the ratio of their p50s does not depend on how fast the host was when. How the large memory is built, the fastest honest way: 1,000 runs go
@@ -172,6 +174,56 @@ def repeats(backend: str, samples: int, sizes: tuple[int, ...] = (1_000, 10_000)
     return found
 
 
+# --- 2b. long goals of many tasks that begin alike --------------------------------------------------
+
+OPENINGS = ["Can you", "Find me", "Add the", "Show me"]
+CLAUSES = ["that has the same colour as the one in the picture", "with a pattern like the animal in the image",
+           "of the same brand as the product in this picture", "that is cheaper than the one in my cart",
+           "which the man on the left is holding", "that looks most like the drawing on this page"]
+ENDINGS = ["and add it to my shopping cart", "and add it to my wish list", "and tell me its price",
+           "and leave a review"]
+
+
+def long_goal(rng: random.Random) -> str:
+    """A goal of 20 to 30 words such as VisualWebArena's: one of four openings, a thing, two of six clauses and one of
+    four endings (24,192 wordings, each compared in order with those that begin alike)."""
+    return (f"{rng.choice(OPENINGS)} {rng.choice(['a', 'the', 'some'])} {rng.choice(bench_backends.THINGS)} "
+            f"{rng.choice(CLAUSES)} {rng.choice(CLAUSES)} {rng.choice(ENDINGS)}")
+
+
+def new_long_task(rng: random.Random) -> str:
+    """A long goal that begins as stored ones do, with words of its own: a new task."""
+    words = " ".join(f"{rng.choice(['the', 'a', 'of', 'my', 'to'])} item{rng.randrange(10**6)}" for _ in range(7))
+    return f"{rng.choice(OPENINGS)} {words}"
+
+
+def long_goals(backend: str, samples: int, sizes: tuple[int, ...] = (1_000, 10_000)) -> dict[str, tuple[float, float]]:
+    """A warm match at ``sizes`` long goals on one origin that begin with one of four openings, for a goal of a stored
+    kind and for a new task that begins alike."""
+    rng = random.Random(17)
+    origin = site(0, 1)
+    found: dict[str, tuple[float, float]] = {}
+    step = [webmem.Step(action="click", target='button "Go"', verified=True)]
+    with location(backend) as (where, local):
+        mem = webmem.Memory.open(where, local_dir=local)
+        stored = 0
+        for size in sizes:
+            with mem.store.write():
+                for _ in range(size - stored):
+                    mem.trajectories.save(goal=long_goal(rng), start_url=origin, steps=step)
+            stored = size
+            settle(backend, where)
+            for make, what in ((long_goal, "similar"), (new_long_task, "new task")):
+                asked = [make(rng) for _ in range(samples)]
+                for text_asked in asked[:50]:  # the origin's goals read once, as by an agent that ran a while
+                    mem.trajectories.match(text_asked, origin=origin, limit=1)
+                found[f"match, {size:,} long goals ({what})"] = percentiles(
+                    [timed(lambda: mem.trajectories.match(text_asked, origin=origin, limit=1))
+                     for text_asked in asked])
+        mem.close()
+    return found
+
+
 # --- 3. run.context() at 1,000 and at N runs ------------------------------------------------------
 
 
@@ -260,6 +312,7 @@ def main() -> None:
     for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
         figures = matches(backend, args.samples)
         figures.update(repeats(backend, args.samples))
+        figures.update(long_goals(backend, args.samples))
         timed_contexts = contexts(backend, args.runs, args.samples)
         small, large = timed_contexts["small"], timed_contexts["large"]
         print(f"\n{backend}{'':<36}{'p50 ms':>10}{'p99 ms':>10}")
@@ -271,6 +324,9 @@ def main() -> None:
         for what in ("match", "replay search", "save"):
             print(f"{f'{what}: ratio of p50s (10,000 / 1,000 runs)':<44}"
                   f"{figures[f'{what}, 10,000 runs of one task'][0] / figures[f'{what}, 1,000 runs of one task'][0]:>10.2f}")
+        for what in ("similar", "new task"):
+            print(f"{f'long goals ({what}): ratio (10,000 / 1,000)':<44}"
+                  f"{figures[f'match, 10,000 long goals ({what})'][0] / figures[f'match, 1,000 long goals ({what})'][0]:>10.2f}")
 
 
 if __name__ == "__main__":

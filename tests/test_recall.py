@@ -263,6 +263,11 @@ def test_only_long_goals_that_begin_alike_with_fixed_text_are_compared_in_order(
     nothing_shared = mem.trajectories.match("Can you give me the one that is at the top of the list in that photo?",
                                             origin=site, now=NOW)
     assert nothing_shared.best is None and "same order" not in nothing_shared.candidates[0].why
+    # the one word of meaning they share ("add") opens them both
+    save(mem, "Add the one that is on the left of the page in this picture for me", url=FORUM)
+    opening_only = mem.trajectories.match("Add the one that is at the top of the box in that photo for me",
+                                          origin=site, now=NOW)
+    assert opening_only.best is None and "same order" not in opening_only.candidates[0].why
     # 55% of their words in the same order, few words of meaning shared
     unlike = mem.trajectories.match("Can you take me to the newest thread in the cooking forum where the recipe is "
                                     "only for vegans?", origin=site, now=NOW)

@@ -33,7 +33,7 @@ from .recall import (
     head_token_of,
     in_order_share,
     opening_of,
-    opening_terms,
+    opening_tokens,
     other_inputs,
     score,
     shares_only_values,
@@ -264,20 +264,23 @@ class _Ranking:
         wording, opening = query.wording, opening_of(query.wording)
         size = wording.count(_WORD_GAP) + 1
         need = max(SKELETON_SHARE, self.dice_needed(False))
-        # 2 min(n, m) >= need (n + m): wordings of n words from need m / (2 - need) to (2 - need) m / need
-        counts = range(max(LONG_GOAL_WORDS, math.ceil(need * size / (2 - need) - 1e-9)),
-                       math.floor((2 - need) * size / need + 1e-9) + 1)
-        forms = functools.reduce(operator.or_, [held.posting_mask(head_token_of(opening, count))
-                                                for count in counts], 0)
-        if forms:
-            forms &= functools.reduce(operator.or_, [held.posting_mask(token) for token in
-                                                     query.content - opening_terms(wording)], 0)
-        for form in _bits(self._within_reach(forms)):
-            if form in self._forms_read:
+        # 2 min(n, m) >= need (n + m): wordings of n words from need m / (2 - need) to (2 - need) m / need, read from
+        # the count nearest the new goal's (the highest shares may be there, and raise the bar for the others)
+        counts = sorted(range(max(LONG_GOAL_WORDS, math.ceil(need * size / (2 - need) - 1e-9)),
+                              math.floor((2 - need) * size / need + 1e-9) + 1), key=lambda count: abs(count - size))
+        sharing: int | None = None  # the forms that share a word of meaning besides the opening, once needed
+        for count in counts:
+            forms = held.posting_mask(head_token_of(opening, count))
+            if not forms or 2 * min(count, size) < need * (count + size):
                 continue
-            need = max(SKELETON_SHARE, self.dice_needed(False))
-            if in_order_share(wording, held.goal(held.form_members.get(form)[0]).signature.wording) >= need:
-                self.form(form)
+            if sharing is None:
+                sharing = functools.reduce(operator.or_, [held.posting_mask(token) for token in
+                                                          query.content - opening_tokens(wording)], 0)
+            for form in _bits(self._within_reach(forms & sharing)):
+                if form not in self._forms_read and in_order_share(
+                        wording, held.goal(held.form_members.get(form)[0]).signature.wording) >= need:
+                    self.form(form)
+                    need = max(SKELETON_SHARE, self.dice_needed(False))
 
     def _capped_unalike(self, form: int) -> bool:
         """Whether some goals of the form share only their values with the new goal and others do not

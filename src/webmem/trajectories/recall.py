@@ -212,16 +212,18 @@ def opening_of(wording: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def opening_terms(wording: str) -> frozenset[str]:
-    """The terms of a wording's first two words (``terms``): shared by any two goals that begin alike."""
-    return frozenset(content_of_words(opening_of(wording).split(_ITEM))[0])
+def opening_tokens(wording: str) -> frozenset[str]:
+    """The tokens of what a wording's first two words say (their terms and contrasts, as in ``Signature.content``):
+    shared by any two goals that begin alike."""
+    terms, contrasts, _ = content_of_words(opening_of(wording).split(_ITEM))
+    return frozenset(terms).union([_mark(word, "!", "") for word in contrasts])
 
 
 def same_head(query: Signature, stored: Signature) -> bool:
     """Whether two long goals begin with the same two words and share a word of meaning besides them (then their
     wordings are compared)."""
     return (bool(query.wording and stored.wording) and opening_of(query.wording) == opening_of(stored.wording)
-            and not (query.content & stored.content) <= opening_terms(query.wording))
+            and not (query.content & stored.content) <= opening_tokens(query.wording))
 
 
 @lru_cache(maxsize=8192)
