@@ -37,6 +37,7 @@ from .recall import (
     other_inputs,
     score,
     shares_only_values,
+    word_count,
 )
 
 #: Cosine of the goals' vectors at which a reworded goal counts as the same task ...
@@ -46,7 +47,6 @@ SEMANTIC_LEXICAL_FLOOR = 0.3
 #: The share of a new goal's token weight its commonest tokens may hold and still be read only when needed.
 COMMON_SHARE = 0.125
 TIE_MARGIN = 1e-9
-_WORD_GAP = " "  # between the words of a wording
 RARE_VALUE = 16  # a value at most this many goals name: those goals are scored at once, wherever they are
 _FIRST = operator.itemgetter(0)
 
@@ -262,7 +262,7 @@ class _Ranking:
         them among the closest: only wordings of as many words as let that share reach it are read."""
         held, query = self.held, self.query
         wording, opening = query.wording, opening_of(query.wording)
-        size = wording.count(_WORD_GAP) + 1
+        size = word_count(wording)
         need = max(SKELETON_SHARE, self.dice_needed(False))
         # 2 min(n, m) >= need (n + m): wordings of n words from need m / (2 - need) to (2 - need) m / need, read from
         # the count nearest the new goal's (the highest shares may be there, and raise the bar for the others)

@@ -196,7 +196,12 @@ def exact_token(frame: str, wording: str) -> str:
 def head_token(wording: str) -> str:
     """The token of a long goal's wording: its first two words and how many it has (goals that share their first two
     words may share most of their words in order; the count bounds how many)."""
-    return head_token_of(opening_of(wording), wording.count(_ITEM) + 1)
+    return head_token_of(opening_of(wording), word_count(wording))
+
+
+def word_count(wording: str) -> int:
+    """How many words a wording has."""
+    return wording.count(_ITEM) + 1
 
 
 def head_token_of(opening: str, count: int) -> str:
@@ -254,7 +259,7 @@ def _positions(wording: str) -> tuple[dict[str, int], int]:
 
 def may_share_in_order(query: str, stored: str, need: float) -> bool:
     """Whether two wordings have enough words for their share in the same order to reach ``need``."""
-    count, other_count = query.count(_ITEM) + 1, stored.count(_ITEM) + 1
+    count, other_count = word_count(query), word_count(stored)
     return 2 * min(count, other_count) >= need * (count + other_count)
 
 
