@@ -240,6 +240,10 @@ class _Ranking:
         self.newest(held.newest_first(members, lambda position: form_of[position] == form), form, lambda item: True,
                     templates=False)
 
+    def _signature_of(self, form: int) -> Signature:
+        """The signature of a form's first goal: its tokens, frame and wording are every goal's of the form."""
+        return self.held.goal(self.held.form_members.get(form)[0]).signature
+
     def _within_reach(self, forms: int) -> int:
         """Of ``forms``, those whose share of words alike may still rank among the closest: all of them, or when only
         a share of 1 may, those whose frame and wording are the new goal's (the only ones it can be 1 for)."""
@@ -250,10 +254,10 @@ class _Ranking:
     def framed(self) -> None:
         """Score the forms of goals that begin and end as the new goal does (goals of one form share their frame)
         whose share of words that do may lift them among the closest."""
-        held, frame = self.held, self.query.frame
+        frame = self.query.frame
         for form in _bits(self._within_reach(self.held.posting_mask(frame_token(frame)))):
             if form not in self._forms_read and frame_share(
-                    frame, held.goal(held.form_members.get(form)[0]).signature.frame) >= self.dice_needed(False):
+                    frame, self._signature_of(form).frame) >= self.dice_needed(False):
                 self.form(form)
 
     def in_order(self) -> None:
@@ -277,8 +281,7 @@ class _Ranking:
                 sharing = functools.reduce(operator.or_, [held.posting_mask(token) for token in
                                                           query.content - opening_tokens(wording)], 0)
             for form in _bits(self._within_reach(forms & sharing)):
-                if form not in self._forms_read and in_order_share(
-                        wording, held.goal(held.form_members.get(form)[0]).signature.wording) >= need:
+                if form not in self._forms_read and in_order_share(wording, self._signature_of(form).wording) >= need:
                     self.form(form)
                     need = max(SKELETON_SHARE, self.dice_needed(False))
 
@@ -289,7 +292,7 @@ class _Ranking:
         numbers = held.form_templates(form)
         if len(numbers) < 2:
             return False
-        tokens = held.goal(held.form_members.get(form)[0]).signature.content  # the form's: every goal's of it
+        tokens = self._signature_of(form).content
         return len({number >= 0 and shares_only_values(self.query, tokens, held.templates[number])
                     for number in numbers}) > 1
 
