@@ -292,8 +292,8 @@ def evaluate(tasks: list[Task], *, semantic: bool, show_errors: int,
             report = mem.trajectories.match(query.text, origin=query.origin, limit=1)
             timings.append((time.perf_counter() - began) * 1000)
             found = owner[report.best.id] if report.best else None
-            closeness = next((candidate.similarity for candidate in report.candidates
-                              if candidate.trajectory.id == report.best.id), 0.0) if report.best else 0.0
+            closeness = next(candidate.similarity for candidate in report.candidates  # the winner is listed
+                             if candidate.trajectory.id == report.best.id) if report.best else 0.0
             set_name = next(task.set_name for task in tasks if task.origin == query.origin)
             old, old_closeness = _baseline(baseline_goals, query)
             for kind, result, similarity in ((query.kind, found, closeness),
@@ -336,7 +336,8 @@ def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[
         for set_name, tally in sorted(tallies[kind].items()):
             before = tallies[f"{kind} (before)"][set_name]
             found = tally.at_least(before.tp) if before.tp else None
-            there = f"at {found[0]:.3f}: {found[1]} TP, {found[2]} FP" if found else "finds fewer at its own threshold"
+            there = ("(the old rule finds none)" if not before.tp else f"at {found[0]:.3f}: {found[1]} TP, {found[2]} FP"
+                     if found else "finds fewer at its own threshold")
             print(f"  {kind:<14}{set_name:<15} old rule {before.tp} TP, {before.fp} FP; webmem {there}")
 
 
