@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,14 @@ import psycopg
 import pytest
 import rows
 from click.testing import CliRunner
+from fastapi.testclient import TestClient
 from psycopg import sql
 from sqlalchemy import text
 
 import webmem
 from webmem.cli import cli
+from webmem.core.clock import utcnow
+from webmem.server import create_app
 from webmem.store.migrations import NAMESPACED_TABLES
 from webmem.working.memory import AgentMemory
 
@@ -413,6 +417,44 @@ def test_every_table_with_a_namespace_has_row_level_security_forced(open_memory:
         ).fetchall()
     assert {name for name, *_ in found} >= set(NAMESPACED_TABLES)
     assert [name for name, enabled, forced, policies in found if not (enabled and forced and policies)] == []
+
+
+@postgres_only
+def test_a_database_that_takes_no_writes_is_read_and_a_write_says_why_it_fails(
+    open_memory: Any, memory_location: str, memory_dir: Path,
+) -> None:
+    """A standby (here a session with default_transaction_read_only): opening and reading work, nothing stored is
+    lost, what a read would write back waits for a writable open, and a write fails with a clear error."""
+    with open_memory() as mem:
+        step = webmem.Step(action="fill", target='textbox "Search"', value="smart watch")
+        saved = mem.trajectories.save(goal="Search for smart watch reviews", start_url=SHOP, steps=[step])
+        stale = mem.lessons.record("Scroll the element into view first.", "error_recovery", "click",
+                                   "outside of the viewport")
+        assert rows.change(mem, "lessons", {"lesson_id": stale.id}, last_used=utcnow() - timedelta(days=91)) == 1
+        assert rows.change(mem, "trajectories", {"trajectory_id": saved.id}, goal_signature="s1|another version") == 1
+    joined = "&" if "?" in memory_location else "?"
+    read_only = f"{memory_location}{joined}options=-c%20default_transaction_read_only%3Don"
+
+    with webmem.Memory.open(read_only, local_dir=memory_dir) as standby:
+        assert standby.trajectories.match("find reviews of smart watches", origin=SHOP).best.id == saved.id
+        assert stale.id in [lesson.id for lesson in standby.lessons.list()]
+        assert [run.run_id for run in standby.runs.list()] == []
+        with pytest.raises(webmem.StoreReadOnly, match="takes no writes"):
+            standby.start_run(goal="Buy a smart watch", start_url=SHOP)
+        with pytest.raises(webmem.StoreReadOnly, match="takes no writes"):
+            standby.lessons.prune(now=utcnow())
+    with TestClient(create_app(read_only, local_dir=memory_dir)) as client:  # the HTTP API on the standby
+        found = client.get("/v1/trajectories/match", params={"goal": "find reviews of smart watches", "url": SHOP})
+        assert found.status_code == 200 and saved.id in found.text
+        refused = client.post("/v1/runs", json={"goal": "Buy a smart watch", "start_url": SHOP})
+        assert refused.status_code == 503 and refused.json()["title"] == "StoreReadOnly"
+        assert "takes no writes" in refused.json()["detail"] and "Traceback" not in refused.text
+
+    with open_memory() as mem:  # writable again: the prune and the write-back happen
+        assert stale.id not in [lesson.id for lesson in mem.lessons.list()]
+        assert rows.value(mem, "trajectories", "goal_signature", trajectory_id=saved.id).startswith("s1|")
+        assert mem.trajectories.match("find reviews of smart watches", origin=SHOP).best.id == saved.id
+        assert not rows.value(mem, "trajectories", "goal_signature", trajectory_id=saved.id).startswith("s1|")
 
 
 # --- a missing driver, a missing server ------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -788,6 +789,37 @@ def test_opening_a_memory_prunes(open_memory: Any, events: list[dict[str, Any]])
         )
     [event] = of(events, "lessons_pruned")
     assert (event["pruned_count"], event["remaining_count"]) == (1, 5)
+
+
+def test_opening_a_memory_with_nothing_to_prune_waits_for_no_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pruning looks before it writes: an open that finds nothing stale takes no write lock, so another process's
+    long write does not hold it up; with a stale lesson it must wait for the lock (and here gives up)."""
+    from webmem.store import sqlite_connections
+
+    with webmem.Memory.open(tmp_path) as mem:
+        lesson = scroll_lesson(mem)
+    monkeypatch.setattr(sqlite_connections, "LOCK_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(sqlite_connections, "BUSY_TIMEOUT_MS", 100)
+
+    def opened_while_another_writes() -> list[str]:
+        holder = sqlite3.connect(tmp_path / "memory.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with webmem.Memory.open(tmp_path) as mem:
+                return ids(mem.lessons.list())
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+
+    assert lesson.id in opened_while_another_writes()
+    with webmem.Memory.open(tmp_path) as mem:
+        age(mem, lesson.id, utcnow() - timedelta(days=91))
+    with pytest.raises(webmem.StoreLocked):
+        opened_while_another_writes()
+    with webmem.Memory.open(tmp_path) as mem:
+        assert lesson.id not in ids(mem.lessons.list())
 
 
 # --- import of the lesson agent's file ----------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .core.errors import (
     StoreCorrupt,
     StoreError,
     StoreLocked,
+    StoreReadOnly,
     TrajectoryNotFound,
     WebmemError,
 )
@@ -114,6 +115,7 @@ __all__ = [
     "StoreCorrupt",
     "StoreError",
     "StoreLocked",
+    "StoreReadOnly",
     "Trajectory",
     "TrajectoryNotFound",
     "TrajectoryStore",

@@ -67,6 +67,11 @@ class StoreLocked(StoreError):
     """Another process kept the database locked for longer than the busy timeout."""
 
 
+class StoreReadOnly(StoreError):
+    """The database takes no writes (a PostgreSQL standby, or ``default_transaction_read_only``): what only
+    reads works, what writes raises this."""
+
+
 class StoreCorrupt(StoreError):
     """The database file is not a webmem database, or it is damaged."""
 

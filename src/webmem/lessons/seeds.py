@@ -6,6 +6,7 @@ from sqlalchemy import Connection, select, update
 
 from ..core.clock import new_id, utcnow
 from ..core.models import Lesson
+from ..store.engine import Store
 from ..store.schema import namespace_state
 from ..store.statements import insert_ignoring_duplicates
 from .rows import LessonRows
@@ -44,3 +45,12 @@ def seed_namespace(conn: Connection, rows: LessonRows) -> None:
             recovery=recovery, use_count=0, created_at=now, last_used=now, source="seed",
         )
         rows.stored_as(conn, seed)
+
+
+def seed_if_new(store: Store, rows: LessonRows) -> None:
+    """Seed the namespace in a write only when a read finds it not seeded yet (most opens write nothing)."""
+    with store.read() as conn:
+        if is_seeded(conn, rows.ns):
+            return
+    with store.write() as conn:
+        seed_namespace(conn, rows)

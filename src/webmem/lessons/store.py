@@ -11,6 +11,7 @@ Built-in lessons are labelled as such and can be turned off (``Memory.open(seed_
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -19,7 +20,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, bindparam, case, delete, func, not_, or_, select, union_all, update
 
 from ..core.clock import as_utc, new_id, utcnow
-from ..core.errors import InvalidInput
+from ..core.errors import InvalidInput, StoreReadOnly
 from ..core.models import LESSON_CATEGORIES, Lesson, Step, positive_int, validated
 from ..core.text import clean_for_prompt
 from ..core.urls import check_domain, domain_matches, scopes_on, site_of
@@ -31,7 +32,7 @@ from ..store.statements import lock_rows, serialize_on
 from .learning import LearnedLesson, command_name, extract_lessons, plain_text
 from .matching import RECALL_LIMIT, distinct_sites, lessons_for_error
 from .rows import LESSON_COLUMNS, LessonRows, PreparedLessons, lessons_by_ids
-from .seeds import is_seeded, seed_namespace
+from .seeds import seed_if_new
 
 TIER1_CATEGORIES = ("tool_fallback", "best_practice")
 TIER1_LIMIT = 10
@@ -105,15 +106,13 @@ class LessonStore:
         self._visible = _active if seed_lessons is not False else and_(_active, lessons.c.source != "seed")
 
     def open(self, *, prune: bool = True) -> None:
-        """Seed a namespace the first time it is opened, and prune stale lessons (unless ``prune`` is False)."""
-        if self._seed_lessons:
-            with self._scope.store.read() as conn:
-                seeded = is_seeded(conn, self._ns)
-            if not seeded:
-                with self._scope.store.write() as conn:
-                    seed_namespace(conn, self._rows)
-        if prune:
-            self.prune()
+        """Seed a namespace the first time it is opened, and prune stale lessons (unless ``prune`` is False).
+        Both are left to a later open while the database takes no writes (a standby): reading needs neither."""
+        with suppress(StoreReadOnly):
+            if self._seed_lessons:
+                seed_if_new(self._scope.store, self._rows)
+            if prune:
+                self.prune()
 
     @retried
     def record(
@@ -360,6 +359,9 @@ class LessonStore:
             lessons.c.last_used < cutoff,
             lessons.c.use_count < KEEP_USES,
         )
+        with self._scope.store.read() as conn:  # most opens find none: no write, no wait for another writer
+            if conn.execute(select(lessons.c.lesson_id).where(stale).limit(1)).first() is None:
+                return 0
         with self._scope.store.write() as conn:
             pruned = int(conn.execute(delete(lessons).where(stale)).rowcount)
             remaining = conn.execute(

@@ -19,6 +19,7 @@ from ..core.errors import (
     RunClosed,
     StoreCorrupt,
     StoreLocked,
+    StoreReadOnly,
     WebmemError,
 )
 
@@ -26,7 +27,7 @@ PROBLEM_TYPE = "application/problem+json"
 #: The HTTP status of each of webmem's errors (the first class an error is an instance of wins).
 STATUSES: tuple[tuple[type[WebmemError], int], ...] = (
     (InvalidInput, 422), (NotFound, 404), (RunClosed, 409), (MemoryDisabled, 409), (StoreLocked, 503),
-    (StoreCorrupt, 500),
+    (StoreReadOnly, 503), (StoreCorrupt, 500),
 )
 
 

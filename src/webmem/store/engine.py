@@ -18,7 +18,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import NullPool
 
-from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked
+from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly
 from . import sqlite_connections as sqlite
 from .pool_checks import note_checkin, ping_if_idle
 from .types import json_loads
@@ -157,13 +157,15 @@ class Store:
         """Run ``work`` in a write transaction of its own if one can begin at once and ``work`` waits for no lock,
         and say whether it ran: for what a read may write back to spare later reads some work, which must neither
         make the read wait for another writer nor fail because of one. Nothing is written (False) when another
-        writer holds what it needs (SQLite's write lock, a row on PostgreSQL); any other error goes up. Run it
-        outside any transaction, as ``after_commit`` work runs."""
+        writer holds what it needs (SQLite's write lock, a row on PostgreSQL) or the database takes no writes (a
+        standby); any other error goes up. Run it outside any transaction, as ``after_commit`` work runs."""
         try:
             with self._transaction(writable=True, wait=False) as conn:
                 if self._pinned is None:
                     conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{GIVE_WAY_LOCK_TIMEOUT_MS}ms'")
                 work(conn)
+        except StoreReadOnly:
+            return False
         except StoreError as exc:
             cause = exc.__cause__
             if isinstance(cause, DBAPIError) and _held_by_another(cause):
@@ -394,6 +396,9 @@ def _held_by_another(exc: DBAPIError) -> bool:
     return _is_busy(exc) or getattr(exc.orig, "sqlstate", None) == "55P03"
 
 
+_READ_ONLY_TRANSACTION = "25006"  # PostgreSQL's SQLSTATE for a write in a read-only transaction
+
+
 def _is_busy(exc: DBAPIError) -> bool:
     """SQLite's "database is locked" (PostgreSQL waits for locks itself; its deadlocks are not this)."""
     return isinstance(exc.orig, sqlite3.Error) and sqlite.is_busy(exc.orig)
@@ -428,6 +433,9 @@ def _translate(exc: DBAPIError, location: str) -> StoreError:
         return StoreLocked(
             f"the database {location} stayed locked by another process for more than {sqlite.LOCK_WAIT_SECONDS:.0f}s"
         )
+    if getattr(exc.orig, "sqlstate", None) == _READ_ONLY_TRANSACTION:
+        return StoreReadOnly(f"the database {location} takes no writes (a standby, or default_transaction_read_only "
+                             "is on): reading works, writing needs the primary or a writable database")
     if "not a database" in lowered or "malformed" in lowered or "file is encrypted" in lowered or \
             "could not decode to utf-8" in lowered:
         return StoreCorrupt(f"{location} is not a webmem database or is damaged ({message})")
