@@ -131,7 +131,8 @@ def test_a_goal_that_shares_only_the_values_a_stored_goal_was_done_with_is_anoth
         assert report.best is None
         [closest, *_] = report.candidates
         assert closest.trajectory.goal == "Search for smart watch reviews"
-        assert closest.similarity <= 0.35 and "shares only the words of its values" in closest.why
+        assert closest.similarity <= 0.35
+        assert closest.why == "shares only the words of its values, none of: reviews, search"  # as the goal writes them
     assert best(mem, "Find reviews of smart watches") == "Search for smart watch reviews"
     assert best(mem, "Find smart watches") == "Search for smart watch reviews"  # "find" says nothing of its own
     assert best(mem, "Search for laptop reviews") in ("Search for smart watch reviews", "Search for running shoe reviews")
@@ -176,6 +177,14 @@ def test_goals_that_begin_and_end_alike_are_one_template_with_other_words_in_its
     assert pruned.best is not None and pruned.best.id == full.best.id
 
 
+def test_the_report_shows_a_word_of_meaning_as_the_goal_wrote_it(mem: webmem.Memory) -> None:
+    """The words a candidate does not share are its stems, but a word that says what is done shows as the stored
+    goal wrote it ("add"), never as the matcher's own token for it ("!create")."""
+    save(mem, "Add the pink ones on this page to my wish list.", url=WISH_LIST)
+    report = mem.trajectories.match("Show the pink ones on this page", origin="https://shop.example.com", now=NOW)
+    assert "2 of 5 words shared (not: add, list, wish)" in report.candidates[0].why
+
+
 def test_a_frame_with_a_value_at_an_end_or_a_meaning_of_its_own_makes_no_template(mem: webmem.Memory) -> None:
     """A frame is fixed text: a goal with a value among its first or last two words has none ("Select HF2 and
     click Submit"). Goals that begin and end alike still differ when their words of meaning do (cheapest, most
@@ -191,7 +200,7 @@ def test_a_frame_with_a_value_at_an_end_or_a_meaning_of_its_own_makes_no_templat
     site = "https://shop.example.com"
     report = mem.trajectories.match("Find the cheapest video game where I can play the scene in the image.",
                                     origin=site, now=NOW)
-    assert report.best is None and "different meaning" in report.candidates[0].why
+    assert report.best is None and report.candidates[0].why == "different meaning: cheapest, most expensive"
     quoted = mem.trajectories.match('In the search box type "green tea", in the field type "100", and press the search '
                                     "button on this page.", origin=site, now=NOW)
     assert quoted.best is None and quoted.candidates[0].similarity <= 0.35

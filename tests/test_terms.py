@@ -7,7 +7,7 @@ import random
 import snowballstemmer
 from threads import run_together
 
-from webmem.core.terms import stem
+from webmem.core.terms import stem, written_in
 
 
 def test_threads_stemming_together_each_get_the_stem_one_thread_alone_gets() -> None:
@@ -33,3 +33,13 @@ def test_threads_stemming_together_each_get_the_stem_one_thread_alone_gets() -> 
 
     run_together([lambda seed=seed: stemming(seed) for seed in range(4)])
     assert not wrong, wrong[:5]
+
+
+def test_a_stem_or_a_contrast_term_is_shown_as_the_goal_writes_it() -> None:
+    """A stem shows as the word that gave it, also where another word begins alike ("cart" is no "car") or the stem
+    is not the word's beginning ("ugli"); a canonical contrast term as its word or phrase; a kind of value, and a
+    term the goal does not give, as they are."""
+    goal = "Put the cheapest ugly cart and the red cars in the cart, or add them"
+    assert written_in(["car", "ugli", "cheapest", "create", "<number>", "boat"], goal) == [
+        "cars", "ugly", "cheapest", "add", "<number>", "boat"]
+    assert written_in(["priciest", "car"], "Buy a car", "the most expensive one") == ["most expensive", "car"]

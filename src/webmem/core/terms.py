@@ -118,3 +118,28 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
         elif word not in STOP_WORDS and not word.isdigit():
             terms.append(stem(word))
     return terms, contrasts, positions
+
+
+def written_in(terms: list[str], *texts: str) -> list[str]:
+    """Stems and canonical contrast terms as the first of ``texts`` that gives each writes it; any other token (a
+    kind of value, ``<number>``) as it is."""
+    if not terms:
+        return []
+    found = [words(text) for text in texts]
+    return [next((written for each in found if (written := written_as(term, each)) != term), term) for term in terms]
+
+
+def written_as(token: str, found: list[str]) -> str:
+    """A stem or a canonical contrast term as the text whose ``words`` were ``found`` writes it ("christma" as
+    "christmas", "create" as "add"); the token itself when the text does not give it."""
+    for index, word in enumerate(found if token in CONTRAST_TERMS else ()):
+        if _CONTRAST_WORDS.get(word) == token:
+            return word
+        if index + 1 < len(found) and _CONTRAST_PHRASES.get(f"{word} {found[index + 1]}") == token:
+            return f"{word} {found[index + 1]}"
+    if not token[:1].isalpha():
+        return token
+    for word in found:  # a stem mostly begins its word
+        if word.startswith(token) and stem(word) == token:
+            return word
+    return next((word for word in found if word.isalpha() and word not in STOP_WORDS and stem(word) == token), token)

@@ -34,7 +34,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from ..core.terms import DIMENSIONS, content_of_words, content_terms, words
+from ..core.terms import DIMENSIONS, content_of_words, content_terms, words, written_in
 from .slots import bind, goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
@@ -447,19 +447,21 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         return "fits the goal template"
     differ = contrast_conflict(query, stored)
     if differ:
-        return f"different meaning: {', '.join(differ)}"
+        return f"different meaning: {', '.join(written_in(differ, like or '', query_goal))}"
     left, right = query.content, stored.content
     framed = same_frame(query, stored)
     in_order = in_order_share(query.wording, stored.wording) if same_head(query, stored) else 0.0
     if not left and not right and not framed and in_order < SKELETON_SHARE:
         return "no words to compare"
     if stored.template and left & right and shares_only_values(query, right, stored.template):
-        return f"shares only the words of its values, none of: {', '.join(sorted(fixed_terms(stored.template))[:4])}"
+        fixed = written_in(sorted(fixed_terms(stored.template))[:4], stored.template)
+        return f"shares only the words of its values, none of: {', '.join(fixed)}"
     if (inputs := other_inputs(query, stored)) is not None:
         return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
     reasons = []
     if left or right:
-        missing = sorted(right - left)[:4]
+        missing = [written_in([token[1:]], like or "")[0] if token[0] == "!" else token  # a contrast as written
+                   for token in sorted(right - left)[:4]]
         reasons.append(f"{len(left & right)} of {len(right)} words shared"
                        + (f" (not: {', '.join(missing)})" if missing else ""))
     if agree:
