@@ -201,7 +201,7 @@ class Tally:
     outcomes: list[tuple[bool, bool, bool]] = field(default_factory=list)  # per query: positive, TP, FP
     matches: list[tuple[float, bool]] = field(default_factory=list)  # per match: its similarity, whether right
 
-    def add(self, expected: str | None, found: str | None, similarity: float = 0.0) -> None:
+    def add(self, expected: str | None, found: str | None, similarity: float) -> None:
         self.outcomes.append((expected is not None, expected is not None and found == expected,
                               found is not None and found != expected))
         if found is not None:
@@ -336,8 +336,12 @@ def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[
         for set_name, tally in sorted(tallies[kind].items()):
             before = tallies[f"{kind} (before)"][set_name]
             found = tally.at_least(before.tp) if before.tp else None
-            there = ("(the old rule finds none)" if not before.tp else f"at {found[0]:.3f}: {found[1]} TP, {found[2]} FP"
-                     if found else "finds fewer at its own threshold")
+            if not before.tp:
+                there = "(the old rule finds none)"
+            elif found is None:
+                there = "finds fewer at its own threshold"
+            else:
+                there = f"at {found[0]:.3f}: {found[1]} TP, {found[2]} FP"
             print(f"  {kind:<14}{set_name:<15} old rule {before.tp} TP, {before.fp} FP; webmem {there}")
 
 

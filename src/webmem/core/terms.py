@@ -126,17 +126,18 @@ def written_in(terms: list[str], *texts: str) -> list[str]:
     if not terms:
         return []
     found = [words(text) for text in texts]
-    return [next((written for each in found if (written := written_as(term, each)) != term), term) for term in terms]
+    return [next((written for each in found if (written := _written_as(term, each)) != term), term) for term in terms]
 
 
-def written_as(token: str, found: list[str]) -> str:
+def _written_as(token: str, found: list[str]) -> str:
     """A stem or a canonical contrast term as the text whose ``words`` were ``found`` writes it ("christma" as
     "christmas", "create" as "add"); the token itself when the text does not give it."""
-    for index, word in enumerate(found if token in CONTRAST_TERMS else ()):
-        if _CONTRAST_WORDS.get(word) == token:
-            return word
-        if index + 1 < len(found) and _CONTRAST_PHRASES.get(f"{word} {found[index + 1]}") == token:
-            return f"{word} {found[index + 1]}"
+    if token in CONTRAST_TERMS:
+        for word, after in zip(found, [*found[1:], ""]):
+            if _CONTRAST_WORDS.get(word) == token:
+                return word
+            if _CONTRAST_PHRASES.get(f"{word} {after}") == token:
+                return f"{word} {after}"
     if not token[:1].isalpha():
         return token
     for word in found:  # a stem mostly begins its word
