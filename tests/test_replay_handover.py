@@ -79,7 +79,7 @@ def test_boxes_that_share_a_role_and_name_are_replayed_one_by_one_by_their_place
         # the same value pasted into three boxes is three actions, not one repeated three times
         second = run(page, mem, f"{base}boxes.html?word=howdy", 'Write "howdy" in every box and press Submit',
                      untouched)
-    assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0
+    assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0, second.replay_reason
     assert page.evaluate("() => Array.from(document.querySelectorAll('input')).map(b => b.value)") == ["howdy"] * 3
     report = mem.get_run(second.run_id).manifest.replay
     assert report.model_copy(update={"steps": []}) == ReplayReport(
@@ -158,7 +158,7 @@ def test_a_fill_that_a_later_fill_replaced_is_not_replayed(open_memory: Any, pag
         assert plan is not None and [(s.action, s.value) for s in plan.steps] == [("fill", "Bo"), ("click", None)]
         untouched = ScriptedPolicy(guess_then_correct)
         second = run(page, mem, f"{base}name.html?expect=Bo", 'Enter "Bo" as the name and press Submit', untouched)
-    assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0
+    assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0, second.replay_reason
 
 
 def test_the_repeat_guard_makes_a_replay_hand_over_instead_of_ending_the_run(open_memory: Any, page: Any) -> None:
@@ -299,7 +299,7 @@ def test_a_flow_that_types_a_registered_secret_is_replayed_with_it_never_stored(
         assert first.success and [s.value for s in mem.runs.steps(first.run_id)][:2] == ["ann", "{password}"]
         untouched = ScriptedPolicy(sign_in)
         second = run(page, mem, f"{base}signin.html", 'Sign in as "bob"', untouched)
-        assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0
+        assert second.success and second.replay_outcome == "replayed" and untouched.stats.decisions == 0, second.replay_reason
         assert page.evaluate("() => document.getElementById('hello').textContent") == "Welcome, bob"
         assert [s.value for s in mem.runs.steps(second.run_id)][:2] == ["bob", "{password}"]
         plan = mem.trajectories.find_replay('Sign in as "cyd"', base)

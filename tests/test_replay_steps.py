@@ -91,7 +91,7 @@ def test_fields_the_page_put_in_another_order_are_found_by_their_label(open_memo
         result = run(page, mem, movies_url(base, values, order="gdy"), goal, untouched)
     assert result.success and result.replay_outcome == "replayed" and untouched.stats.decisions == 0
     statuses = [(step.step, step.status, step.reason) for step in result.replay_steps]
-    assert statuses[0] == (1, "healed", "found by its label 'Year:': the page put it elsewhere")
+    assert statuses[0] == (1, "healed", "found by its row 'Year:': the page put it elsewhere")
     assert statuses[1] == (2, "hit", None)  # the director stayed in the middle
     assert statuses[2][1] == "healed" and statuses[3] == (4, "hit", None)
     assert mem.get_run(result.run_id).manifest.replay.steps == result.replay_steps

@@ -30,25 +30,28 @@ from .core.errors import (
     TrajectoryNotFound,
     WebmemError,
 )
-from .core.models import (
+from .core.episode_records import (
     EnvironmentState,
     EpisodeEntry,
-    Fact,
     GradingResult,
+    PageElement,
+    RetrievedMemory,
+    StepGrade,
+)
+from .core.models import (
+    ElementSignals,
+    Fact,
     Lesson,
     MatchCandidate,
     MatchReport,
-    PageElement,
     RecordedRun,
     ReplayedStep,
     ReplayReport,
-    RetrievedMemory,
     RunManifest,
     Scenario,
     SelectorEntry,
     Session,
     Step,
-    StepGrade,
     Trajectory,
     TrajectorySummary,
 )
@@ -71,6 +74,7 @@ __all__ = [
     "BrowserUnavailable",
     "ContextPack",
     "ContextPart",
+    "ElementSignals",
     "Embedder",
     "EnvironmentState",
     "Episode",

@@ -9,10 +9,19 @@ from typing import TYPE_CHECKING, Any
 
 from .context import Reference, context_reads, find_reference, memory_parts
 from .core.clock import utcnow
+from .core.episode_records import EnvironmentState
 from .core.errors import InvalidInput, MemoryDisabled, RunClosed, TrajectoryNotFound
-from .core.models import EnvironmentState, Fact, Lesson, ReplayReport, RunManifest, Step, Trajectory, validated
+from .core.models import (
+    ElementSignals,
+    Fact,
+    Lesson,
+    ReplayReport,
+    RunManifest,
+    Step,
+    Trajectory,
+    validated,
+)
 from .core.pack import ContextPack, ContextPart, check_budget
-from .core.redaction import MIN_SECRET_LENGTH, names_password_field
 from .core.text import clean_for_prompt
 from .core.urls import check_url, domain_of, origin_of, site_of
 from .episodes.export import export_memories
@@ -20,9 +29,8 @@ from .episodes.store import Episode
 from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
 from .outcomes import GivenAdvice
-from .step_writes import write_step
+from .step_writes import redacted_step, write_step
 from .store.prepared import reading_ahead
-from .trajectories.slots import goal_value_reference
 from .working.memory import AgentMemory
 from .working.patterns import derive_pattern
 
@@ -180,6 +188,7 @@ class Run:
         target_index: int | None = None,
         target_count: int | None = None,
         label: str | None = None,
+        element: ElementSignals | Mapping[str, Any] | None = None,
         env_pre: EnvironmentState | Mapping[str, Any] | None = None,
         env_post: EnvironmentState | Mapping[str, Any] | None = None,
         internal_state: str | None = None,
@@ -200,7 +209,9 @@ class Run:
 
         When several elements of the page had the target's role and name, ``target_index`` (from 1,
         in page order) and ``target_count`` say which one was acted on, and ``label`` is the text read
-        beside a target without a name of its own: replay needs them.
+        beside a target without a name of its own: replay needs them. ``element`` is how a person knows the
+        target besides its role and name (:class:`~webmem.ElementSignals`: its label, row header, ``name``
+        attribute, options...; never its value): replay finds the element by those signals together.
         In an episode run the step is also stored as an episode entry, with the page before and
         after (``env_pre``/``env_post``) and the agent's ``internal_state`` and ``think``.
         """
@@ -218,22 +229,9 @@ class Run:
             selector=selector, value=value, ok=ok, verified=verified, error=error,
             expected_effect=expected_effect, snapshot_hash=snapshot_hash, duration_ms=duration_ms,
             target_index=target_index, target_count=target_count, label=label,
+            element=validated(ElementSignals, **element) if isinstance(element, Mapping) else element,
         )
-        secrets = self._memory.secrets
-        registered = raw.value is not None and (raw.value in secrets or secrets.stands_for_one(raw.value))
-        if raw.value is not None and not registered and len(raw.value) >= MIN_SECRET_LENGTH \
-                and (secret or names_password_field(raw.target, raw.selector)) \
-                and goal_value_reference(self.goal, raw.value) is None:  # one the goal gives stays its slot
-            secrets.add(raw.value, name="password")  # from now on redacted wherever it appears: errors, URLs, pages
-        value = secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret)
-        if value != raw.value and raw.value is not None and not registered:
-            # a secret typed from the goal's own words: keep which of the goal's values it was, for replay
-            value = goal_value_reference(self.goal, raw.value) or value
-        redacted = {name: secrets.redact(getattr(raw, name))
-                    for name in ("url", "target", "selector", "error", "expected_effect", "label")}
-        redacted["value"] = value
-        changed = {name: text for name, text in redacted.items() if text != getattr(raw, name)}
-        step = raw.model_copy(update=changed) if changed else raw
+        step = redacted_step(raw, self._memory.secrets, goal=self.goal, secret=secret)
         if not self._memory.enabled:
             return step
         mem = self._memory

@@ -20,7 +20,8 @@ from .core.models import (
     positive_int,
     validated,
 )
-from .core.records import stored_record
+from .core.elements import stored_signals
+from .core.records import stored_mapping
 from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
 from .store.prepared import Prepared, Read
@@ -313,7 +314,7 @@ class RunRegistry:
             rows = statement.rows(conn, params)
             if not rows:
                 self._fetch(conn, run_id)  # RunNotFound, or a run without steps
-            return [stored_record(Step, _STEP_NAMES, row) for row in rows]
+            return [_stored_step(row) for row in rows]
 
     def steps_by_run(self) -> dict[str, list[Step]]:
         """Every recorded step of the namespace, per run, in order (one query, for exports)."""
@@ -322,7 +323,7 @@ class RunRegistry:
         found: dict[str, list[Step]] = {}
         with self._scope.store.read() as conn:
             for run_id, *values in conn.execute(query):
-                found.setdefault(run_id, []).append(stored_record(Step, _STEP_NAMES, values))
+                found.setdefault(run_id, []).append(_stored_step(values))
         return found
 
     def build_resume_scenario(self, run_id: str, goal: str | None = None) -> Scenario:
@@ -454,3 +455,11 @@ def shown_status(manifest: RunManifest, *, now: datetime | None = None) -> str:
     if manifest.status == "running" and manifest.updated_at < moment - abandoned_after():
         return ABANDONED
     return manifest.status
+
+
+def _stored_step(row: Sequence[Any]) -> Step:
+    """A step read back from its row (its element's signals from their JSON)."""
+    data = dict(zip(_STEP_NAMES, row))
+    if data["element"] is not None:
+        data["element"] = stored_signals(data["element"])
+    return stored_mapping(Step, data)

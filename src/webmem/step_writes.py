@@ -1,5 +1,5 @@
-"""Writing a recorded step: its run moves on, the step is appended after the run's last, and the selector that
-reached its target is counted.
+"""Writing a recorded step: its secrets become placeholders, its run moves on, the step is appended after the
+run's last, and the selector that reached its target is counted.
 
 On SQLite (and inside a transaction the caller opened) these are the components' own statements in one write
 transaction. On PostgreSQL otherwise they are one statement that is its own transaction: one round trip to the
@@ -13,14 +13,18 @@ from typing import TYPE_CHECKING
 from sqlalchemy import bindparam, select
 from sqlalchemy.dialects import postgresql
 
+from .core.elements import redacted_signals
 from .core.errors import StoreError
 from .core.models import Step
+from .core.redaction import MIN_SECRET_LENGTH, names_password_field
 from .runs import ADVANCE_RUN, appending_step
 from .selectors import StepSelector, counting_success
 from .store.prepared import Prepared
 from .store.schema import run_steps, runs, selectors
+from .trajectories.slots import goal_value_reference
 
 if TYPE_CHECKING:
+    from .core.redaction import SecretRegistry
     from .memory import Memory
 
 UNIQUE_VIOLATION = "23505"  # PostgreSQL's SQLSTATE
@@ -72,3 +76,25 @@ def write_step(mem: Memory, run_id: str, step: Step, counting: StepSelector | No
     with store.write():
         seq = mem.runs.add_step(run_id, step)
         return seq, (mem.selectors.count_step(counting) if counting is not None else None)
+
+
+def redacted_step(raw: Step, secrets: SecretRegistry, *, goal: str, secret: bool) -> Step:
+    """``raw`` as it may be stored: a value typed into a password field (or marked ``secret``) is registered
+    and becomes its placeholder (or, typed from the goal's own words, a reference to which of the goal's values
+    it was), and every registered secret in its texts and its element's signals becomes its placeholder."""
+    registered = raw.value is not None and (raw.value in secrets or secrets.stands_for_one(raw.value))
+    if raw.value is not None and not registered and len(raw.value) >= MIN_SECRET_LENGTH \
+            and (secret or names_password_field(raw.target, raw.selector)) \
+            and goal_value_reference(goal, raw.value) is None:  # one the goal gives stays its slot
+        secrets.add(raw.value, name="password")  # from now on redacted wherever it appears: errors, URLs, pages
+    value = secrets.redact_typed_value(raw.value, target=raw.target, selector=raw.selector, secret=secret)
+    if value != raw.value and raw.value is not None and not registered:
+        # a secret typed from the goal's own words: keep which of the goal's values it was, for replay
+        value = goal_value_reference(goal, raw.value) or value
+    redacted = {name: secrets.redact(getattr(raw, name))
+                for name in ("url", "target", "selector", "error", "expected_effect", "label")}
+    redacted["value"] = value
+    if raw.element is not None:
+        redacted["element"] = redacted_signals(raw.element, secrets.redact)
+    changed = {name: text for name, text in redacted.items() if text != getattr(raw, name)}
+    return raw.model_copy(update=changed) if changed else raw

@@ -6,10 +6,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.models import ElementSignals
 from ..core.text import clean_for_prompt
 from ..episodes.aria import parse_aria_snapshot
 from ..trajectories.evidence import TEXT_ROLE, key
 from .actions import Action, Target, text_selector
+from .element_signals import read_signals
 from .observation import Element, Observation, observe
 
 SCROLL_PIXELS = 600
@@ -53,6 +55,8 @@ class Execution:
     selector: str | None
     observation: Observation | None
     duration_ms: float
+    #: The identity signals of the element acted on, read before the action (None without one).
+    signals: ElementSignals | None = None
 
 
 def resolve(page: Any, target: Target, observation: Observation) -> tuple[Any, Element | None]:
@@ -138,6 +142,11 @@ def reaches(page: Any, selector: str, ref: str) -> bool:
         return False
 
 
+def signals_of(page: Any, ref: str) -> ElementSignals | None:
+    """The identity signals of the element with snapshot ref ``ref`` (read without a new snapshot)."""
+    return read_signals(page.locator(f"aria-ref={ref}"), timeout_ms=500)
+
+
 def shown_count(page: Any, text: str) -> int:
     """How many visible elements of the page have exactly ``text`` as their text."""
     from playwright.sync_api import Error as PlaywrightError
@@ -153,23 +162,25 @@ def perform(page: Any, action: Action, observation: Observation, *, timeout_ms: 
     from playwright.sync_api import Error as PlaywrightError
 
     started = time.perf_counter()
-    locator = element = selector = None
+    locator = element = selector = signals = None
     try:
         if action.target is not None:
             locator, element = resolve(page, action.target, observation)
             selector = _stable_selector(locator)
+            signals = read_signals(locator) if element is not None else None
         before = _state(locator, action)
         _act(page, action, locator, timeout_ms)
         if action.kind in ("click", "press", "goto", "check", "select"):
             page.wait_for_timeout(SETTLE_MS)
         after = observe(page)
         verified, effect = _verify(page, action, locator, observation, after, before)
-        return Execution(True, verified, effect, None, element, selector, after, _ms(started))
+        return Execution(True, verified, effect, None, element, selector, after, _ms(started), signals)
     except TargetNotFound as exc:
-        return Execution(False, None, None, str(exc), element, selector, None, _ms(started))
+        return Execution(False, None, None, str(exc), element, selector, None, _ms(started), signals)
     except PlaywrightError as exc:
         message = _error_text(str(exc))
-        return Execution(False, None, None, message or type(exc).__name__, element, selector, None, _ms(started))
+        return Execution(False, None, None, message or type(exc).__name__, element, selector, None, _ms(started),
+                         signals)
 
 
 def _act(page: Any, action: Action, locator: Any, timeout_ms: int) -> None:

@@ -14,7 +14,7 @@ from ..core.redaction import names_password_field
 from ..core.text import clean_for_prompt
 from ..core.urls import check_url, domain_of, origin_of
 from .actions import Action
-from .execute import Execution, element_ref, perform, reaches, shown_count
+from .execute import Execution, element_ref, perform, reaches, shown_count, signals_of
 from .observation import Element, Observation, observe
 
 try:
@@ -212,7 +212,8 @@ class _Session:
                 self.replay = ReplayPolicy(plan, agent.policy,
                                            locate=lambda selector, role, name: element_ref(page, selector, role, name),
                                            reaches=lambda selector, ref: reaches(page, selector, ref),
-                                           shown=lambda text: shown_count(page, text), secrets=memory.secrets)
+                                           shown=lambda text: shown_count(page, text), secrets=memory.secrets,
+                                           identify=lambda ref: signals_of(page, ref))
                 self.policy = self.replay
                 self.memory_hits += 1
         for number in range(1, agent.max_turns + 1):
@@ -327,7 +328,7 @@ class _Session:
         label = element.label if element is not None and not element.name and element.label else None
         run.record_step(
             action=action.kind, target=target, selector=execution.selector, value=action.value, url=url,
-            target_index=index, target_count=count, label=label,
+            target_index=index, target_count=count, label=label, element=execution.signals,
             ok=execution.ok, verified=execution.verified, error=execution.error,
             expected_effect=execution.expected_effect, snapshot_hash=observation.fingerprint,
             duration_ms=execution.duration_ms, secret=action.secret,

@@ -7,13 +7,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.models import EnvironmentState, PageElement, validated
+from ..core.episode_records import EnvironmentState, PageElement
+from ..core.models import validated
 from ..episodes.aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
 from .browser import element_identity
 
 MAX_SNAPSHOT_CHARS = 200_000
 _REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
 _FLAG = re.compile(r"\[(checked|disabled|selected|expanded|pressed)(?:=(\w+))?\]")
+#: Nodes whose name is read from what they hold (a cell around a select is named by its chosen option): when
+#: they hold more, that name may be the field's value, never a label for the field that follows.
+_NAMED_BY_CONTENT = frozenset({"cell", "gridcell", "row", "rowgroup"})
 _TEXT_LINE = re.compile(r"^\s*-\s+(?:text|paragraph|generic|heading|cell|label|strong|emphasis|listitem)"
                         r"(?:\s+\"[^\"]*\")?(?:\s+\[[^\]]*\])*:\s*(?P<text>.+)$")
 
@@ -120,9 +124,9 @@ def parse_snapshot(snapshot: str) -> tuple[tuple[Element, ...], tuple[str, ...]]
             ))
             last_text = ""
             continue
-        if parts is not None and parts[0].group("role") not in ("img", "/url") and (
-            heading := parts[0].group("name") or snapshot_scalar(parts[1])
-        ):
+        if parts is not None and parts[0].group("role") not in ("img", "/url") and not (
+            parts[0].group("role") in _NAMED_BY_CONTENT and line.rstrip().endswith(":")
+        ) and (heading := parts[0].group("name") or snapshot_scalar(parts[1])):
             last_text = heading[:200]  # a row header or caption names the field that follows it
         text = _TEXT_LINE.match(line)
         if text is not None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..core.models import ReplayedStep, ReplayStepStatus, Step
+from ..core.elements import choose, describe_element
+from ..core.models import ElementSignals, ReplayedStep, ReplayStepStatus, Step
 from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.text import clean_for_prompt
 from ..core.urls import MAX_URL_LENGTH
@@ -31,8 +32,12 @@ MAX_TABS_SEARCHED = 10
 Locate = Callable[[str, str, str], "str | None"]
 #: Whether a selector reaches exactly the element with this snapshot ref.
 Reaches = Callable[[str, str], bool]
+#: The identity signals of the element with this snapshot ref (None when the page cannot say).
+Identify = Callable[[str], "ElementSignals | None"]
+#: The most elements of one role whose signals replay reads to find one target.
+MAX_CANDIDATES = 60
 
-__all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity",
+__all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Identify", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity",
            "step_action"]
 
 
@@ -82,8 +87,9 @@ class ReplayPolicy:
 
     def __init__(self, plan: ReplayPlan, fallback: Policy, *, locate: Locate | None = None,
                  reaches: Reaches | None = None, shown: Shown | None = None,
-                 secrets: SecretRegistry | None = None) -> None:
+                 secrets: SecretRegistry | None = None, identify: Identify | None = None) -> None:
         self.plan = plan
+        self.identify = identify
         self.secrets = secrets
         self.fallback = fallback
         self.locate = locate
@@ -316,6 +322,12 @@ class ReplayPolicy:
         present = observation.find(role, name)
         if not present and index in self.plan.goal_targets:  # the goal may write a name in another case
             present = [element for element in observation.find(role, None) if key(element.name) == key(name)]
+        if step.element is not None and self.identify is not None and step.place_slot is None \
+                and not (name and len(present) == 1):  # a place the goal names ("the 3rd textbox") decides
+            found = self._by_signals(observation, target, step, present, renamed=not present and bool(name)
+                                     and index not in self.plan.goal_targets)
+            if found is not None:
+                return found
         if len(present) == 1:
             element = present[0]
             if step.selector and element.ref and self.reaches is not None \
@@ -326,6 +338,36 @@ class ReplayPolicy:
         if present:
             return self._one_of(present, target, step)
         return self._missing(observation, target, index)
+
+    def _by_signals(self, observation: Observation, target: Target, step: Step, present: list[Element], *,
+                    renamed: bool) -> _Found | None:
+        """Find the target by the signals it was recorded with (``core.elements``): among the elements with
+        its role and name when there are several, else among every element of its role (a field without a
+        name, or, with ``renamed``, one whose name changed while its other signals stayed). None when there
+        is nothing to compare, or a named target is simply absent (the caller says so)."""
+        assert step.element is not None and self.identify is not None
+        role, name = target.role or "", target.name or ""
+        if present:
+            candidates = present
+        elif not name or renamed:
+            candidates = observation.find(role, None)
+        else:
+            return None
+        candidates = [element for element in candidates if element.ref][:MAX_CANDIDATES]
+        if not candidates:
+            return None
+        what = describe_element(role, name, step.element)
+        choice = choose(step.element, name, [(element.name, self.identify(element.ref or ""))
+                                             for element in candidates], what=what)
+        if choice.index is None:
+            if (renamed and not choice.tie) or choice.alike:
+                return None  # absent (not renamed), or alike but for their place: the step's other evidence decides
+            return _Found(None, "missed", choice.reason)
+        element = candidates[choice.index]
+        assert choice.comparison is not None
+        if choice.comparison.disagreed or choice.comparison.moved or element.name != name:
+            return _Found(_at(element, target), "healed", choice.reason)
+        return _Found(_at(element, target), "hit")
 
     def _one_of(self, present: list[Element], target: Target, step: Step) -> _Found:
         """Of several elements with the target's role and name, the one the step's evidence points to:

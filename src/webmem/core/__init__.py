@@ -6,5 +6,7 @@
 - ``redaction``: secrets become placeholders before anything is stored or shown;
 - ``urls``, ``text``, ``clock``: URL and domain checks, prompt-safe text, UTC time and ids;
 - ``tokens`` and ``pack``: token counts, and fitting ranked parts into a token budget;
+- ``terms``: recall's word handling (stems, stop words, contrasts);
+- ``elements``: an element's identity (the signals a person knows it by) and how two identities compare;
 - ``version``: webmem's version.
 """

@@ -8,13 +8,10 @@ bad input raises :class:`~webmem.errors.InvalidInput` naming the field and the r
 from __future__ import annotations
 
 import functools
-import re
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeVar, get_args
-from urllib.parse import urlsplit
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -188,6 +185,35 @@ class RunManifest(Record):
     replay: ReplayReport | None = None
 
 
+#: One signal of an element's identity: a short text as the page gives it.
+SignalText = Annotated[str, StringConstraints(max_length=200)]
+
+
+class ElementSignals(Record):
+    """How a person knows an element of a page, besides its role and accessible name: the label tied to
+    it, the header of its row or column in a table, the legend of its group, the nearest heading and the
+    text just before it, its stable attributes, its input type, a select's options, and its place among
+    the fields of its kind in its form. Never its current value: that is state, not identity
+    (``core.elements`` compares two identities)."""
+
+    label: SignalText = ""
+    row_header: SignalText = ""
+    column_header: SignalText = ""
+    group: SignalText = ""
+    heading: SignalText = ""
+    text_before: SignalText = ""
+    tag: Annotated[str, StringConstraints(max_length=40)] = ""
+    input_type: Annotated[str, StringConstraints(max_length=40)] = ""
+    field_name: SignalText = ""
+    dom_id: SignalText = ""
+    placeholder: SignalText = ""
+    title: SignalText = ""
+    test_id: SignalText = ""
+    options: Annotated[tuple[SignalText, ...], Field(max_length=100, strict=False)] = ()
+    position: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    of_kind: Annotated[int, Field(ge=1, le=10_000)] | None = None
+
+
 class Step(Record):
     """One action of a run, with what a replay needs."""
 
@@ -214,6 +240,8 @@ class Step(Record):
     #: In a goal template's replay steps: the target's name is the goal's values around a gap ("{1}…{2}"),
     #: which the page completes (``trajectories.completions``).
     completes: bool | None = None
+    #: The signals the target was known by when the step was recorded (replay finds it by them together).
+    element: ElementSignals | None = None
 
     @model_validator(mode="after")
     def _index_within_count(self) -> Step:
@@ -390,102 +418,3 @@ DEMOTE_AFTER_UNHELPFUL = 3
 
 def is_demoted(source: str, helpful: int, unhelpful: int) -> bool:
     return source == "learned" and unhelpful >= DEMOTE_AFTER_UNHELPFUL and helpful <= unhelpful
-
-
-Outcome = Literal["pending", "success", "failure"]
-
-
-class PageElement(Record):
-    """An interactive element of a page, as an accessibility snapshot shows it."""
-
-    role: Name
-    name: Annotated[str, StringConstraints(max_length=1000)] = ""
-    ref: Annotated[str, StringConstraints(max_length=200)] | None = None
-    value: LongText | None = None
-
-
-_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f]")
-
-
-def _absolute_url(url: str) -> str:
-    if _SPACE_OR_CONTROL.search(url):
-        raise ValueError("the URL contains whitespace or control characters")
-    if not urlsplit(url).scheme:
-        raise ValueError(f"{url[:80]!r} is not an absolute URL (it has no scheme such as https:)")
-    return url
-
-
-class EnvironmentState(Record):
-    """What the agent saw: the page's url, title and interactive elements."""
-
-    url: Annotated[Url, AfterValidator(_absolute_url)]
-    title: Annotated[str, StringConstraints(max_length=1000)] = ""
-    elements: list[PageElement] = Field(default_factory=list, max_length=5000)
-
-    def element_keys(self) -> frozenset[tuple[str, str]]:
-        """The page's elements as (role, name) pairs, for comparing two pages."""
-        return frozenset((element.role, element.name) for element in self.elements)
-
-
-class EpisodeEntry(Record):
-    """One graded step of an episode: the page before, the action, the page after, and its grade."""
-
-    id: int
-    session_id: Id
-    step_id: Id | None = None
-    env_pre: EnvironmentState
-    internal_state: LongText
-    think: LongText | None = None
-    internal_state_embedding: list[float]
-    embedder: Name
-    action: ShortText
-    action_element_text: ShortText
-    env_post: EnvironmentState | None = None
-    outcome: Outcome = "pending"
-    outcome_reason: LongText | None = None
-    correction: LongText | None = None
-    task_incomplete: LongText | None = None
-    grade_confidence: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    created_at: datetime
-    step_num: Annotated[int, Field(ge=1)]
-    rep: Annotated[int, Field(ge=1)]
-    run_id: Id | None = None
-
-
-class StepGrade(BaseModel):
-    """The grader's verdict on one step; it names the step by id or by number."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    step_id: Id | None = None
-    step_number: Annotated[int, Field(ge=1)] | None = None
-    action: ShortText | None = None
-    is_correct: bool
-    explanation: LongText = ""
-    correction: LongText | None = None
-    confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
-
-
-class GradingResult(BaseModel):
-    """A grader's verdict on a whole episode."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    task_completed: bool
-    completion_confidence: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
-    overall_explanation: LongText = ""
-    step_grades: list[StepGrade]
-
-
-class RetrievedMemory(Record):
-    """An earlier step offered as advice: REPEAT when it worked, AVOID when it did not."""
-
-    entry: EpisodeEntry
-    environment_similarity: float
-    state_similarity: float
-    score: float
-
-    @property
-    def advice(self) -> str:
-        """REPEAT or AVOID and the action, as one prompt line (from the entry's grade)."""
-        return "REPEAT" if self.entry.outcome == "success" else "AVOID"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from ..core.models import EnvironmentState, PageElement, validated
+from ..core.episode_records import EnvironmentState, PageElement
+from ..core.models import validated
 
 INTERACTIVE_ROLES = frozenset({
     "button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox", "listbox", "option",

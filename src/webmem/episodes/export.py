@@ -10,7 +10,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from ..core.errors import InvalidInput
-from ..core.models import EpisodeEntry, RetrievedMemory
+from ..core.episode_records import EpisodeEntry, RetrievedMemory
 from ..core.spreadsheet import safe_row
 from ..core.text import clean_for_prompt
 from .store import action_signature

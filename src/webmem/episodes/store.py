@@ -16,14 +16,8 @@ from sqlalchemy import Connection, and_, func, select, update
 from ..core.clock import utcnow
 from ..core.embeddings import Embedder, HashingEmbedder, check_embedder, cosine
 from ..core.errors import InvalidInput
-from ..core.models import (
-    EnvironmentState,
-    EpisodeEntry,
-    GradingResult,
-    RetrievedMemory,
-    describe_validation_error,
-    validated_value,
-)
+from ..core.episode_records import EnvironmentState, EpisodeEntry, GradingResult, RetrievedMemory
+from ..core.models import describe_validation_error, validated_value
 from ..core.models import Id as SessionId
 from ..core.redaction import SecretRegistry
 from ..store.schema import episode_entries, episode_sessions

@@ -21,8 +21,8 @@ from pydantic import BaseModel, ValidationError
 
 from ..core import jsonfile
 from ..core.errors import InvalidInput
+from ..core.episode_records import EpisodeEntry
 from ..core.models import (
-    EpisodeEntry,
     Fact,
     Lesson,
     RecordedRun,

@@ -133,3 +133,9 @@ def snapshots_apart(conn: Connection) -> None:
     conn.execute(text("UPDATE trajectory_origins SET snapshot = NULL WHERE snapshot IS NOT NULL"))
     if conn.dialect.name == "postgresql":
         namespace_policy(conn, "trajectory_snapshots")
+
+
+def element_signals(conn: Connection) -> None:
+    """The signals a step's target was known by (its label, row header, name attribute, options...): replay
+    finds a field with no accessible name by them. Steps recorded before keep replaying as they did."""
+    conn.execute(text("ALTER TABLE run_steps ADD COLUMN element JSON"))

@@ -35,6 +35,7 @@ from ..core.clock import utcnow
 from ..core.errors import InvalidInput, SchemaTooNew, StoreCorrupt
 from .later_migrations import (
     advice_outcomes,
+    element_signals,
     goal_index,
     lesson_scopes,
     namespace_policy,
@@ -352,6 +353,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0012_site_changes", site_changes),
     Migration("0013_lesson_scopes", lesson_scopes),
     Migration("0014_snapshots_apart", snapshots_apart),
+    Migration("0015_element_signals", element_signals),
 )
 
 

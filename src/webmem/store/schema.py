@@ -83,6 +83,7 @@ run_steps = Table(
     Column("target_index", Integer),
     Column("target_count", Integer),
     Column("label", String(NAME)),
+    Column("element", JSON),
     ForeignKeyConstraint(["namespace", "run_id"], ["runs.namespace", "runs.run_id"], ondelete="CASCADE"),
 )
 

@@ -22,6 +22,7 @@ from ..core.models import (
     positive_int,
     validated,
 )
+from ..core.elements import redacted_signals, stored_signals
 from ..core.records import stored_mapping
 from ..core.text import storable_field
 from ..core.urls import check_domain, domain_of, origin_of
@@ -411,6 +412,8 @@ def _trajectory(data: dict[str, Any]) -> Trajectory:
 
 
 def _step(data: dict[str, Any]) -> Step:
+    if data.get("element") is not None:
+        data["element"] = stored_signals(data["element"])
     return stored_mapping(Step, data)
 
 
@@ -423,11 +426,13 @@ def _redacted_step(step: Step, scope: Scope) -> Step:
     """The step with every registered secret in its text replaced by its placeholder, and a value
     typed into a password field (an imported trajectory may carry one) replaced by ``{password}``.
     """
-    fields = ("url", "target", "selector", "error", "expected_effect")
+    fields = ("url", "target", "selector", "error", "expected_effect", "label")
     value = step.value if step.value and GOAL_VALUE.match(step.value) else scope.secrets.redact_typed_value(
         step.value, target=step.target, selector=step.selector, secret=False
     )
     changes = {name: redacted for name in fields if (redacted := scope.redact(getattr(step, name))) != getattr(step, name)}
     if value != step.value:
         changes["value"] = value
+    if step.element is not None and (element := redacted_signals(step.element, scope.redact)) is not step.element:
+        changes["element"] = element
     return step.model_copy(update=changes) if changes else step
