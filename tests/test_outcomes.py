@@ -129,3 +129,32 @@ def test_outcomes_stay_in_their_namespace(open_memory: Any) -> None:
         teach(other)
         assert "REFERENCE TRAJECTORY" in follow(other, success=True)
         assert all(item.status != "withheld" for item in other.outcomes.items())
+
+
+@pytest.mark.parametrize(("steps", "counted"), [
+    ([], False),  # handed over at its first step: the recording did not apply
+    ([("click", 'link "Lamps"', "hit")], False),  # it only looked around
+    ([("click", 'link "Lamps"', "hit"), ("click", 'button "Add blue lamp"', "missed")], False),
+    ([("click", 'link "Lamps"', "hit"), ("click", 'button "Add blue lamp"', "hit")], True),  # it acted
+    ([("fill", 'textbox ""', "healed")], True),
+])
+def test_a_replay_that_hands_over_before_acting_is_no_failure_of_its_recording(
+    mem: webmem.Memory, events: list[dict[str, Any]], steps: list[tuple[str, str, str]], counted: bool
+) -> None:
+    teach(mem)
+    trajectory = mem.trajectories.match(GOAL, origin=SHOP).best
+    assert trajectory is not None
+    report = webmem.ReplayReport(outcome="handed_over", trajectory_id=trajectory.id, step=len(steps) + 1, steps=[
+        webmem.ReplayedStep(step=number, action=action, target=target, status=status)
+        for number, (action, target, status) in enumerate(steps, 1)])
+    for _ in range(DEMOTE_AFTER_FAILURES):
+        run = mem.start_run(goal=GOAL, start_url=SHOP)
+        run.context(url=SHOP)  # the reference is shown as well
+        run.finish(success=False, replay=report)
+    records = [item for item in mem.outcomes.items() if item.item == trajectory.id]
+    if counted:
+        assert [(item.given, item.status) for item in records] == [(DEMOTE_AFTER_FAILURES, "demoted")]
+        assert mem.trajectories.find_replay(GOAL, SHOP) is None
+    else:
+        assert records == [] and of(events, "advice_demoted") == []
+        assert mem.trajectories.find_replay(GOAL, SHOP) is not None  # still offered to the next instance

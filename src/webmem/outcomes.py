@@ -3,12 +3,14 @@
 A run notes the advice it was given (the reference trajectory, the lessons recalled for it) and the
 parts of its context that were included. When it finishes, each piece of advice counts a run given
 it and whether it succeeded. Advice whose followers keep failing is demoted (no longer replayed) and
-then withheld. Per site, a part of the context (known selectors, the reference, tips...) whose runs
+then withheld; a replay that handed over before doing anything (the recording did not apply) is no
+failure of its recording. Per site, a part of the context (known selectors, the reference, tips...) whose runs
 succeed measurably less often than runs without it is turned off there, with an event saying why.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,6 +19,7 @@ from typing import Any
 from sqlalchemy import Connection, Table, bindparam, select, update
 
 from .core.clock import utcnow
+from .core.models import ReplayReport
 from .store.prepared import Prepared, Read
 from .store.schema import advice_items, advice_parts
 from .store.scope import Scope
@@ -106,6 +109,21 @@ class AdviceRecord:
     @property
     def failures(self) -> int:
         return self.given - self.successes
+
+
+#: Replayed actions that only look around: they change nothing a run is judged by.
+_LOOKING = re.compile(r'^(link|tab|treeitem|menuitem) "')
+_PASSIVE_ACTIONS = frozenset({"goto", "wait", "scroll", "hover"})
+
+
+def replay_acted(report: ReplayReport) -> bool:
+    """Whether a replay did anything a run is judged by before it ended: a step it replayed (hit or healed)
+    that typed, chose, checked, pressed or clicked something other than a link or tab. A replay that handed
+    over before that found the recording does not apply to this instance; it did not fail."""
+    return report.outcome != "handed_over" or any(
+        step.status in ("hit", "healed") and step.action not in _PASSIVE_ACTIONS
+        and not (step.action == "click" and _LOOKING.match(step.target or ""))
+        for step in report.steps)
 
 
 def status_for(given: int, successes: int) -> str:

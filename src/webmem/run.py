@@ -28,7 +28,7 @@ from .episodes.export import export_memories
 from .episodes.store import Episode
 from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
-from .outcomes import GivenAdvice
+from .outcomes import GivenAdvice, replay_acted
 from .step_writes import redacted_step, write_step
 from .store.prepared import reading_ahead
 from .working.memory import AgentMemory
@@ -384,7 +384,10 @@ class Run:
                 elapsed_ms = max(0, round((ended - manifest.started_at).total_seconds() * 1000))
                 if replay is not None:
                     mem.trajectories.record_replay(replay, run_id=self.id, success=success)
-                    self._given.note("reference", [replay.trajectory_id])
+                    if replay_acted(replay):
+                        self._given.note("reference", [replay.trajectory_id])
+                    else:  # the recording did not apply to this instance: its record stays as it was
+                        self._given.items.discard(("reference", replay.trajectory_id))
                     if any(step.status == "stale" for step in replay.steps):
                         mem.site_changes.record_replay(replay, _trajectory_or_none(mem, replay.trajectory_id),
                                                        run_id=self.id)
