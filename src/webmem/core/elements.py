@@ -127,15 +127,15 @@ def choose(recorded: ElementSignals, recorded_name: str,
     scale = max(best.own_weight, 1.0)
     close = [index for index in order if (best.weight - compared[index].weight) / scale < MIN_LEAD]
     alike = len(close) > 1 and len({_signature(compared[index]) for index in close}) == 1
-    if best.score < MIN_SCORE and not alike:
+    if len(close) > 1:
+        named = "; ".join(f"#{index + 1} ({_verdict(compared[index])})" for index in close[:4])
+        return Choice(None, best, f"{len(close)} elements fit {what} about as well: {named}; "
+                                  f"which one is meant is not certain", tie=True, alike=alike)
+    if best.score < MIN_SCORE:
         seen = list(dict.fromkeys(f"{_SPOKEN[kind]} {found!r}" for index in order[:4]
                                   for kind, _, found in compared[index].disagreed[:1]))
         shown = f"the page's have {', '.join(seen)}" if seen else "too few of its signals agree"
         return Choice(None, best, f"no {what} on the page is the one recorded ({shown})")
-    if len(close) > 1:
-        named = ", ".join(f"#{index + 1} ({_agreeing(compared[index])})" for index in close[:4])
-        return Choice(None, best, f"{len(close)} elements fit {what} about as well: {named}; "
-                                  f"which one is meant is not certain", tie=True, alike=alike)
     return Choice(order[0], best, _found_by(best))
 
 
@@ -219,6 +219,12 @@ def _options_agreement(recorded: Sequence[str], found: Sequence[str]) -> tuple[f
 def _signature(comparison: Comparison) -> tuple[object, ...]:
     return (tuple(item for item in comparison.agreed if item[0] != "position"),
             tuple(kind for kind, _, _ in comparison.disagreed))
+
+
+def _verdict(comparison: Comparison) -> str:
+    """What agreed and what did not, for a candidate named in a hand-over."""
+    agreed = f"its {_agreeing(comparison)} agree" if comparison.agreed else "nothing agrees"
+    return f"{agreed}; {comparison.describe_differences()}" if comparison.disagreed else agreed
 
 
 def _agreeing(comparison: Comparison) -> str:

@@ -1,0 +1,178 @@
+"""Elements known the way people know them: a field with no accessible name is found by its row header, its
+name attribute, its options and its place, never by the value it shows (``core.elements``), in real headless
+Chromium on a classic table layout (``sites/replay/issue.html``); and the comparison itself, signal by signal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+from test_agent_loop import ScriptedPolicy
+from test_replay_handover import PageVerdict
+
+import webmem
+from webmem import ElementSignals, InvalidInput
+from webmem.agent import Action, Agent, Target, Turn
+from webmem.core.elements import choose, compare, describe_element
+from webmem.demo.server import serve_site
+
+PAGES = Path(__file__).parent / "sites" / "replay"
+HEADERS = {"status": "Status", "assignee": "Assigned to", "reviewer": "Reviewer", "priority": "Priority"}
+GOALS = {"status": "Set the status of this issue to {value}", "assignee": "Assign this issue to {value}"}
+
+
+def issue_url(base: str, title: str, field: str, value: str, layout: str = "", **shown: str) -> str:
+    query = {"title": title, **shown, "expect": f"{field}:{value}"}
+    return f"{base}issue.html?{urlencode({**query, 'layout': layout} if layout else query)}"
+
+
+def set_field(field: str, value: str) -> Any:
+    """Sets the select in the row headed for ``field`` (as a person reads the form), then saves."""
+
+    def decide(turn: Turn) -> Action:
+        boxes = [box for box in turn.observation.find("combobox", "") if box.label == HEADERS[field]]
+        if boxes and turn.number == 1:
+            return Action("select", Target(ref=boxes[0].ref), value=value)
+        return Action("click", Target(role="button", name="Save"))
+
+    return decide
+
+
+def run(page: Any, mem: Any, url: str, goal: str, policy: ScriptedPolicy) -> Any:
+    return Agent(page, memory=mem, policy=policy, environment=PageVerdict(), max_turns=6).run(goal, url=url)
+
+
+def record(page: Any, mem: Any, base: str, field: str, title: str, value: str, **shown: str) -> None:
+    goal = GOALS[field].format(title=title, value=value)
+    result = run(page, mem, issue_url(base, title, field, value, **shown), goal, ScriptedPolicy(set_field(field, value)))
+    assert result.success, result.reason
+
+
+def replay(page: Any, mem: Any, base: str, field: str, title: str, value: str, layout: str = "",
+           **shown: str) -> tuple[Any, ScriptedPolicy]:
+    fallback = ScriptedPolicy(set_field(field, value))
+    goal = GOALS[field].format(title=title, value=value)
+    return run(page, mem, issue_url(base, title, field, value, layout, **shown), goal, fallback), fallback
+
+
+def test_an_unnamed_select_is_found_by_its_row_not_by_the_value_it_shows(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        record(page, mem, base, "status", "Export fails", "testing", status="unread")
+        stored = mem.runs.steps(mem.runs.list()[0].run_id)[0]
+        result, fallback = replay(page, mem, base, "status", "Login slow", "resolved", status="chatting")
+    assert stored.target == 'combobox ""' and stored.element is not None
+    assert (stored.element.row_header, stored.element.field_name, stored.element.tag) == ("Status", "status", "select")
+    assert "chatting" in stored.element.options and stored.element.position == 1 and stored.element.of_kind == 4
+    shown = [text for name, text in stored.element if isinstance(text, str)]
+    assert "unread" not in shown and stored.label == "Status"  # the value it showed is state, not identity
+    assert result.success and result.replay_outcome == "replayed" and fallback.stats.decisions == 0, result.replay_reason
+    assert [(step.step, step.status) for step in result.replay_steps] == [(1, "hit"), (2, "hit")]
+
+
+def test_two_alike_fields_are_told_apart_by_their_row_header_alone(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        record(page, mem, base, "assignee", "Export fails", "farid", layout="bare")
+        result, fallback = replay(page, mem, base, "assignee", "Login slow", "mei", "swap,bare", assignee="olga")
+    assert result.success and result.replay_outcome == "replayed" and fallback.stats.decisions == 0, result.replay_reason
+    first = result.replay_steps[0]
+    assert first.status == "healed" and first.reason == "found by its row 'Assigned to': the page put it elsewhere"
+
+
+def test_a_renamed_row_header_is_healed_by_the_other_signals(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        record(page, mem, base, "status", "Export fails", "testing")
+        result, fallback = replay(page, mem, base, "status", "Login slow", "resolved", "renamed", status="chatting")
+    assert result.success and result.replay_outcome == "replayed" and fallback.stats.decisions == 0, result.replay_reason
+    first = result.replay_steps[0]
+    assert first.status == "healed" and "found by its name attribute 'status'" in first.reason
+    assert "its row is 'State', not 'Status'" in first.reason
+
+
+def test_two_candidates_that_tie_are_handed_over_naming_them(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        record(page, mem, base, "assignee", "Export fails", "farid")
+        result, fallback = replay(page, mem, base, "assignee", "Login slow", "mei", "tie")
+    assert result.replay_outcome == "handed_over" and result.replay_step == 1
+    (step,) = result.replay_steps
+    assert step.status == "missed" and "2 elements fit" in step.reason and "not certain" in step.reason
+    assert "name attribute 'assignee'" in step.reason and "row 'Assigned to'" in step.reason
+    assert fallback.stats.decisions > 0  # nothing was chosen between the two; the policy did the task
+
+
+def test_a_step_recorded_without_signals_replays_as_before(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        record(page, mem, base, "status", "Export fails", "testing")
+        run_id = mem.runs.list()[0].run_id
+        steps = mem.runs.steps(run_id)
+        old = mem.start_run(goal=GOALS["status"].format(title="Export fails", value="testing"),
+                            start_url=issue_url(base, "Export fails", "status", "testing"))
+        for step in steps:
+            old.record_step(**step.model_dump(exclude={"element", "place_slot", "completes"}))
+        old.finish(success=True)
+        mem.forget.trajectory(mem.trajectories.list()[-1].id)  # only the one without signals is left
+        assert [step.element for step in mem.trajectories.list()[0].steps] == [None, None]
+        result, fallback = replay(page, mem, base, "status", "Login slow", "resolved", status="chatting")
+    assert result.success and result.replay_outcome == "replayed" and fallback.stats.decisions == 0, result.replay_reason
+
+
+def test_record_step_takes_signals_as_a_record_or_a_mapping_and_redacts_them(tmp_path: Path) -> None:
+    with webmem.Memory.open(tmp_path / "mem") as mem:
+        mem.secrets.add("hunter2-secret", name="password")
+        run = mem.start_run(goal="Set the status", start_url="https://tracker.example.com/issue1")
+        run.record_step(action="select", target='combobox ""', value="testing",
+                        element={"row_header": "Status", "field_name": "status", "options": ["unread", "testing"]})
+        run.record_step(action="fill", target='textbox ""', value="x",
+                        element=ElementSignals(label="Token hunter2-secret", position=2, of_kind=3))
+        for bad, problem in (("Status", "element"), ({"row_header": 3}, "row_header"),
+                             ({"position": 0, "of_kind": 2}, "position"), ({"colour": "red"}, "colour")):
+            with pytest.raises(InvalidInput, match=problem):
+                run.record_step(action="click", target='button "Go"', element=bad)
+        steps = mem.runs.steps(run.id)
+    assert steps[0].element == ElementSignals(row_header="Status", field_name="status", options=("unread", "testing"))
+    assert steps[1].element.label == "Token {password}" and len(steps) == 2
+
+
+def signals(**given: Any) -> ElementSignals:
+    return ElementSignals(**given)
+
+
+def test_own_signals_that_differ_count_against_and_context_that_differs_says_nothing() -> None:
+    recorded = signals(row_header="Status", field_name="status", tag="select", heading="Export fails",
+                       options=("unread", "testing"))
+    same_elsewhere = signals(row_header="Status:", field_name="status", tag="select", heading="Login slow",
+                             options=("unread", "testing", "resolved"))
+    other = signals(row_header="Priority", field_name="priority", tag="select", heading="Export fails")
+    alike = compare(recorded, "", same_elsewhere, "")  # "Status:" is "Status"; the heading holds a value
+    assert alike.score > 0.9 and not alike.disagreed and ("heading", "Export fails") not in alike.agreed
+    assert compare(recorded, "", other, "").score < 0
+    assert [kind for kind, _, _ in compare(recorded, "", other, "").disagreed] == ["field_name", "row_header"]
+    numbered = compare(signals(field_name="0_priority", row_header="Priority"), "",
+                       signals(field_name="2_priority", row_header="Priority"), "")
+    assert 0.5 < numbered.score < 1 and not numbered.disagreed  # a list's numbered rows: one field
+
+
+def test_choose_acts_only_on_a_clear_winner() -> None:
+    recorded = signals(row_header="Assigned to", field_name="assignee", tag="select")
+    clear = choose(recorded, "", [("", signals(row_header="Reviewer", field_name="reviewer", tag="select")),
+                                  ("", signals(row_header="Assigned to", field_name="assignee", tag="select"))],
+                   what="the field")
+    assert clear.index == 1 and clear.reason == "found by its name attribute 'assignee', row 'Assigned to'"
+    tied = choose(recorded, "", [("", signals(row_header="Assigned to", field_name="reviewer", tag="select")),
+                                 ("", signals(row_header="Reviewer", field_name="assignee", tag="select"))],
+                  what="the field")
+    assert tied.index is None and tied.tie and not tied.alike
+    alike = choose(signals(tag="input", input_type="text", position=1, of_kind=3), "",
+                   [("", signals(tag="input", input_type="text", position=number, of_kind=3)) for number in (1, 2, 3)],
+                   what="the box")
+    assert alike.index is None and alike.alike  # only their place differs: the step's place evidence decides
+    none = choose(recorded, "", [("", signals(row_header="Priority", field_name="priority", tag="select"))],
+                  what="the field")
+    assert none.index is None and not none.tie and "name attribute 'priority'" in none.reason
+    assert describe_element("combobox", "", recorded) == 'combobox "" (row "Assigned to", name=assignee)'
