@@ -176,3 +176,22 @@ def test_choose_acts_only_on_a_clear_winner() -> None:
                   what="the field")
     assert none.index is None and not none.tie and "name attribute 'priority'" in none.reason
     assert describe_element("combobox", "", recorded) == 'combobox "" (row "Assigned to", name=assignee)'
+
+
+def test_a_script_of_such_a_recording_finds_the_field_by_its_name_attribute_on_new_instances(
+    open_memory: Any, page: Any
+) -> None:
+    import types
+
+    mem = open_memory()
+    with serve_site(PAGES) as base:
+        record(page, mem, base, "status", "Export fails", "testing", status="unread")
+        text = mem.script(mem.runs.list()[0].run_id)
+        assert 'page.locator("select[name=\\"status\\"]")' in text and "labelled(" not in text
+        module = types.ModuleType("status_script")
+        exec(compile(text, "status.py", "exec"), module.__dict__)  # noqa: S102 (the script under test)
+        for title, shown, value, layout in (("Login slow", "chatting", "resolved", ""),
+                                            ("Crash on save", "testing", "done-cbb", "swap")):
+            module.START_URL = issue_url(base, title, "status", value, layout, status=shown)
+            module.run(page, status=value)
+            assert page.evaluate("() => window.verdict") == {"done": True, "reward": 1}, (title, layout)

@@ -48,6 +48,7 @@ MIN_LEAD = 0.25
 OPTIONS_ALIKE = 0.6
 OPTIONS_UNLIKE = 0.3
 _DIGITS = re.compile(r"\d+")
+_CSS_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _EDGE_PUNCTUATION = " \t\n:*.?!()[]"
 
 
@@ -153,6 +154,28 @@ def describe_element(role: str, name: str, signals: ElementSignals | None) -> st
     if not parts and signals.text_before:
         parts.append(f'after "{signals.text_before}"')
     return f"{base} ({', '.join(parts[:3])})" if parts else base
+
+
+def css_locator(signals: ElementSignals) -> str | None:
+    """A CSS selector for an element with no accessible name (a label or a placeholder would have given it
+    one), from its stable attributes in the order Playwright's code generator prefers them: its ``name``
+    attribute (a numbered one, such as "0_priority", by what does not change), then its ``id``. None when it
+    has neither."""
+    tag = signals.tag if _CSS_WORD.fullmatch(signals.tag or "") else ""
+    if signals.field_name:
+        parts = _DIGITS.split(signals.field_name)
+        if len(parts) == 1:
+            return f"{tag}[name={_quoted(signals.field_name)}]"
+        head, tail = parts[0], parts[-1]
+        if len(head) + len(tail) >= 3:
+            return tag + (f"[name^={_quoted(head)}]" if head else "") + (f"[name$={_quoted(tail)}]" if tail else "")
+    if signals.dom_id and _CSS_WORD.fullmatch(signals.dom_id):
+        return f"{tag}#{signals.dom_id}"
+    return None
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def stored_signals(value: object) -> ElementSignals | None:

@@ -3,7 +3,8 @@ locator, value and assertion, and the header facts.
 
 A trajectory's path that worked (failed and retried steps collapsed) is turned into steps that
 find their elements the way Playwright's code generator does (role and accessible name, exactly;
-visible text; the remembered CSS selector only when the element had no name), the goal's slots
+visible text; for an element with no name, its ``name`` attribute or ``id`` as recorded with it, else the
+label beside it, else the remembered CSS selector), the goal's slots
 into parameters defaulting to the recorded values, secrets into environment variables, and each
 verified effect into an assertion.
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
+from ..core.elements import css_locator
 from ..core.errors import InvalidInput
 from ..core.models import Step, Trajectory
 from ..core.redaction import PLACEHOLDER
@@ -241,6 +243,9 @@ def _locate(number: int, step: Step, params: dict[int, str], recorded: dict[int,
     if identity is not None and identity[1]:
         return Locate(role=identity[0], name=_parts(identity[1], params, recorded, item_slot), nth=nth,
                       count=step.target_count, place_param=place, completes=completes)
+    by_attribute = css_locator(step.element) if identity is not None and step.element is not None else None
+    if by_attribute is not None and place is None:
+        return Locate(selector=by_attribute)
     if identity is not None and _label_like(step.label) and place is None:
         return Locate(role=identity[0], name=[], label=step.label)
     if identity is not None and (nth is not None or not step.selector):
