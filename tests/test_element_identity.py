@@ -68,6 +68,8 @@ def test_an_unnamed_select_is_found_by_its_row_not_by_the_value_it_shows(open_me
     assert "chatting" in stored.element.options and stored.element.position == 1 and stored.element.of_kind == 4
     shown = [text for name, text in stored.element if isinstance(text, str)]
     assert "unread" not in shown and stored.label == "Status"  # the value it showed is state, not identity
+    reference = mem.trajectories.format_reference(mem.trajectories.list()[-1])
+    assert 'select combobox "" (row "Status", name=status) "testing"' in reference
     assert result.success and result.replay_outcome == "replayed" and fallback.stats.decisions == 0, result.replay_reason
     assert [(step.step, step.status) for step in result.replay_steps] == [(1, "hit"), (2, "hit")]
 

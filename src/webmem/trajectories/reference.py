@@ -13,9 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..core.elements import describe_element
 from ..core.models import Step, Trajectory
 from ..core.pack import LineCut
 from ..core.text import clean_for_prompt
+from .evidence import parse_identity
 from .plans import instructive_failures, path_taken
 from .slots import GOAL_VALUE, bind, filled_or, goal_values, parameterise
 
@@ -49,8 +51,11 @@ def format_reference(trajectory: Trajectory, *, goal: str | None = None) -> str:
 
 
 def describe_step(step: Step) -> str:
-    """One step as a line: action, target, value, page, and whether it was verified or failed."""
-    words = [step.action, clean_for_prompt(step.target or step.selector or "", STEP_TEXT_LIMIT)]
+    """One step as a line: action, target (one with no name as a person knows it: its row, name attribute...),
+    value, page, and whether it was verified or failed."""
+    identity = parse_identity(step.target) if step.element is not None else None
+    target = describe_element(*identity, step.element) if identity is not None and not identity[1] else step.target
+    words = [step.action, clean_for_prompt(target or step.selector or "", STEP_TEXT_LIMIT)]
     if step.value == FROM_INSTRUCTION:
         words.append(FROM_INSTRUCTION)
     elif step.value is not None:
