@@ -33,7 +33,7 @@ def set_field(field: str, value: str) -> Any:
 
     def decide(turn: Turn) -> Action:
         boxes = [box for box in turn.observation.find("combobox", "") if box.label == HEADERS[field]]
-        if boxes and turn.number == 1:
+        if boxes and not any(done.action.kind == "select" for done in turn.history):
             return Action("select", Target(ref=boxes[0].ref), value=value)
         return Action("click", Target(role="button", name="Save"))
 
@@ -197,3 +197,26 @@ def test_a_script_of_such_a_recording_finds_the_field_by_its_name_attribute_on_n
             module.START_URL = issue_url(base, title, "status", value, layout, status=shown)
             module.run(page, status=value)
             assert page.evaluate("() => window.verdict") == {"done": True, "reward": 1}, (title, layout)
+
+
+def open_and_assign(title: str, user: str) -> list[Any]:
+    """Opens the issue by its link, then sets the select in the row "Assigned to" and saves."""
+    return [lambda turn: Action("click", Target(role="link", name=title)), set_field("assignee", user)]
+
+
+def test_a_goal_that_splits_two_ways_is_bound_as_the_page_shows_it(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    titles = "Login slow|Export to spreadsheet fails|Crash on save"
+    with serve_site(PAGES) as base:
+        def url(user: str) -> str:
+            return f"{base}issues.html?{urlencode({'titles': titles, 'expect': f'assignee:{user}'})}"
+
+        goal = "Assign the issue Login slow to anna"
+        assert run(page, mem, url("anna"), goal, ScriptedPolicy(*open_and_assign("Login slow", "anna"))).success
+        fallback = ScriptedPolicy(*open_and_assign("Export to spreadsheet fails", "farid"))
+        result = run(page, mem, url("farid"), "Assign the issue Export to spreadsheet fails to farid", fallback)
+    assert result.success and result.replay_outcome == "replayed" and fallback.stats.decisions == 0, result.replay_reason
+    first = result.replay_steps[0]
+    assert first.status == "healed" and first.reason == (
+        "the goal read as {1} = 'Export to spreadsheet fails', {2} = 'farid': the page shows "
+        'link "Export to spreadsheet fails"')

@@ -213,7 +213,7 @@ class _Session:
                                            locate=lambda selector, role, name: element_ref(page, selector, role, name),
                                            reaches=lambda selector, ref: reaches(page, selector, ref),
                                            shown=lambda text: shown_count(page, text), secrets=memory.secrets,
-                                           identify=lambda ref: signals_of(page, ref))
+                                           identify=lambda ref: signals_of(page, ref), others=lookup.others)
                 self.policy = self.replay
                 self.memory_hits += 1
         for number in range(1, agent.max_turns + 1):

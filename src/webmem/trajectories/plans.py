@@ -115,15 +115,17 @@ def plan_for(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | Non
     return found if isinstance(found, ReplayPlan) else None
 
 
-def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = None) -> ReplayPlan | str:
+def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = None,
+        split: dict[int, str] | None = None) -> ReplayPlan | str:
     """The trajectory's plan for ``goal``, or why the goal does not fit it. It fits when its template
     binds the goal with values of the kinds its slots held (or, without a template, the goal is the
     trajectory's own) and every value the plan types comes from the goal, or is the placeholder of a
-    secret registered in ``secrets`` (the plan keeps the placeholder; replay types the value)."""
+    secret registered in ``secrets`` (the plan keeps the placeholder; replay types the value). ``split``:
+    the values to bind, one of the goal's splits (``splits.bindings``), instead of the first."""
     if trajectory.goal_template and trajectory.replay_steps is not None:
         template = trajectory.goal_template
         slotted = replayable(trajectory.replay_steps)
-        values = bind(template, goal)
+        values = bind(template, goal) if split is None else split
         wrong = unbound(template, goal) if values is None else misfit(template, values, trajectory.goal)
         if wrong is not None:
             resized = resize_lists(template, slotted, goal, trajectory.goal)

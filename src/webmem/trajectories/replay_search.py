@@ -26,6 +26,7 @@ from .plans import ReplayPlan, changed_after, fit, read_gate, shape_of, target_h
 from .ranking import rank
 from .recall import signature
 from .slots import bind
+from .splits import bindings
 
 if TYPE_CHECKING:
     from ..core.models import Trajectory
@@ -66,6 +67,9 @@ class ReplayLookup:
     plan: ReplayPlan | None
     reason: str | None
     candidates: tuple[ReplayCandidate, ...] = ()
+    #: The same trajectory bound to the goal's other splits ("the issue {1} to {2}" on a title with "to" in
+    #: it): the page at the start tells which one it shows (``agent.replay``'s choice).
+    others: tuple[ReplayPlan, ...] = ()
 
     @property
     def offered(self) -> bool:
@@ -180,7 +184,11 @@ class ReplaySearch:
                                                         f"({stored.id}, template {found.template!r})", tuple(weighed))
             peers = self._peers(conn, found, fitting, pages)  # the goals tried after it
             plan = replace(found, stop_step=gate.stop_step, history=target_history(found, peers))
-            return ReplayLookup(goal, origin, plan, None, tuple(weighed))
+            others = [replace(other, stop_step=gate.stop_step, history=plan.history)
+                      for split in (bindings(found.template, wanted)[1:] if found.template else [])
+                      if isinstance(other := fit(found.trajectory, wanted, secrets=self._scope.secrets, split=split),
+                                    ReplayPlan)]
+            return ReplayLookup(goal, origin, plan, None, tuple(weighed), tuple(others))
         if changed is not None:
             reason = f"the site changed at {changed.isoformat()} since its fitting runs were recorded"
         elif any(candidate.values for candidate in weighed):
