@@ -431,3 +431,18 @@ def test_bad_input_to_save_and_match(mem: webmem.Memory) -> None:
         mem.trajectories.match("  ", origin=ORIGIN)
     with pytest.raises(webmem.InvalidInput):
         mem.trajectories.match("alpha", origin="ftp://www.example-shop.com")
+
+
+def test_a_selection_that_changed_what_the_page_offers_is_not_replaced_by_the_next_one() -> None:
+    from webmem.trajectories.plans import replayable
+
+    def select(value: str, page: str | None, target: str = 'combobox "And"') -> webmem.Step:
+        return webmem.Step(action="select", target=target, value=value, snapshot_hash=page)
+
+    # choosing in "And" adds a filter row (the page offers more), and the select is ready for the next choice
+    adding = [select("Priority", "page-1"), select("Type", "page-2"), select("major", "page-3", 'combobox ""')]
+    assert [step.value for step in replayable(adding)] == ["Priority", "Type", "major"]
+    # a choice changed on the same page is replaced by the later one
+    changing = [select("Priority", "page-1"), select("Type", "page-1")]
+    assert [step.value for step in replayable(changing)] == ["Type"]
+    assert [step.value for step in replayable([select("Priority", None), select("Type", None)])] == ["Type"]

@@ -294,8 +294,9 @@ def _superseded(steps: Sequence[Step], index: int) -> bool:
     for later in steps[index + 1:]:
         if not later.ok:
             continue
-        if _same_field(later, step):
-            return later.action in _SETTING
+        if _same_field(later, step):  # replaced, unless setting it changed what the page offers (added a row)
+            return later.action in _SETTING and not (
+                step.snapshot_hash and later.snapshot_hash and later.snapshot_hash != step.snapshot_hash)
         if later.action not in _USES_NOTHING:
             return False
     return False
