@@ -76,3 +76,15 @@ def test_a_path_is_not_a_list(mem: webmem.Memory) -> None:
     one = [Step(action="click", target='menuitem "Jacinda"', url=ADMIN)]
     mem.trajectories.save(goal="Select Jacinda", start_url=ADMIN, steps=one)
     assert mem.trajectories.find_replay("Select Leisha>Henrieta", ADMIN) is None
+
+
+def test_one_typed_value_is_one_value_whatever_commas_it_holds(mem: webmem.Memory) -> None:
+    ticket = "http://127.0.0.1:8000/ticket/9"
+    mem.trajectories.save(goal="Add the comment Looks good to the ticket Slow search", start_url=ticket, steps=[
+        Step(action="click", target='link "Slow search"', url=ticket),
+        Step(action="fill", target='textbox "Comment"', value="Looks good", url=ticket),
+        Step(action="click", target='button "Submit changes"', url=ticket)])
+    lookup = mem.trajectories.search_replay("Add the comment Good catch, thanks to the ticket Crash on save", ticket)
+    assert lookup.plan is not None, lookup.reason
+    assert [(step.action, step.value) for step in lookup.plan.steps] == [
+        ("click", None), ("fill", "Good catch, thanks"), ("click", None)]  # typed once, never once per "item"

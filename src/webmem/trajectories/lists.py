@@ -63,8 +63,7 @@ def listed_steps(template: str, steps: Sequence[Step]) -> ListedSteps | None:
     for start, end in _runs(parts):
         numbers = [int(SLOT.fullmatch(parts[index]).group(1)) for index in range(start, end + 1, 2)]  # type: ignore[union-attr]
         blocks = _blocks(steps, numbers)
-        if blocks is not None and end == start and not all(
-                steps[index].action in _CHOOSING and steps[index].value is None for index in blocks[0]):
+        if blocks is not None and end == start and not _chooses(steps, blocks[0]):
             continue
         if blocks is not None:
             collapsed = "".join(parts[:start]) + parts[start] + "".join(parts[end + 1:])
@@ -98,8 +97,8 @@ def _resize(parts: list[str], start: int, end: int, steps: Sequence[Step], goal:
             recorded_goal: str) -> Resized | None:
     numbers = [int(SLOT.fullmatch(parts[index]).group(1)) for index in range(start, end + 1, 2)]  # type: ignore[union-attr]
     blocks = _blocks(steps, numbers)
-    if blocks is None:
-        return None
+    if blocks is None or (end == start and not _chooses(steps, blocks[0])):
+        return None  # one value typed is one value, comma and all ("Good catch, thanks")
     collapsed = "".join(parts[:start]) + parts[start] + "".join(parts[end + 1:])
     bound = bind(collapsed, goal)
     if bound is None:
@@ -129,6 +128,11 @@ def _resize(parts: list[str], start: int, end: int, steps: Sequence[Step], goal:
         else:
             body += [_renumbered(steps[index], numbers[0], number) for index in blocks[0]]
     return Resized(template, [*steps[:first], *body, *steps[last + 1:]], values)
+
+
+def _chooses(steps: Sequence[Step], block: list[int]) -> bool:
+    """Whether a value's steps click or check the elements it names (a value alone is then a list of one)."""
+    return all(steps[index].action in _CHOOSING and steps[index].value is None for index in block)
 
 
 def _like(items: list[str], recorded: str) -> bool:

@@ -126,7 +126,8 @@ def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = N
         template = trajectory.goal_template
         slotted = replayable(trajectory.replay_steps)
         values = bind(template, goal) if split is None else split
-        wrong = unbound(template, goal) if values is None else misfit(template, values, trajectory.goal)
+        wrong = unbound(template, goal) if values is None else misfit(template, values, trajectory.goal,
+                                                                      typed=_typed_only(slotted))
         if wrong is not None:
             resized = resize_lists(template, slotted, goal, trajectory.goal)
             if resized is None:
@@ -158,6 +159,15 @@ def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = N
                         "registered secret stands for")
             return f'step {index + 1} types "{_clip(step.value or "")}", which the goal does not give'
     return plan
+
+
+def _typed_only(steps: Sequence[Step]) -> frozenset[int]:
+    """The slots the steps only type (into a field), never name an element or a page by."""
+    typed = {int(found.group(1)) for step in steps if step.action in _TYPING and step.value
+             for found in SLOT_REFERENCE.finditer(step.value)}
+    named = {int(found.group(1)) for step in steps for text in (step.target, step.url, step.selector) if text
+             for found in SLOT_REFERENCE.finditer(text)}
+    return frozenset(typed - named)
 
 
 def replayable(steps: Sequence[Step]) -> list[Step]:

@@ -257,10 +257,11 @@ def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
             for name, value in found.groupdict().items()]
 
 
-def misfit(template: str, values: dict[int, str], like: str) -> str | None:
-    """Why slot values bound from a goal are not of the kind the same slots held in ``like`` (the goal
-    the template was recorded from): a number, a time or a date must stay one, one value may not become
-    a list ("a, b") or a path ("a>b"), and free text may not grow far beyond its recorded length. None when they fit."""
+def misfit(template: str, values: dict[int, str], like: str, *, typed: frozenset[int] = frozenset()) -> str | None:
+    """Why slot values bound from a goal are not of the kind the same slots held in ``like`` (the goal the
+    template was recorded from): a number, a time or a date must stay one, one value may not become a list
+    ("a, b") or a path ("a>b") unless it is only typed (``typed``: "Good catch, thanks" is one comment), and
+    free text may not grow far beyond its recorded length. None when they fit."""
     recorded = bind(template, like) or {}
     for number, value in sorted(values.items()):
         earlier = recorded.get(number)
@@ -269,7 +270,7 @@ def misfit(template: str, values: dict[int, str], like: str) -> str | None:
         kind, was = value_kind(value), value_kind(earlier)
         if was != "text" and kind != was:
             return 'slot {%d} held a %s ("%s") when recorded; this goal gives "%s"' % (number, was, earlier, value)
-        if _LIST.search(value) and not _LIST.search(earlier):
+        if _LIST.search(value) and not _LIST.search(earlier) and number not in typed:
             return 'slot {%d} held one value ("%s") when recorded; this goal gives several ("%s")' % (
                 number, earlier, value)
         words, before = len(value.split()), len(earlier.split())
