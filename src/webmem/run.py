@@ -384,10 +384,8 @@ class Run:
                 elapsed_ms = max(0, round((ended - manifest.started_at).total_seconds() * 1000))
                 if replay is not None:
                     mem.trajectories.record_replay(replay, run_id=self.id, success=success)
-                    if replay_acted(replay):
-                        self._given.note("reference", [replay.trajectory_id])
-                    else:  # the recording did not apply to this instance: its record stays as it was
-                        self._given.items.discard(("reference", replay.trajectory_id))
+                    acted = replay_acted(replay)  # else the recording did not apply to this instance: no failure
+                    (self._given.items.add if acted else self._given.items.discard)(("reference", replay.trajectory_id))
                     if any(step.status == "stale" for step in replay.steps):
                         mem.site_changes.record_replay(replay, _trajectory_or_none(mem, replay.trajectory_id),
                                                        run_id=self.id)

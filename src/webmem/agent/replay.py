@@ -4,19 +4,19 @@ saying for each step what became of it (hit, healed, stale, missed)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 
-from ..core.elements import choose, describe_element
-from ..core.models import ElementSignals, ReplayedStep, ReplayStepStatus, Step
+from ..core.models import ReplayedStep, ReplayStepStatus, Step
 from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.text import clean_for_prompt
 from ..core.urls import MAX_URL_LENGTH
-from ..trajectories.evidence import TEXT_ROLE, key, parse_identity
-from ..trajectories.plans import ReplayPlan, TargetHistory
-from .actions import MAX_WAIT_MS, REPLAYED, Action, Target, text_selector
+from ..trajectories.evidence import parse_identity
+from ..trajectories.plans import ReplayPlan
+from .actions import MAX_WAIT_MS, REPLAYED, Action, Target
 from .observation import Element, Observation
 from .policy import Policy, PolicyStats, StepOutcome, Turn
+from .replay_targets import Found, Identify, Locate, Reaches, TargetFinder
 from .suggestions import Shown, Suggestions
 
 DEFAULT_WAIT_MS = 500
@@ -28,14 +28,6 @@ _PASSIVE = frozenset({"wait", "scroll"})
 #: or an accordion's section only reveals content). A link is clicked only as the control of an unnamed tab.
 SEARCHED_ROLE = "tab"
 MAX_TABS_SEARCHED = 10
-#: Finds the snapshot ref of the one element a selector matches, if it has this role and name.
-Locate = Callable[[str, str, str], "str | None"]
-#: Whether a selector reaches exactly the element with this snapshot ref.
-Reaches = Callable[[str, str], bool]
-#: The identity signals of the element with this snapshot ref (None when the page cannot say).
-Identify = Callable[[str], "ElementSignals | None"]
-#: The most elements of one role whose signals replay reads to find one target.
-MAX_CANDIDATES = 60
 
 __all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Identify", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity",
            "step_action"]
@@ -59,16 +51,6 @@ def step_action(step: Step) -> Action | None:
         return None
 
 
-@dataclass(frozen=True)
-class _Found:
-    """Where a step's target is on the page now: the target to act on (None when it is not there), the
-    step's status so far and why."""
-
-    target: Target | None
-    status: ReplayStepStatus
-    reason: str | None = None
-
-
 class ReplayPolicy:
     """Replays ``plan`` step by step, and hands the rest of the run over to ``fallback`` as soon as the
     plan no longer fits: a step failed, a step verified before has no verified effect now, a target is
@@ -90,14 +72,12 @@ class ReplayPolicy:
                  secrets: SecretRegistry | None = None, identify: Identify | None = None,
                  others: Sequence[ReplayPlan] = ()) -> None:
         self.plan = plan
-        self.identify = identify
         self.others = list(others)
         self._resplit: str | None = None  # why the plan became another split of the goal, until a step says it
         self.secrets = secrets
         self.fallback = fallback
-        self.locate = locate
-        self.reaches = reaches
         self.shown = shown
+        self._targets = TargetFinder(plan, locate=locate, reaches=reaches, shown=shown, identify=identify)
         self.position = 0
         self.handed_over = False
         self.handover_reason: str | None = None
@@ -270,14 +250,14 @@ class ReplayPolicy:
             if self._find(observation, action.target, other.steps[self.position], self.position).target is not None:
                 self.others.remove(other)
                 self.others.append(self.plan)
-                self.plan = other
+                self.plan = self._targets.plan = other
                 self._suggestions = Suggestions(other, self.shown)
                 values = ", ".join(f"{{{slot}}} = {value!r}" for slot, value in sorted(other.slots.items()))
                 self._resplit = f"the goal read as {values}: the page shows {action.target.describe()}"
                 return other
         return None
 
-    def _look_behind_tabs(self, turn: Turn, step: Step, number: int, found: _Found) -> Action | None:
+    def _look_behind_tabs(self, turn: Turn, step: Step, number: int, found: Found) -> Action | None:
         """The target of step ``number`` is not on the page. When the goal names it, open the page's tabs
         one by one (those this replay has not opened, at most ``MAX_TABS_SEARCHED``) until it shows; when
         the step only looked around on the way to such a target (a tab or link the goal does not name),
@@ -339,117 +319,11 @@ class ReplayPolicy:
             self.steps.append(self._record(turn, self.plan.steps[number - 1], number, "missed", why))
         self.position = ahead
 
-    def _find(self, observation: Observation, target: Target, step: Step, index: int) -> _Found:
-        role, name = target.role or "", target.name or ""
+    def _find(self, observation: Observation, target: Target, step: Step, index: int) -> Found:
         if step.completes:
-            found, why = self._suggestions.find(observation, role, name)
-            return _Found(found, "hit" if found is not None else "missed", why)
-        if role == TEXT_ROLE:
-            count = self.shown(name) if self.shown is not None and name else 0
-            if count == 1:
-                return _Found(Target(role=role, name=name, selector=text_selector(name)), "hit")
-            if count > 1:
-                return _Found(None, "missed", f"{count} texts read {name!r}: which one is meant is not certain")
-            return self._missing(observation, target, index)
-        present = observation.find(role, name)
-        if not present and index in self.plan.goal_targets:  # the goal may write a name in another case
-            present = [element for element in observation.find(role, None) if key(element.name) == key(name)]
-        if step.element is not None and self.identify is not None and step.place_slot is None \
-                and not (name and len(present) == 1):  # a place the goal names ("the 3rd textbox") decides
-            found = self._by_signals(observation, target, step, present, renamed=not present and bool(name)
-                                     and index not in self.plan.goal_targets)
-            if found is not None:
-                return found
-        if len(present) == 1:
-            element = present[0]
-            if step.selector and element.ref and self.reaches is not None \
-                    and not self.reaches(step.selector, element.ref):
-                return _Found(_at(element, target), "healed",
-                              "found by role and name: the remembered selector no longer reaches it")
-            return _Found(_at(element, target), "hit")
-        if present:
-            return self._one_of(present, target, step)
-        return self._missing(observation, target, index)
-
-    def _by_signals(self, observation: Observation, target: Target, step: Step, present: list[Element], *,
-                    renamed: bool) -> _Found | None:
-        """Find the target by the signals it was recorded with (``core.elements``): among the elements with
-        its role and name when there are several, else among every element of its role (a field without a
-        name, or, with ``renamed``, one whose name changed while its other signals stayed). None when there
-        is nothing to compare, or a named target is simply absent (the caller says so)."""
-        assert step.element is not None and self.identify is not None
-        role, name = target.role or "", target.name or ""
-        if present:
-            candidates = present
-        elif not name or renamed:
-            candidates = observation.find(role, None)
-        else:
-            return None
-        candidates = [element for element in candidates if element.ref][:MAX_CANDIDATES]
-        if not candidates:
-            return None
-        what = describe_element(role, name, step.element)
-        choice = choose(step.element, name, [(element.name, self.identify(element.ref or ""))
-                                             for element in candidates], what=what)
-        if choice.index is None:
-            if (renamed and not choice.tie) or choice.alike:
-                return None  # absent (not renamed), or alike but for their place: the step's other evidence decides
-            return _Found(None, "missed", choice.reason)
-        element = candidates[choice.index]
-        assert choice.comparison is not None
-        if choice.comparison.disagreed or choice.comparison.moved or element.name != name:
-            return _Found(_at(element, target), "healed", choice.reason)
-        return _Found(_at(element, target), "hit")
-
-    def _one_of(self, present: list[Element], target: Target, step: Step) -> _Found:
-        """Of several elements with the target's role and name, the one the step's evidence points to:
-        its label (when each of them has a label of its own), else its stored selector, else its place
-        among them when there are as many as before."""
-        moved = step.target_index is None or step.target_count != len(present)
-        labels = [_label_key(element.label) for element in present]
-        if step.label and all(labels) and len(set(labels)) == len(labels):  # each field has a label of its own
-            labelled = [element for element in present if _label_key(element.label) == _label_key(step.label)]
-            if not labelled:  # another layout: the fields' places say nothing either
-                shown = ", ".join(repr(element.label) for element in present[:6])
-                return _Found(None, "missed", f"no {target.describe()} labelled {step.label!r} is on the page "
-                                              f"(the page's are labelled {shown})")
-            element = labelled[0]
-            if not moved and present.index(element) + 1 == step.target_index:
-                return _Found(_at(element, target), "hit")
-            return _Found(_at(element, target), "healed", f"found by its label {step.label!r}: the page put it elsewhere")
-        if step.selector and self.locate is not None and target.role is not None:
-            ref = self.locate(step.selector, target.role, target.name or "")
-            chosen = next((element for element in present if ref is not None and element.ref == ref), None)
-            if chosen is not None:
-                return _Found(_at(chosen, target), "hit")
-        if not moved and step.target_index is not None:
-            return _Found(_at(present[step.target_index - 1], target), "hit")
-        if step.target_count is not None:
-            return _Found(None, "missed", f"{len(present)} elements are {target.describe()} where the earlier run "
-                                          f"saw {step.target_count}: which one is meant is not certain")
-        return _Found(None, "missed",
-                      f"{len(present)} elements are {target.describe()} and the earlier run did not say which one")
-
-    def _missing(self, observation: Observation, target: Target, index: int) -> _Found:
-        """The target is not on the page: heal by role where its name varies from run to run, else say
-        whether its absence is evidence that the site changed (``stale``) or just a miss."""
-        history = self.plan.history.get(index)
-        role, name = target.role or "", target.name or ""
-        if history is not None and history.varies and role != TEXT_ROLE:
-            named = all(history.names)
-            candidates = [element for element in observation.find(role, None) if element.name or not named]
-            if len(candidates) == 1:
-                return _Found(_at(candidates[0], target), "healed", (
-                    f"{target.describe()} is not on the page; earlier runs found this {role} under "
-                    f"{len(history.names)} different names, and the page has one: {candidates[0].identity}"))
-        others = observation.find(None, name) if name and role != TEXT_ROLE else []
-        if others:
-            reason = f"the page has a {others[0].role} named {name!r}, not a {role}"
-        elif role == TEXT_ROLE:
-            reason = f"the page shows no text {name!r}"
-        else:
-            reason = f"{target.describe()} is not on the page"
-        return _Found(None, "stale" if _remembered(history, index, self.plan) else "missed", reason)
+            found, why = self._suggestions.find(observation, target.role or "", target.name or "")
+            return Found(found, "hit" if found is not None else "missed", why)
+        return self._targets.find(observation, target, step, index)
 
     def _miss(self, turn: Turn, step: Step, number: int, why: str) -> None:
         self.steps.append(self._record(turn, step, number, "missed", why))
@@ -482,25 +356,10 @@ def _tab_controls(observation: Observation) -> list[tuple[Element, bool]]:
     return controls
 
 
-def _remembered(history: TargetHistory | None, index: int, plan: ReplayPlan) -> bool:
-    """Whether a target's absence is evidence that the site changed: the goal does not name it, and
-    every earlier run of the task (two at least) found it under this same name."""
-    return history is not None and history.established and index not in plan.goal_targets
-
-
 def _looks_around(step: Step) -> bool:
     identity = parse_identity(step.target)
     return step.action in _PASSIVE or (
         step.action in ("click", "hover") and identity is not None and identity[0] in _LOOKING_ROLES)
-
-
-def _label_key(label: str) -> str:
-    """A label as fields are told apart by it: "Year:", "year" and "Year *" are one label."""
-    return key(label.strip().rstrip(":*"))
-
-
-def _at(element: Element, target: Target) -> Target:
-    return Target(ref=element.ref, role=element.role, name=element.name, selector=target.selector)
 
 
 def _nth(count: int) -> str:
