@@ -220,3 +220,18 @@ def test_a_goal_that_splits_two_ways_is_bound_as_the_page_shows_it(open_memory: 
     assert first.status == "healed" and first.reason == (
         "the goal read as {1} = 'Export to spreadsheet fails', {2} = 'farid': the page shows "
         'link "Export to spreadsheet fails"')
+
+
+def test_a_target_drawn_after_the_page_loaded_is_looked_for_again_once(open_memory: Any, page: Any) -> None:
+    mem = open_memory()
+    go = ScriptedPolicy(lambda turn: Action("click", Target(role="button", name="Go")))
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}late.html", "Press the button Go", go).success
+        fallback = ScriptedPolicy(lambda turn: Action("finish", success=False))
+        late = run(page, mem, f"{base}late.html?delay=300", "Press the button Go", fallback)
+        never = run(page, mem, f"{base}late.html?delay=5000", "Press the button Go", fallback)
+    assert late.success and late.replay_outcome == "replayed" and fallback.stats.decisions == 1, late.replay_reason
+    assert [outcome.action.kind for outcome in late.history] == ["wait", "click"]
+    assert [step.action for step in mem.runs.steps(late.run_id)] == ["click"]  # the look again is no step of the run
+    assert never.replay_outcome == "handed_over" and "is not on the page" in never.replay_reason
+    assert [outcome.action.kind for outcome in never.history] == ["wait"]  # looked again once, then handed over

@@ -128,7 +128,7 @@ def test_a_target_whose_name_changes_on_every_load_is_healed_by_its_role(open_me
         assert [(s.status, s.reason) for s in second.replay_steps] == [("missed", 'tab "Section 17" is not on the page')]
         untouched = ScriptedPolicy(expand)
         third = run(page, mem, f"{base}section.html?name=Section+9", goal, untouched)
-    assert third.success and third.replay_outcome == "replayed" and untouched.stats.decisions == 0
+    assert third.success and third.replay_outcome == "replayed" and untouched.stats.decisions == 0, third.replay_steps
     healed = third.replay_steps[0]
     assert healed.status == "healed" and 'the page has one: tab "Section 9"' in healed.reason
     assert "2 different names" in healed.reason

@@ -22,7 +22,7 @@ try:
 except ImportError:  # the agent needs Playwright; importing this module without it stays possible
     PlaywrightError = RuntimeError  # type: ignore[misc,assignment]
 from .policy import Policy, PolicyStats, StepOutcome, Turn
-from .replay import ReplayPolicy
+from .replay import LOOKING_AGAIN, ReplayPolicy
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -320,7 +320,7 @@ class _Session:
                                         error=execution.error, effect=execution.expected_effect, url=observation.url))
         self.last_error = execution.error
         run = self.run
-        if run is None:
+        if run is None or action.extra.get(LOOKING_AGAIN):
             return
         url = observation.url if observation.url.startswith(("http://", "https://")) else None
         after = execution.observation

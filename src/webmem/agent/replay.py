@@ -20,6 +20,8 @@ from .replay_targets import Found, Identify, Locate, Reaches, TargetFinder
 from .suggestions import Shown, Suggestions
 
 DEFAULT_WAIT_MS = 500
+#: Marks replay's wait for a target the page may still be drawing: it serves a step and is no step of the run.
+LOOKING_AGAIN = "looking_again"
 #: Steps a replay may skip on its way to a target the goal names that the page already shows: looking
 #: around (a tab, a link, a section of a tree or menu opened) and waiting, never a button or a field.
 _LOOKING_ROLES = frozenset({"link", "tab", "treeitem", "menuitem"})
@@ -275,6 +277,12 @@ class ReplayPolicy:
             self._tabs_opened.add(tab.identity)
             self._aside = (number, f"opening tab {tab.name!r}")
             return Action(kind="click", target=Target(ref=tab.ref, role=tab.role, name=tab.name), reason=REPLAYED)
+        identity = parse_identity(step.target)
+        elsewhere = bool(identity and identity[1] and turn.observation.find(None, identity[1]))  # another role
+        if found.status != "stale" and not elsewhere and self._suggestions.waited != number:  # still being drawn?
+            self._suggestions.waited = number
+            self._aside = (number, f"waiting for the page to show {step.target or 'its target'}")
+            return Action(kind="wait", wait_ms=DEFAULT_WAIT_MS, reason=REPLAYED, extra={LOOKING_AGAIN: True})
         reason = found.reason or "not on the page"
         opened = [control for control, _ in _tab_controls(turn.observation) if control.identity in self._tabs_opened]
         if self.position in self.plan.goal_targets and opened:

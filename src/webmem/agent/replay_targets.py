@@ -99,8 +99,8 @@ class TargetFinder:
         choice = choose(step.element, name, [(element.name, self.identify(element.ref or ""))
                                              for element in candidates], what=what)
         if choice.index is None:
-            if (renamed and not choice.tie) or choice.alike:
-                return None  # absent (not renamed), or alike but for their place: the step's other evidence decides
+            if renamed or choice.alike:
+                return None  # absent (no element clearly renamed), or alike but for their place: other evidence decides
             return Found(None, "missed", choice.reason)
         element = candidates[choice.index]
         assert choice.comparison is not None
