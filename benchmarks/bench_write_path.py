@@ -49,6 +49,14 @@ VERBS = "search buy track compare return review book cancel subscribe rate".spli
 THINGS = "smart watch running shoes coffee beans laptop stand desk lamp headphones backpack router".split()
 
 
+#: The identity signals the reference agent records with each step (a select in a table row), where the webmem
+#: measured has them: a baseline from before them records steps without, so the ratio is their whole cost.
+SIGNALS: dict[str, Any] = {"element": {
+    "row_header": "Status", "field_name": "status", "tag": "select", "heading": "Export fails", "text_before": "Status",
+    "options": ["unread", "chatting", "in-progress", "testing", "done-cbb", "resolved"], "position": 1, "of_kind": 4,
+}} if hasattr(webmem, "ElementSignals") else {}
+
+
 def goal(rng: random.Random, index: int) -> str:
     return f"{rng.choice(VERBS)} {rng.choice(THINGS)} {rng.choice(THINGS)} number {index}"
 
@@ -63,7 +71,7 @@ def one_run(mem: webmem.Memory, rng: random.Random, index: int, timings: dict[st
         began = time.perf_counter()
         run.record_step(action="click" if step % 3 else "fill", target=f'button "Step {step}"',
                         selector=f"#step-{step}", value=None if step % 3 else "smart watch",
-                        url=f"{url}page/{step}", verified=step % 2 == 0, duration_ms=250 + step)
+                        url=f"{url}page/{step}", verified=step % 2 == 0, duration_ms=250 + step, **SIGNALS)
         if timings is not None:
             timings["record_step"].append(time.perf_counter() - began)
     began = time.perf_counter()
