@@ -235,3 +235,14 @@ def test_a_target_drawn_after_the_page_loaded_is_looked_for_again_once(open_memo
     assert [step.action for step in mem.runs.steps(late.run_id)] == ["click"]  # the look again is no step of the run
     assert never.replay_outcome == "handed_over" and "is not on the page" in never.replay_reason
     assert [outcome.action.kind for outcome in never.history] == ["wait"]  # looked again once, then handed over
+
+
+def test_unnamed_fields_keep_their_selectors_apart_by_their_signals(tmp_path: Path) -> None:
+    with webmem.Memory.open(tmp_path / "mem") as mem:
+        run = mem.start_run(goal="Set the status and the priority", start_url="https://tracker.example.com/issue1")
+        for header, name in (("Status", "status"), ("Priority", "priority")):
+            run.record_step(action="select", target='combobox ""', selector=f'select[name="{name}"]', value="x",
+                            element={"row_header": header, "field_name": name, "tag": "select"})
+        entries = {entry.element: entry.stable_selector for entry in mem.selectors.list("tracker.example.com")}
+    assert entries == {'combobox "" (row "Status", name=status)': 'select[name="status"]',
+                       'combobox "" (row "Priority", name=priority)': 'select[name="priority"]'}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import Reference, context_reads, find_reference, memory_parts
 from .core.clock import utcnow
+from .core.elements import element_key
 from .core.episode_records import EnvironmentState
 from .core.errors import InvalidInput, MemoryDisabled, RunClosed, TrajectoryNotFound
 from .core.models import (
@@ -235,8 +236,8 @@ class Run:
         if not self._memory.enabled:
             return step
         mem = self._memory
-        counting = mem.selectors.step_selector(domain_of(step.url) if step.url else self.domain, step.target,
-                                               step.selector) if step.ok and step.target and step.selector else None
+        counting = mem.selectors.step_selector(domain_of(step.url) if step.url else self.domain, element_key(
+            step.target, step.element), step.selector) if step.ok and step.target and step.selector else None
         if self.episode is None:
             seq, success_count = mem.store.retrying(lambda: write_step(mem, self.id, step, counting))
         else:  # an episode step is also staged in memory: run that once, and let a conflict go up

@@ -156,6 +156,14 @@ def describe_element(role: str, name: str, signals: ElementSignals | None) -> st
     return f"{base} ({', '.join(parts[:3])})" if parts else base
 
 
+def element_key(target: str, signals: ElementSignals | None) -> str:
+    """The key an element's selectors are kept under: its identity (``button "Go"``), and for one with no
+    name the signals that tell it from the page's other unnamed fields (``combobox "" (row "Status")``)."""
+    if signals is None or not target.endswith(' ""'):
+        return target
+    return describe_element(target[:-3], "", signals)
+
+
 def css_locator(signals: ElementSignals) -> str | None:
     """A CSS selector for an element with no accessible name (a label or a placeholder would have given it
     one), from its stable attributes in the order Playwright's code generator prefers them: its ``name``
