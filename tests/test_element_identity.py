@@ -246,3 +246,26 @@ def test_unnamed_fields_keep_their_selectors_apart_by_their_signals(tmp_path: Pa
         entries = {entry.element: entry.stable_selector for entry in mem.selectors.list("tracker.example.com")}
     assert entries == {'combobox "" (row "Status", name=status)': 'select[name="status"]',
                        'combobox "" (row "Priority", name=priority)': 'select[name="priority"]'}
+
+
+def test_of_two_recordings_that_fit_the_one_whose_first_target_the_page_shows_is_followed(
+    open_memory: Any, page: Any
+) -> None:
+    mem = open_memory()
+    goal = "Press the button on this page"
+
+    def press(role: str, name: str) -> ScriptedPolicy:
+        return ScriptedPolicy(lambda turn: Action("click", Target(role=role, name=name)))
+
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}late.html?name=Go&as=link", goal, press("link", "Go")).success
+        first = mem.trajectories.list()[0].id
+        assert run(page, mem, f"{base}late.html?name=Start", goal, press("button", "Start")).success  # newer
+        fallback = ScriptedPolicy(lambda turn: Action("finish", success=False))
+        result = run(page, mem, f"{base}late.html?name=Go&as=link", goal, fallback)
+    assert result.success and result.replay_outcome == "replayed" and fallback.stats.decisions == 0, result.replay_reason
+    assert result.replay_trajectory_id == first
+    step = result.replay_steps[0]
+    assert step.status == "healed" and step.reason == (
+        f'followed {first}, another recording, whose target the page shows: link "Go"')
+    assert [outcome.action.kind for outcome in result.history] == ["click"]  # no look again: the other one fit

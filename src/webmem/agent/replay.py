@@ -75,7 +75,7 @@ class ReplayPolicy:
                  others: Sequence[ReplayPlan] = ()) -> None:
         self.plan = plan
         self.others = list(others)
-        self._resplit: str | None = None  # why the plan became another split of the goal, until a step says it
+        self._switched: str | None = None  # why the plan became another (a split, a recording), until a step says it
         self.secrets = secrets
         self.fallback = fallback
         self.shown = shown
@@ -213,14 +213,14 @@ class ReplayPolicy:
             if found.target is None and step.completes and self._suggestions.waited != number:
                 self._suggestions.waited, self._aside = number, (number, "waiting for the page to offer a completion")
                 return Action(kind="wait", wait_ms=DEFAULT_WAIT_MS, reason=REPLAYED)
-            if found.target is None and self._other_split(turn.observation) is not None:
+            if found.target is None and self._other_plan(turn.observation) is not None:
                 return self._next(turn)
             if found.target is None:
                 return self._look_behind_tabs(turn, step, number, found)
             action = action.with_target(found.target)
             status, reason = found.status, found.reason
-            if self._resplit is not None:
-                status, reason, self._resplit = "healed", self._resplit, None
+            if self._switched is not None:
+                status, reason, self._switched = "healed", self._switched, None
             if self._searched:
                 status, reason = "healed", (f"found behind tab {self._searched[-1]!r}, the {_nth(len(self._searched))} "
                                             f"tab opened looking for it")
@@ -234,29 +234,33 @@ class ReplayPolicy:
         self._pending = self._record(turn, step, number, status, reason)
         return action
 
-    def _other_split(self, observation: Observation) -> ReplayPlan | None:
-        """When the target the goal names at this step is not on the page, another split of the goal into
-        the template's values whose steps so far are these and whose target here the page shows: it
-        becomes the plan ("the issue {1} to {2}" read with the title that has "to" in it)."""
-        if self.position not in self.plan.goal_targets:
-            return None
+    def _other_plan(self, observation: Observation) -> ReplayPlan | None:
+        """When this step's target is not on the page, another plan whose steps so far are these and whose
+        target here the page shows: it becomes the plan. Another split of the goal into the template's
+        values ("the issue {1} to {2}" read with the title that has "to" in it) where the goal names the
+        target; another recording that went another way from the start (an issue with an assignee, one
+        without) at the first step."""
         done = [(step.action, step.target, step.value) for step in self.plan.steps[:self.position]]
         for other in self.others:
-            if len(other.steps) <= self.position or self.position not in other.goal_targets or [
-                (step.action, step.target, step.value) for step in other.steps[:self.position]
-            ] != done:
+            split = other.trajectory_id == self.plan.trajectory_id
+            if len(other.steps) <= self.position or (split and self.position not in self.plan.goal_targets) or (
+                not split and self.position > 0
+            ) or [(step.action, step.target, step.value) for step in other.steps[:self.position]] != done:
                 continue
             action = step_action(other.steps[self.position])
-            if action is None or action.target is None or not action.target.role:
+            finder = self._targets.for_plan(other)
+            if action is None or action.target is None or not action.target.role or finder.find(
+                    observation, action.target, other.steps[self.position], self.position).target is None:
                 continue
-            if self._find(observation, action.target, other.steps[self.position], self.position).target is not None:
-                self.others.remove(other)
-                self.others.append(self.plan)
-                self.plan = self._targets.plan = other
-                self._suggestions = Suggestions(other, self.shown)
-                values = ", ".join(f"{{{slot}}} = {value!r}" for slot, value in sorted(other.slots.items()))
-                self._resplit = f"the goal read as {values}: the page shows {action.target.describe()}"
-                return other
+            self.others.remove(other)
+            self.others.append(self.plan)
+            self.plan, self._targets = other, finder
+            self._suggestions = Suggestions(other, self.shown)
+            values = ", ".join(f"{{{slot}}} = {value!r}" for slot, value in sorted(other.slots.items()))
+            self._switched = f"the goal read as {values}: the page shows {action.target.describe()}" if split else \
+                f"followed {other.trajectory_id}, another recording, whose target the page shows: " \
+                f"{action.target.describe()}"
+            return other
         return None
 
     def _look_behind_tabs(self, turn: Turn, step: Step, number: int, found: Found) -> Action | None:

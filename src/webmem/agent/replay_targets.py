@@ -48,6 +48,10 @@ class TargetFinder:
         self.shown = shown
         self.identify = identify
 
+    def for_plan(self, plan: ReplayPlan) -> TargetFinder:
+        """A finder of ``plan``'s targets with what this one asks the page."""
+        return TargetFinder(plan, locate=self.locate, reaches=self.reaches, shown=self.shown, identify=self.identify)
+
     def find(self, observation: Observation, target: Target, step: Step, index: int) -> Found:
         """Where the target of step ``index`` is on the page, with the step's status so far and why."""
         role, name = target.role or "", target.name or ""

@@ -11,7 +11,8 @@ often. Every miss has a reason, in the ``replay_not_found`` event and in :class:
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -29,12 +30,14 @@ from .slots import bind
 from .splits import bindings
 
 if TYPE_CHECKING:
-    from ..core.models import Trajectory
+    from ..core.models import Step, Trajectory
     from ..store.scope import Scope
     from .held import OriginGoals, StoredGoal
 
 MAX_PEERS = 8  # earlier runs of a task shape consulted when a replay starts
 EXPLAINED = 5  # candidates explained by default
+MAX_OTHER_PATHS = 2  # older recordings that went another way, offered beside the plan
+MAX_OTHERS_TRIED = 20  # stored goals read looking for them
 
 
 @dataclass(frozen=True)
@@ -188,6 +191,7 @@ class ReplaySearch:
                       for split in (bindings(found.template, wanted)[1:] if found.template else [])
                       if isinstance(other := fit(found.trajectory, wanted, secrets=self._scope.secrets, split=split),
                                     ReplayPlan)]
+            others += self._other_paths(conn, plan, peers, fitting, pages, wanted, origin)
             return ReplayLookup(goal, origin, plan, None, tuple(weighed), tuple(others))
         if changed is not None:
             reason = f"the site changed at {changed.isoformat()} since its fitting runs were recorded"
@@ -199,6 +203,30 @@ class ReplaySearch:
                 f'; the closest, {closest[0].trajectory_id} ("{closest[0].goal}"): {closest[0].reason}'
                 if closest else "")
         return ReplayLookup(goal, origin, None, reason, tuple(weighed))
+
+    def _other_paths(self, conn: Connection, plan: ReplayPlan, peers: list[Trajectory], fitting: Iterator[StoredGoal],
+                     pages: dict[str, datetime], wanted: str, origin: str) -> list[ReplayPlan]:
+        """Up to :data:`MAX_OTHER_PATHS` older recordings that fit ``wanted`` as well but went another way
+        (the plan's peers, then the next stored goals tried, at most :data:`MAX_OTHERS_TRIED`): replay follows
+        one of them when the page shows its next target and not the plan's (an issue with an assignee, one
+        without)."""
+        found: list[ReplayPlan] = []
+        paths = {_path(plan.steps)}
+        later = (self._load(conn, stored.id) for stored in itertools.islice(fitting, MAX_OTHERS_TRIED))
+        for trajectory in itertools.chain(peers, later):
+            other = fit(trajectory, wanted, secrets=self._scope.secrets) if trajectory is not None else None
+            if not isinstance(other, ReplayPlan) or _path(other.steps) in paths \
+                    or (self._demoted and self._demoted(conn, [other.trajectory_id])) \
+                    or changed_after(other.trajectory, pages) is not None:
+                continue
+            gate = read_gate(conn, self._ns, origin, other.shape)
+            if gate.closed:
+                continue
+            paths.add(_path(other.steps))
+            found.append(replace(other, stop_step=gate.stop_step))
+            if len(found) >= MAX_OTHER_PATHS:
+                break
+        return found
 
     def _closest(self, conn: Connection, held: OriginGoals, wanted: str, cutoff: datetime,
                  limit: int) -> list[ReplayCandidate]:
@@ -228,6 +256,10 @@ class ReplaySearch:
                     and changed_after(trajectory, pages) is None:  # not what the site was before it changed
                 peers.append(trajectory)
         return peers
+
+
+def _path(steps: Sequence[Step]) -> tuple[tuple[str, str | None], ...]:
+    return tuple((step.action, step.target) for step in steps)
 
 
 def _in_order_of_trial(held: OriginGoals, goal: str, cutoff: datetime) -> Iterator[StoredGoal]:
