@@ -222,7 +222,7 @@ def test_a_goal_that_splits_two_ways_is_bound_as_the_page_shows_it(open_memory: 
         'link "Export to spreadsheet fails"')
 
 
-def test_a_target_drawn_after_the_page_loaded_is_looked_for_again_once(open_memory: Any, page: Any) -> None:
+def test_a_target_drawn_after_the_page_loaded_is_looked_for_again(open_memory: Any, page: Any) -> None:
     mem = open_memory()
     go = ScriptedPolicy(lambda turn: Action("click", Target(role="button", name="Go")))
     with serve_site(PAGES) as base:
@@ -234,7 +234,7 @@ def test_a_target_drawn_after_the_page_loaded_is_looked_for_again_once(open_memo
     assert [outcome.action.kind for outcome in late.history] == ["wait", "click"]
     assert [step.action for step in mem.runs.steps(late.run_id)] == ["click"]  # the look again is no step of the run
     assert never.replay_outcome == "handed_over" and "is not on the page" in never.replay_reason
-    assert [outcome.action.kind for outcome in never.history] == ["wait"]  # looked again once, then handed over
+    assert [outcome.action.kind for outcome in never.history] == ["wait", "wait"]  # looked twice, then handed over
 
 
 def test_unnamed_fields_keep_their_selectors_apart_by_their_signals(tmp_path: Path) -> None:
@@ -269,3 +269,17 @@ def test_of_two_recordings_that_fit_the_one_whose_first_target_the_page_shows_is
     assert step.status == "healed" and step.reason == (
         f'followed {first}, another recording, whose target the page shows: link "Go"')
     assert [outcome.action.kind for outcome in result.history] == ["click"]  # no look again: the other one fit
+
+
+def test_a_replay_whose_last_step_is_still_being_answered_looks_once_more_before_handing_over(
+    open_memory: Any, page: Any
+) -> None:
+    mem = open_memory()
+    go = ScriptedPolicy(lambda turn: Action("click", Target(role="button", name="Go")))
+    with serve_site(PAGES) as base:
+        assert run(page, mem, f"{base}late.html", "Press the button Go", go).success
+        fallback = ScriptedPolicy(lambda turn: Action("finish", success=False))
+        slow = run(page, mem, f"{base}late.html?answer=250", "Press the button Go", fallback)
+        never = run(page, mem, f"{base}late.html?answer=5000", "Press the button Go", fallback)
+    assert slow.success and slow.replay_outcome == "replayed", slow.replay_reason
+    assert never.replay_outcome == "handed_over" and never.replay_reason == "replayed all 1 steps, but the task is not over"

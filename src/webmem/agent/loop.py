@@ -22,6 +22,7 @@ try:
 except ImportError:  # the agent needs Playwright; importing this module without it stays possible
     PlaywrightError = RuntimeError  # type: ignore[misc,assignment]
 from .policy import Policy, PolicyStats, StepOutcome, Turn
+from .replay import DEFAULT_WAIT_MS as LOOK_AGAIN_MS
 from .replay import LOOKING_AGAIN, ReplayPolicy
 
 if TYPE_CHECKING:
@@ -197,6 +198,7 @@ class _Session:
         self.fresh_start = False  # whether the repeat counts were reset when the replay handed over
         self.system_prompt: str | None = None
         self.replay_miss: str | None = None  # why the memory offered no replay
+        self.looked_again = False  # whether a replay that finished looked once more for the task's end
 
     def drive(self) -> AgentResult:
         agent = self.agent
@@ -263,6 +265,11 @@ class _Session:
             replay = self.replay if self.replay is not None and self.replay.active else None  # it chose the action
             if action.kind == "finish" and replay is not None and self.agent.environment is not None \
                     and self._environment_outcome() is None:
+                if not self.looked_again:  # the last step's page may still be loading: look once more
+                    self.looked_again = True
+                    self.agent.page.wait_for_timeout(LOOK_AGAIN_MS)
+                    if self._environment_outcome() is not None:
+                        return action, True
                 replay.hand_over(f"replayed all {replay.position} steps, but the task is not over")
                 continue
             if action.kind == "finish" or action.kind in UNGUARDED_REPEATS:

@@ -4,6 +4,7 @@ saying for each step what became of it (hit, healed, stale, missed)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -22,6 +23,7 @@ from .suggestions import Shown, Suggestions
 DEFAULT_WAIT_MS = 500
 #: Marks replay's wait for a target the page may still be drawing: it serves a step and is no step of the run.
 LOOKING_AGAIN = "looking_again"
+LOOKS_AGAIN = 2  # times replay looks again for a target the page does not show, before handing over
 #: Steps a replay may skip on its way to a target the goal names that the page already shows: looking
 #: around (a tab, a link, a section of a tree or menu opened) and waiting, never a button or a field.
 _LOOKING_ROLES = frozenset({"link", "tab", "treeitem", "menuitem"})
@@ -91,6 +93,7 @@ class ReplayPolicy:
         self._searched: list[str] = []  # the tabs opened looking for the current step's target
         self._aside: tuple[int, str] | None = None  # an action taken for a step outside the plan, until judged
         self._suggestions = Suggestions(plan, shown)
+        self._looks: Counter[int] = Counter()  # how often replay looked again for each step's target
 
     @property
     def stats(self) -> PolicyStats:
@@ -115,6 +118,7 @@ class ReplayPolicy:
         self._searched = []
         self._aside = None
         self._suggestions = Suggestions(self.plan, self.shown)
+        self._looks = Counter()
 
     @property
     def finished_steps(self) -> bool:
@@ -238,14 +242,14 @@ class ReplayPolicy:
         """When this step's target is not on the page, another plan whose steps so far are these and whose
         target here the page shows: it becomes the plan. Another split of the goal into the template's
         values ("the issue {1} to {2}" read with the title that has "to" in it) where the goal names the
-        target; another recording that went another way from the start (an issue with an assignee, one
-        without) at the first step."""
+        target; another recording that went another way from here (a filter row with a select where the
+        plan's had a text box)."""
         done = [(step.action, step.target, step.value) for step in self.plan.steps[:self.position]]
         for other in self.others:
             split = other.trajectory_id == self.plan.trajectory_id
-            if len(other.steps) <= self.position or (split and self.position not in self.plan.goal_targets) or (
-                not split and self.position > 0
-            ) or [(step.action, step.target, step.value) for step in other.steps[:self.position]] != done:
+            if len(other.steps) <= self.position or (split and self.position not in self.plan.goal_targets) or [
+                (step.action, step.target, step.value) for step in other.steps[:self.position]
+            ] != done:
                 continue
             action = step_action(other.steps[self.position])
             finder = self._targets.for_plan(other)
@@ -283,8 +287,8 @@ class ReplayPolicy:
             return Action(kind="click", target=Target(ref=tab.ref, role=tab.role, name=tab.name), reason=REPLAYED)
         identity = parse_identity(step.target)
         elsewhere = bool(identity and identity[1] and turn.observation.find(None, identity[1]))  # another role
-        if found.status != "stale" and not elsewhere and self._suggestions.waited != number:  # still being drawn?
-            self._suggestions.waited = number
+        if found.status != "stale" and not elsewhere and self._looks[number] < LOOKS_AGAIN:  # still being drawn?
+            self._looks[number] += 1
             self._aside = (number, f"waiting for the page to show {step.target or 'its target'}")
             return Action(kind="wait", wait_ms=DEFAULT_WAIT_MS, reason=REPLAYED, extra={LOOKING_AGAIN: True})
         reason = found.reason or "not on the page"
