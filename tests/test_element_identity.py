@@ -283,3 +283,27 @@ def test_a_replay_whose_last_step_is_still_being_answered_looks_once_more_before
         never = run(page, mem, f"{base}late.html?answer=5000", "Press the button Go", fallback)
     assert slow.success and slow.replay_outcome == "replayed", slow.replay_reason
     assert never.replay_outcome == "handed_over" and never.replay_reason == "replayed all 1 steps, but the task is not over"
+
+
+def test_signals_travel_with_an_export_and_a_bad_one_is_refused_by_name(tmp_path: Path) -> None:
+    import json
+
+    from webmem.interop.transfer import collect, import_path, render
+
+    signals = {"row_header": "Status", "field_name": "status", "tag": "select", "options": ["unread", "testing"]}
+    with webmem.Memory.open(tmp_path / "one") as mem:
+        run = mem.start_run(goal="Set the status of this issue to testing", start_url="https://tracker.example.com/i/1")
+        run.record_step(action="select", target='combobox ""', value="testing", element=signals)
+        run.finish(success=True)
+        text = render(mem, collect(mem, ["runs", "trajectories"]), "json")
+    (tmp_path / "export.json").write_text(text, encoding="utf-8")
+    body = json.loads(text)
+    body["runs"][0]["steps"][0]["element"]["options"] = "unread"  # not a list
+    (tmp_path / "bad.json").write_text(json.dumps(body), encoding="utf-8")
+    with webmem.Memory.open(tmp_path / "two") as mem:
+        assert import_path(mem, tmp_path / "export.json").problems == []
+        [step] = mem.runs.steps(mem.runs.list()[0].run_id)
+        [trajectory] = mem.trajectories.list()
+        bad = import_path(mem, tmp_path / "bad.json", dry_run=True)
+    assert step.element == trajectory.steps[0].element == ElementSignals(**signals)
+    assert bad.problems and "options" in " ".join(str(problem) for problem in bad.problems)
