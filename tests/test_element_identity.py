@@ -307,3 +307,15 @@ def test_signals_travel_with_an_export_and_a_bad_one_is_refused_by_name(tmp_path
         bad = import_path(mem, tmp_path / "bad.json", dry_run=True)
     assert step.element == trajectory.steps[0].element == ElementSignals(**signals)
     assert bad.problems and "options" in " ".join(str(problem) for problem in bad.problems)
+
+
+def test_a_step_moved_to_the_place_the_goal_names_leaves_the_recorded_element_s_signals_behind() -> None:
+    from webmem import Step
+    from webmem.trajectories.places import placed
+
+    recorded = Step(action="click", target='textbox ""', selector="#tt2", place_slot=1, target_index=2,
+                    target_count=3, element=ElementSignals(dom_id="tt2", position=2, of_kind=3))
+    [moved] = placed([recorded], [recorded], {1: "1st"})
+    [kept] = placed([recorded], [recorded], {1: "2nd"})
+    assert (moved.target_index, moved.selector, moved.element) == (1, None, None)  # they found the 2nd box
+    assert (kept.target_index, kept.selector, kept.element) == (2, "#tt2", recorded.element)

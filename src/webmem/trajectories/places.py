@@ -83,7 +83,7 @@ def _role(step: Step) -> str | None:
 def placed(slotted: Sequence[Step], steps: Sequence[Step], values: dict[int, str]) -> list[Step] | str:
     """``steps`` (the slotted steps filled) with each place the new goal names, or why one names no place
     among the elements the step chose from. A step moved to another place loses the recorded
-    element's selector: it found the element that place held then."""
+    element's selector and identity signals: they found the element that place held then."""
     result = list(steps)
     for index, source in enumerate(slotted):
         if source.place_slot is None:
@@ -95,5 +95,6 @@ def placed(slotted: Sequence[Step], steps: Sequence[Step], values: dict[int, str
                     f"{source.target or 'elements'} it chose from")
         moved = place != source.target_index
         result[index] = result[index].model_copy(update={
-            "target_index": place, "place_slot": None, "selector": None if moved else result[index].selector})
+            "target_index": place, "place_slot": None, "selector": None if moved else result[index].selector,
+            "element": None if moved else result[index].element})
     return result
