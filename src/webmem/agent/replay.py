@@ -33,8 +33,8 @@ _PASSIVE = frozenset({"wait", "scroll"})
 SEARCHED_ROLE = "tab"
 MAX_TABS_SEARCHED = 10
 
-__all__ = ["DEFAULT_WAIT_MS", "MAX_TABS_SEARCHED", "Identify", "Locate", "Reaches", "ReplayPolicy", "Shown", "parse_identity",
-           "step_action"]
+__all__ = ["DEFAULT_WAIT_MS", "LOOKING_AGAIN", "MAX_TABS_SEARCHED", "Identify", "Locate", "Reaches", "ReplayPolicy",
+           "Shown", "parse_identity", "step_action"]
 
 
 def step_action(step: Step) -> Action | None:
