@@ -11,7 +11,9 @@ filter by genres that no recording filtered by).
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+
+from realapp_instances import TaskInstance, cycle
+from realapp_instances import reused_values as shared_reused_values
 
 from .server import Book
 
@@ -58,18 +60,11 @@ TASKS = tuple(GOALS)
 _CATALOG_TASKS = ("search_open", "edit_year", "delete")  # tasks on a book the catalog has
 
 
-@dataclass(frozen=True)
-class Instance:
-    """One task instance: ``phase`` "record" (the demonstrator's runs) or "test" (new instances)."""
+class Instance(TaskInstance):
+    """One task instance in the Django admin: ``phase`` "record" (the demonstrator's runs) or "test" (new
+    instances)."""
 
-    task: str
-    phase: str
-    number: int
-    values: dict[str, str] = field(hash=False)
-
-    @property
-    def goal(self) -> str:
-        return GOALS[self.task].format(**self.values)
+    goals = GOALS
 
 
 def build_catalog(seed: int) -> list[Book]:
@@ -102,16 +97,6 @@ def _split_titles(titles: tuple[str, ...], owners: tuple[str, ...], chooser: ran
     return recorded, rest
 
 
-def _cycle(pool: list, count: int, chooser: random.Random) -> list:
-    """``count`` items of ``pool`` in a random order, each used once before any repeats."""
-    drawn: list = []
-    while len(drawn) < count:
-        batch = list(pool)
-        chooser.shuffle(batch)
-        drawn += batch
-    return drawn[:count]
-
-
 def _term(title: str, chooser: random.Random, avoid: set[str]) -> str:
     """A word of the title to search for, lowercase: no connector, four letters at least, not in ``avoid``
     (the terms recordings searched for) unless the title has no other."""
@@ -122,7 +107,7 @@ def _term(title: str, chooser: random.Random, avoid: set[str]) -> str:
 
 def _years(chooser: random.Random, avoid: set[int], count: int) -> list[int]:
     """``count`` years not in ``avoid``, each used once while there are enough."""
-    return _cycle([year for year in YEARS if year not in avoid], count, chooser)
+    return cycle([year for year in YEARS if year not in avoid], count, chooser)
 
 
 def build_instances(seed: int, catalog: list[Book], tests: int) -> dict[str, list[Instance]]:
@@ -141,7 +126,7 @@ def build_instances(seed: int, catalog: list[Book], tests: int) -> dict[str, lis
     rows: dict[tuple[str, str], list[dict[str, str]]] = {}
     for task in _CATALOG_TASKS:
         for phase, titles in (("record", recorded_titles[task]),
-                              ("test", _cycle(test_titles, tests, stream(task, "titles")))):
+                              ("test", cycle(test_titles, tests, stream(task, "titles")))):
             chooser = stream(task, phase, "values")
             used: set[int] = set()
             rows[task, phase] = []
@@ -161,10 +146,10 @@ def build_instances(seed: int, catalog: list[Book], tests: int) -> dict[str, lis
     authors = list(NEW_AUTHORS)
     stream("authors").shuffle(authors)
     add_authors = {"record": authors[:RECORDINGS],
-                   "test": _cycle(authors[RECORDINGS:], tests, stream("add", "authors"))}
+                   "test": cycle(authors[RECORDINGS:], tests, stream("add", "authors"))}
     add_years = {"record": sorted(recorded_years)[:RECORDINGS],
                  "test": _years(stream("add", "years"), recorded_years, tests)}
-    add_titles_by_phase = {"record": add_recorded["add"], "test": _cycle(add_titles, tests, stream("add", "titles"))}
+    add_titles_by_phase = {"record": add_recorded["add"], "test": cycle(add_titles, tests, stream("add", "titles"))}
     for phase in ("record", "test"):
         chooser = stream("add", phase, "genres")
         rows["add", phase] = [{"title": title, "author": author, "year": str(year), "genre": chooser.choice(GENRES)}
@@ -174,7 +159,7 @@ def build_instances(seed: int, catalog: list[Book], tests: int) -> dict[str, lis
     stream("genres").shuffle(genres)
     rows["filter_genre", "record"] = [{"genre": genre} for genre in genres[:RECORDINGS]]
     rows["filter_genre", "test"] = [{"genre": genre} for genre in
-                                    _cycle(genres[RECORDINGS:], tests, stream("filter_genre", "genres"))]
+                                    cycle(genres[RECORDINGS:], tests, stream("filter_genre", "genres"))]
     return {task: [Instance(task, phase, number, values) for phase in ("record", "test")
                    for number, values in enumerate(rows[task, phase], 1)] for task in TASKS}
 
@@ -182,15 +167,4 @@ def build_instances(seed: int, catalog: list[Book], tests: int) -> dict[str, lis
 def reused_values(instances: list[Instance]) -> dict[str, set[str]]:
     """The values (by name) that a new instance shares with a recorded one of the same task; the genre of
     an added book may repeat (there are only eight), any other repeat is reported."""
-    recorded: dict[str, set[str]] = {}
-    for item in instances:
-        if item.phase == "record":
-            for name, value in item.values.items():
-                recorded.setdefault(name, set()).add(value)
-    reused: dict[str, set[str]] = {}
-    for item in instances:
-        if item.phase == "test":
-            for name, value in item.values.items():
-                if value in recorded.get(name, ()) and not (item.task == "add" and name == "genre"):
-                    reused.setdefault(name, set()).add(value)
-    return reused
+    return shared_reused_values(instances, repeatable=("add", "genre"))

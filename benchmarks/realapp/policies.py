@@ -9,6 +9,7 @@ as a failure at once, so every success it is part of is the replay's.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 from webmem.agent import Action, Observation, PolicyStats, Target, Turn
 
@@ -90,10 +91,11 @@ PLANS: dict[str, tuple[Step, ...]] = {
 
 
 class Demonstrator:
-    """Does the instance set with :meth:`begin`, one planned action per turn; it gives up (a failed run)
-    when an action failed or an element it needs is not on the page."""
+    """Does the instance set with :meth:`begin`, one action of its task's plan in ``plans`` per turn; it gives
+    up (a failed run) when an action failed or an element it needs is not on the page."""
 
     name = "demonstrator"
+    plans: ClassVar[dict[str, tuple[Step, ...]]] = PLANS
 
     def __init__(self) -> None:
         self.stats = PolicyStats()
@@ -111,11 +113,14 @@ class Demonstrator:
         assert self.instance is not None
         if turn.history and not turn.history[-1].ok:
             return Action("finish", success=False, reason=f"the last action failed: {turn.history[-1].error}")
-        plan = PLANS[self.instance.task]
+        return self.follow(turn, self.plans[self.instance.task], self.instance.values)
+
+    def follow(self, turn: Turn, plan: tuple[Step, ...], values: dict[str, str]) -> Action:
+        """The plan's next action (one per action taken so far), or the end of the run."""
         done = len(turn.history)
         if done >= len(plan):
             return Action("finish", success=True, reason="every planned action done")
         try:
-            return plan[done](turn.observation, self.instance.values)
+            return plan[done](turn.observation, values)
         except NotOnPage as exc:
             return Action("finish", success=False, reason=str(exc))

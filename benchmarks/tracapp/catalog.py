@@ -18,8 +18,9 @@ unnamed filter fields these tasks are about would never be reached.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 
+from realapp_instances import TaskInstance, cycle
+from realapp_instances import reused_values as shared_reused_values
 from trac_app import Ticket
 
 PRIORITIES = ("blocker", "critical", "major", "minor", "trivial")
@@ -69,18 +70,10 @@ TICKET_TASKS = ("set_priority", "resolve", "reassign", "comment")  # tasks on on
 OPEN_TASKS = frozenset({"resolve", "reassign"})  # tasks only an open ticket offers
 
 
-@dataclass(frozen=True)
-class Instance:
-    """One task instance: ``phase`` "record" (the demonstrator's runs) or "test" (new instances)."""
+class Instance(TaskInstance):
+    """One task instance in Trac: ``phase`` "record" (the demonstrator's runs) or "test" (new instances)."""
 
-    task: str
-    phase: str
-    number: int
-    values: dict[str, str] = field(hash=False)
-
-    @property
-    def goal(self) -> str:
-        return GOALS[self.task].format(**self.values)
+    goals = GOALS
 
 
 def _stream(seed: int, *names: str) -> random.Random:
@@ -118,23 +111,13 @@ def _halves(pool: tuple[str, ...], recorded: int, chooser: random.Random) -> tup
     return values[:recorded], values[recorded:]
 
 
-def _cycle(pool: list, count: int, chooser: random.Random) -> list:
-    """``count`` items of ``pool`` in a random order, each used once before any repeats."""
-    drawn: list = []
-    while len(drawn) < count:
-        batch = list(pool)
-        chooser.shuffle(batch)
-        drawn += batch
-    return drawn[:count]
-
-
 def build_catalog(seed: int) -> list[Ticket]:
     """The tickets (ids 1, 2, ... in the order of ``SUMMARIES``): owners and priorities dealt round, types,
     components and open statuses drawn, the closed ones resolved."""
     chooser = _stream(seed, "catalog")
     _, _, closed = _split(seed)
-    owners = _cycle(list(OWNERS), len(SUMMARIES), chooser)
-    priorities = _cycle(list(PRIORITIES), len(SUMMARIES), chooser)
+    owners = cycle(list(OWNERS), len(SUMMARIES), chooser)
+    priorities = cycle(list(PRIORITIES), len(SUMMARIES), chooser)
     tickets = []
     for summary, owner, priority in zip(SUMMARIES, owners, priorities):
         status, resolution = ("closed", chooser.choice(RESOLUTIONS)) if summary in closed else (
@@ -167,7 +150,7 @@ def build_instances(seed: int, catalog: list[Ticket], tests: int) -> dict[str, l
     rows: dict[tuple[str, str], list[dict[str, str]]] = {}
     for task in TICKET_TASKS:
         pools = {"record": recorded_titles[task],
-                 "test": _cycle(open_test_titles if task in OPEN_TASKS else test_titles, tests, stream(task, "titles"))}
+                 "test": cycle(open_test_titles if task in OPEN_TASKS else test_titles, tests, stream(task, "titles"))}
         for phase, titles in pools.items():
             chooser = stream(task, phase, "values")
             rows[task, phase] = []
@@ -192,13 +175,13 @@ def build_instances(seed: int, catalog: list[Ticket], tests: int) -> dict[str, l
         priorities = values["priority"][side[phase]]
         types = recorded_types[:2] if phase == "record" else list(TYPES)
         rows["filter_priority", phase] = [
-            {"priority": priority} for priority in _cycle(priorities, count, stream("filter_priority", phase))]
+            {"priority": priority} for priority in cycle(priorities, count, stream("filter_priority", phase))]
         rows["filter_type_priority", phase] = [
             {"type": kind, "priority": priority}
-            for kind, priority in zip(_cycle(types, count, stream("filter_type_priority", phase, "types")),
-                                      _cycle(priorities, count, stream("filter_type_priority", phase, "priorities")))]
+            for kind, priority in zip(cycle(types, count, stream("filter_type_priority", phase, "types")),
+                                      cycle(priorities, count, stream("filter_type_priority", phase, "priorities")))]
         rows["filter_owner", phase] = [
-            {"user": owner} for owner in _cycle(values["owner"][side[phase]], count, stream("filter_owner", phase))]
+            {"user": owner} for owner in cycle(values["owner"][side[phase]], count, stream("filter_owner", phase))]
     return {task: [Instance(task, phase, number, values) for phase in ("record", "test")
                    for number, values in enumerate(rows[task, phase], 1)] for task in TASKS}
 
@@ -206,15 +189,4 @@ def build_instances(seed: int, catalog: list[Ticket], tests: int) -> dict[str, l
 def reused_values(instances: list[Instance]) -> dict[str, set[str]]:
     """The values (by name) that a new instance shares with a recorded one of the same task; the type of the
     two-filter task may repeat (Trac has three), any other repeat is reported."""
-    recorded: dict[str, set[str]] = {}
-    for item in instances:
-        if item.phase == "record":
-            for name, value in item.values.items():
-                recorded.setdefault(name, set()).add(value)
-    reused: dict[str, set[str]] = {}
-    for item in instances:
-        if item.phase == "test":
-            for name, value in item.values.items():
-                if value in recorded.get(name, ()) and not (item.task == "filter_type_priority" and name == "type"):
-                    reused.setdefault(name, set()).add(value)
-    return reused
+    return shared_reused_values(instances, repeatable=("filter_type_priority", "type"))

@@ -15,9 +15,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from realapp.policies import Demonstrator as AdminDemonstrator
 from realapp.policies import NotOnPage, NullPolicy, element
 
-from webmem.agent import Action, Observation, PolicyStats, Target, Turn
+from webmem.agent import Action, Observation, Target, Turn
 from webmem.episodes.aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
 
 from .catalog import Instance
@@ -163,44 +164,36 @@ def _waits_in_a_row(turn: Turn) -> int:
     return count
 
 
-class Demonstrator:
-    """Does the instance set with :meth:`begin`, one planned action per turn; it gives up (a failed run)
-    when an action failed or an element it needs is not on the page. It waits, ``MAX_WAITS`` times at
-    most in a row, for an element missing (Trac's scripts make some, such as the "Modify Ticket" link that
-    unfolds the form, once the page has loaded) and, before it claims success, for the page to leave the
-    URL where it took the last planned action (each plan ends by submitting a form)."""
+class Demonstrator(AdminDemonstrator):
+    """The Django benchmark's demonstrator on Trac's plans: it does the instance set with :meth:`begin`, one
+    planned action per turn, and gives up (a failed run) when an action failed or an element it needs is
+    not on the page. It waits, ``MAX_WAITS`` times at most in a row, for an element missing (Trac's scripts
+    make some, such as the "Modify Ticket" link that unfolds the form, once the page has loaded) and, before
+    it claims success, for the page to leave the URL where it took the last planned action (each plan ends
+    by submitting a form)."""
 
     MAX_WAITS = 3
     WAIT_MS = 300
 
-    name = "demonstrator"
+    plans = PLANS
 
     def __init__(self) -> None:
-        self.stats = PolicyStats()
-        self.instance: Instance | None = None
+        super().__init__()
         self.submitted_at: str | None = None
 
     def begin(self, instance: Instance) -> None:
-        self.instance = instance
+        super().begin(instance)
         self.submitted_at = None
 
-    def start(self, goal: str) -> None:
-        if self.instance is None or goal != self.instance.goal:
-            raise ValueError(f"the demonstrator was not told about the goal {goal!r}")
-
-    def decide(self, turn: Turn) -> Action:
-        self.stats.decisions += 1
-        assert self.instance is not None
-        if turn.history and not turn.history[-1].ok:
-            return Action("finish", success=False, reason=f"the last action failed: {turn.history[-1].error}")
-        plan = PLANS[self.instance.task]
+    def follow(self, turn: Turn, plan: tuple[Step, ...], values: dict[str, str]) -> Action:
+        """The plan's next action (one per action taken so far, waits aside), a wait, or the end of the run."""
         done = sum(outcome.action.kind != "wait" for outcome in turn.history)
         if done >= len(plan):
             if turn.observation.url == self.submitted_at and _waits_in_a_row(turn) < self.MAX_WAITS:
                 return Action("wait", wait_ms=self.WAIT_MS, reason="waiting for the form's answer")
             return Action("finish", success=True, reason="every planned action done")
         try:
-            action = plan[done](turn.observation, self.instance.values)
+            action = plan[done](turn.observation, values)
         except NotOnPage as exc:
             if _waits_in_a_row(turn) < self.MAX_WAITS:
                 return Action("wait", wait_ms=self.WAIT_MS, reason=f"waiting: {exc}")
