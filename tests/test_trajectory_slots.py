@@ -311,3 +311,16 @@ def test_a_negative_number_is_one_value_with_its_sign() -> None:
     template, slotted = parameterise("Select -10 with the spinner and hit Submit.", steps)
     assert template == "Select {1} with the spinner and hit {2}." and slotted[0].value == "{1}"
     assert bind(template, "Select 6 with the spinner and hit Submit.") == {1: "6", 2: "Submit"}
+
+
+def test_a_goal_binds_a_template_as_before_and_splits_where_a_joining_word_recurs() -> None:
+    from webmem.trajectories.slots import bind
+    from webmem.trajectories.splits import bindings
+
+    template = "Select {1}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12} and click {2}."
+    goal = "Select 54BYYc, 66UO4K, ZvFqzN, s0Tbs, yPxjz, gu4Op, 5dpY, soJpkj and click Submit."  # 8 of 11 values
+    assert bind(template, goal) is None and bindings(template, goal) == []  # (refused at once: an atomic group)
+    assert bind("Pay {1} to {2}", "Pay $ 5 to (Ann)") == {1: "$ 5", 2: "(Ann)"}  # a value's first letter may come late
+    assert bind("Pay {1} to {2}", "Pay $ to Ann") is None  # a value has a letter or a digit
+    assert bindings("Assign the issue {1} to {2}", "Assign the issue Export to spreadsheet fails to farid") == [
+        {1: "Export", 2: "spreadsheet fails to farid"}, {1: "Export to spreadsheet fails", 2: "farid"}]

@@ -47,9 +47,9 @@ _BRACES = re.compile(r"[{}]")
 _COMPOUND = re.compile(rf"(?<![\w:/.,-])(?:{TIME_12H}|{SPACED_DATE}|{SLASHED_DATE}|{GROUPED_NUMBER})(?![\w:/-]|[.,]\d)")
 #: What an unquoted slot binds: one token, or else a time with its meridiem or a date written with spaces.
 _UNQUOTED_SLOT = rf"[^\s\"“”]+?|{TIME_12H}|{SPACED_DATE}"
-#: What an unquoted slot between fixed text binds: words (a letter or digit at least; no quotes, no line
-#: breaks), as few as fit.
-_SPAN_SLOT = r"(?=\S)[^\"“”\n]{0,200}?[^\W_][^\"“”\n]{0,200}?(?<=\S)"
+#: What an unquoted slot between fixed text binds: words (a letter or digit at least; no quotes, no line breaks), as
+#: few as fit. Up to its first letter it is atomic: a goal that nearly fits many slots is refused at once.
+_SPAN_SLOT = r"(?=\S)(?>[^\"“”\n]{0,200}?[^\W_])[^\"“”\n]{0,200}?(?<=\S)"
 _TYPED = frozenset({"fill", "type", "select"})
 _CLOSING = ".!? "  # how a goal may end or not: "Delete the book X." and "delete the book X" are one goal
 _LIST = re.compile(r"[,;]\s|>")  # "a, b", "a>b": several values where the recorded run had one
