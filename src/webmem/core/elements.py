@@ -61,9 +61,8 @@ def signal_key(text: str) -> str:
 class Comparison:
     """How a candidate's identity compares with a recorded one: a score from -1 to 1 (the agreeing weight
     less the disagreeing, over the weight of the recorded identity's own signals and of the context signals
-    that agreed), the signals that agreed (with their text),
-    those that disagreed (with the recorded and the found text), and whether the candidate stands at
-    another place among the fields of its kind (``moved``)."""
+    that agreed), the signals that agreed (with their text), those that disagreed (with the recorded and the
+    found text), and whether the candidate stands at another place among the fields of its kind (``moved``)."""
 
     score: float
     agreed: tuple[tuple[str, str], ...]
