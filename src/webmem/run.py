@@ -230,7 +230,7 @@ class Run:
             selector=selector, value=value, ok=ok, verified=verified, error=error,
             expected_effect=expected_effect, snapshot_hash=snapshot_hash, duration_ms=duration_ms,
             target_index=target_index, target_count=target_count, label=label,
-            element=validated(ElementSignals, **element) if isinstance(element, Mapping) else element,
+            element=dict(element) if isinstance(element, Mapping) else element,
         )
         step = redacted_step(raw, self._memory.secrets, goal=self.goal, secret=secret)
         if not self._memory.enabled:

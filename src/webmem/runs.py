@@ -6,9 +6,21 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
-from sqlalchemy import JSON, Connection, Integer, Text, and_, bindparam, case, func, select, update
+from sqlalchemy import (
+    JSON,
+    Connection,
+    Integer,
+    Text,
+    and_,
+    bindparam,
+    case,
+    func,
+    select,
+    update,
+)
 
 from .core.clock import new_id, utcnow
+from .core.elements import compact_signals, stored_signals
 from .core.env import env_number
 from .core.errors import InvalidInput, RunClosed, RunNotFound
 from .core.models import (
@@ -20,7 +32,6 @@ from .core.models import (
     positive_int,
     validated,
 )
-from .core.elements import stored_signals
 from .core.records import stored_mapping
 from .core.urls import check_domain, check_url, domain_of
 from .store.engine import retried
@@ -39,6 +50,7 @@ ABANDONED = "abandoned"
 _MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
 _STEP_COLUMNS = [column for column in run_steps.c if column.name not in ("namespace", "run_id", "seq", "recorded_at")]
 _STEP_NAMES = [column.name for column in _STEP_COLUMNS]
+_SIGNALS = frozenset({"element"})  # dumped apart, compact
 _RUN_KEY = (runs.c.namespace == bindparam("ns"), runs.c.run_id == bindparam("run_id"))
 _STEP_KEY = (run_steps.c.namespace == bindparam("ns"), run_steps.c.run_id == bindparam("run_id"))
 ADVANCE_RUN = update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
@@ -161,7 +173,7 @@ class RunRegistry:
         redacts registered secrets in every text)."""
         value = self._scope.secrets.redact_typed_value(step.value, target=step.target, selector=step.selector,
                                                        secret=False)
-        return {**step.model_dump(), "value": value}
+        return {**step.model_dump(exclude=_SIGNALS), "element": compact_signals(step.element), "value": value}
 
     def get(self, run_id: str) -> RunManifest:
         """The manifest of ``run_id``; ``RunNotFound`` when the namespace has no such run."""
@@ -282,8 +294,9 @@ class RunRegistry:
     def step_params(self, run_id: str, step: Step) -> dict[str, Any]:
         """The parameters of :data:`ADVANCE_RUN` and :func:`appending_step` for ``step``, recorded now."""
         now = utcnow()
-        return {**step.model_dump(), "ns": self._ns, "run_id": run_id, "namespace": self._ns, "recorded_at": now,
-                "now": now}
+        return {**step.model_dump(exclude=_SIGNALS), "element": compact_signals(step.element), "ns": self._ns,
+                "run_id": run_id,
+                "namespace": self._ns, "recorded_at": now, "now": now}
 
     def add_step(self, run_id: str, step: Step) -> int:
         """Append a step to a running run; returns its 1-based position."""

@@ -94,7 +94,7 @@ def redacted_step(raw: Step, secrets: SecretRegistry, *, goal: str, secret: bool
     redacted = {name: secrets.redact(getattr(raw, name))
                 for name in ("url", "target", "selector", "error", "expected_effect", "label")}
     redacted["value"] = value
-    if raw.element is not None:
+    if raw.element is not None and len(secrets):
         redacted["element"] = redacted_signals(raw.element, secrets.redact)
     changed = {name: text for name, text in redacted.items() if text != getattr(raw, name)}
     return raw.model_copy(update=changed) if changed else raw

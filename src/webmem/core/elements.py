@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .models import ElementSignals
 from .records import stored_mapping
@@ -50,6 +51,8 @@ OPTIONS_UNLIKE = 0.3
 _DIGITS = re.compile(r"\d+")
 _CSS_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 _EDGE_PUNCTUATION = " \t\n:*.?!()[]"
+_UNSET = {name: field.default for name, field in ElementSignals.model_fields.items()}
+_EMPTY = ("", None, [], ())
 
 
 def signal_key(text: str) -> str:
@@ -183,6 +186,23 @@ def css_locator(signals: ElementSignals) -> str | None:
 
 def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def compact_signals(signals: ElementSignals | None) -> dict[str, object] | None:
+    """The signals as stored with a step: only those the element has."""
+    if signals is None:
+        return None
+    return {name: list(value) if name == "options" else value for name, value in signals.__dict__.items()
+            if value != _UNSET[name]}
+
+
+def compact_steps(trajectory: dict[str, Any]) -> dict[str, Any]:
+    """A trajectory dumped as JSON with each step's signals compact (only those its element has)."""
+    for name in ("steps", "replay_steps"):
+        for step in trajectory.get(name) or ():
+            if step.get("element"):
+                step["element"] = {key: value for key, value in step["element"].items() if value not in _EMPTY}
+    return trajectory
 
 
 def stored_signals(value: object) -> ElementSignals | None:

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, select, update
 
 from ..core.clock import as_utc, new_id, utcnow
+from ..core.elements import compact_steps, redacted_signals, stored_signals
 from ..core.embeddings import Embedder
 from ..core.errors import InvalidInput, TrajectoryNotFound
 from ..core.models import (
@@ -22,7 +23,6 @@ from ..core.models import (
     positive_int,
     validated,
 )
-from ..core.elements import redacted_signals, stored_signals
 from ..core.records import stored_mapping
 from ..core.text import storable_field
 from ..core.urls import check_domain, domain_of, origin_of
@@ -199,7 +199,7 @@ class TrajectoryStore(ReplaySearch):
             for seq, (trajectory, goal) in enumerate(zip(group, goals), start=stamp.version - len(group) + 1):
                 rows.append({
                     "namespace": self._ns, "trajectory_id": trajectory.id, "created_at": trajectory.created_at,
-                    **trajectory.model_dump(mode="json", exclude={"id", "created_at"}),
+                    **compact_steps(trajectory.model_dump(mode="json", exclude={"id", "created_at"})),
                     "goal_signature": goal.signature.encode(), "origin_seq": seq, "step_count": goal.step_count,
                     "verified_steps": goal.verified_steps, "goal_vector": vectors.get(trajectory.id),
                     "goal_vector_model": model if trajectory.id in vectors else None,
@@ -433,6 +433,7 @@ def _redacted_step(step: Step, scope: Scope) -> Step:
     changes = {name: redacted for name in fields if (redacted := scope.redact(getattr(step, name))) != getattr(step, name)}
     if value != step.value:
         changes["value"] = value
-    if step.element is not None and (element := redacted_signals(step.element, scope.redact)) is not step.element:
+    if step.element is not None and len(scope.secrets) \
+            and (element := redacted_signals(step.element, scope.redact)) is not step.element:
         changes["element"] = element
     return step.model_copy(update=changes) if changes else step
