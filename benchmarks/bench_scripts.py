@@ -29,7 +29,7 @@ from webmem.agent.heuristic import HeuristicPolicy
 from webmem.bench.miniwob import DEFAULT_TASKS, INSTRUCTION_DETERMINED, TaskPage, serve_miniwob
 from webmem.bench.runner import MiniWobEnvironment
 from webmem.scripts import plan_script
-from webmem.trajectories.slots import bind
+from webmem.trajectories.binding import bind
 
 ATTEMPTS = 3
 

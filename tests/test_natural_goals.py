@@ -13,8 +13,9 @@ from click.testing import CliRunner
 import webmem
 from webmem import Step
 from webmem.cli import cli
+from webmem.trajectories.binding import bind
 from webmem.trajectories.evidence import used_spans
-from webmem.trajectories.slots import bind, goal_values, parameterise
+from webmem.trajectories.slots import goal_values, parameterise
 
 ADMIN = "http://127.0.0.1:8000/admin/library/book/"
 YES = 'button "Yes, I’m sure"'

@@ -17,8 +17,9 @@ from test_replay_steps import run
 from webmem import Step
 from webmem.agent import Action, Target, Turn
 from webmem.demo.server import serve_site
+from webmem.trajectories.binding import bind
 from webmem.trajectories.completions import completes, completions
-from webmem.trajectories.slots import bind, parameterise
+from webmem.trajectories.slots import parameterise
 
 PAGES = Path(__file__).parent / "sites" / "replay"
 GOAL = 'Enter an item that starts with "{}" and ends with "{}".'

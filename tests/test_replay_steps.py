@@ -22,7 +22,8 @@ from webmem.cli import cli
 from webmem.context import SITE_CHANGED_NOTE
 from webmem.core.urls import domain_of
 from webmem.demo.server import serve_site
-from webmem.trajectories.slots import bind, parameterise
+from webmem.trajectories.binding import bind
+from webmem.trajectories.slots import parameterise
 
 PAGES = Path(__file__).parent / "sites" / "replay"
 

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from webmem import InvalidInput, Step
-from webmem.trajectories.slots import bind, fill, fill_checked, goal_spans, goal_values, parameterise
+from webmem.trajectories.binding import bind
+from webmem.trajectories.slots import fill, fill_checked, goal_spans, goal_values, parameterise
 
 ORIGIN = "https://shop.example"
 
@@ -314,8 +315,7 @@ def test_a_negative_number_is_one_value_with_its_sign() -> None:
 
 
 def test_a_goal_binds_a_template_as_before_and_splits_where_a_joining_word_recurs() -> None:
-    from webmem.trajectories.slots import bind
-    from webmem.trajectories.splits import bindings
+    from webmem.trajectories.binding import bind, bindings
 
     template = "Select {1}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12} and click {2}."
     goal = "Select 54BYYc, 66UO4K, ZvFqzN, s0Tbs, yPxjz, gu4Op, 5dpY, soJpkj and click Submit."  # 8 of 11 values

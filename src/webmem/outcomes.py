@@ -14,16 +14,20 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Table, bindparam, select, update
 
 from .core.clock import utcnow
-from .core.models import ReplayReport
+from .core.errors import TrajectoryNotFound
+from .core.models import ReplayReport, Trajectory
 from .store.prepared import Prepared, Read
 from .store.schema import advice_items, advice_parts
 from .store.scope import Scope
 from .store.statements import dialect_insert
+
+if TYPE_CHECKING:
+    from .memory import Memory
 
 GATED_PARTS = (
     "session_history", "site_tips", "episode_advice", "reference_trajectory", "app_knowledge", "known_selectors",
@@ -124,6 +128,24 @@ def replay_acted(report: ReplayReport) -> bool:
         step.status in ("hit", "healed") and step.action not in _PASSIVE_ACTIONS
         and not (step.action == "click" and _LOOKING.match(step.target or ""))
         for step in report.steps)
+
+
+def learn_from_replay(mem: Memory, replay: ReplayReport, given: GivenAdvice, *, run_id: str, success: bool) -> None:
+    """What a finished run's replay teaches (inside the run's finishing transaction): its task shape's replay
+    gate; the advice gate counts the replayed recording only when the replay acted (one that handed over
+    before acting found the recording does not apply to this instance, which is no failure of it); and a
+    step found stale is evidence that the site changed."""
+    mem.trajectories.record_replay(replay, run_id=run_id, success=success)
+    if replay_acted(replay):
+        given.note("reference", [replay.trajectory_id])
+    else:
+        given.items.discard(("reference", replay.trajectory_id))
+    if any(step.status == "stale" for step in replay.steps):
+        try:
+            trajectory: Trajectory | None = mem.trajectories.get(replay.trajectory_id)
+        except TrajectoryNotFound:  # forgotten since the replay started
+            trajectory = None
+        mem.site_changes.record_replay(replay, trajectory, run_id=run_id)
 
 
 def status_for(given: int, successes: int) -> str:

@@ -11,7 +11,7 @@ from .context import Reference, context_reads, find_reference, memory_parts
 from .core.clock import utcnow
 from .core.elements import element_key
 from .core.episode_records import EnvironmentState
-from .core.errors import InvalidInput, MemoryDisabled, RunClosed, TrajectoryNotFound
+from .core.errors import InvalidInput, MemoryDisabled, RunClosed
 from .core.models import (
     ElementSignals,
     Fact,
@@ -19,7 +19,6 @@ from .core.models import (
     ReplayReport,
     RunManifest,
     Step,
-    Trajectory,
     validated,
 )
 from .core.pack import ContextPack, ContextPart, check_budget
@@ -29,7 +28,7 @@ from .episodes.export import export_memories
 from .episodes.store import Episode
 from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
-from .outcomes import GivenAdvice, replay_acted
+from .outcomes import GivenAdvice, learn_from_replay
 from .step_writes import redacted_step, write_step
 from .store.prepared import reading_ahead
 from .working.memory import AgentMemory
@@ -384,12 +383,7 @@ class Run:
                 ended = manifest.completed_at or utcnow()
                 elapsed_ms = max(0, round((ended - manifest.started_at).total_seconds() * 1000))
                 if replay is not None:
-                    mem.trajectories.record_replay(replay, run_id=self.id, success=success)
-                    acted = replay_acted(replay)  # else the recording did not apply to this instance: no failure
-                    (self._given.items.add if acted else self._given.items.discard)(("reference", replay.trajectory_id))
-                    if any(step.status == "stale" for step in replay.steps):
-                        mem.site_changes.record_replay(replay, _trajectory_or_none(mem, replay.trajectory_id),
-                                                       run_id=self.id)
+                    learn_from_replay(mem, replay, self._given, run_id=self.id, success=success)
                 mem.outcomes.record(conn, site=site_of(self.domain), given=self._given, success=success, run_id=self.id)
                 if success and steps:
                     step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
@@ -491,10 +485,3 @@ def _check_facts(facts: Iterable[Mapping[str, str]] | None) -> list[Mapping[str,
     if isinstance(facts, Mapping | str):
         raise InvalidInput("facts: expected a list of {type, key, value} mappings")
     return list(facts)
-
-
-def _trajectory_or_none(mem: Memory, trajectory_id: str) -> Trajectory | None:
-    try:
-        return mem.trajectories.get(trajectory_id)
-    except TrajectoryNotFound:  # forgotten since the replay started
-        return None

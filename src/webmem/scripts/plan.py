@@ -22,12 +22,13 @@ from ..core.errors import InvalidInput
 from ..core.models import Step, Trajectory
 from ..core.redaction import PLACEHOLDER
 from ..core.terms import NAME_SPELLINGS
+from ..trajectories.binding import bind
 from ..trajectories.completions import GAP, hover_before_pick
 from ..trajectories.conversions import derive
 from ..trajectories.evidence import TEXT_ROLE, parse_identity
 from ..trajectories.lists import listed_steps
 from ..trajectories.plans import replayable
-from ..trajectories.slots import SLOT, SLOT_REFERENCE, bind
+from ..trajectories.slots import SLOT, SLOT_REFERENCE
 
 ACTIONS = ("goto", "click", "fill", "type", "press", "select", "check", "hover", "scroll", "wait")
 _SKIPPED = ("finish", "done", "extract", "note")

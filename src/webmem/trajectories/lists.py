@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.models import Step
-from .slots import SLOT, SLOT_REFERENCE, bind, misfit, value_kind
+from .binding import bind, misfit, value_kind
+from .slots import SLOT, SLOT_REFERENCE
 
 #: What may stand between two values of one list in a goal: a comma or a semicolon.
 _SEPARATOR = re.compile(r"\s*[,;]\s*")

@@ -24,10 +24,11 @@ from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.urls import domain_of, page_path
 from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
+from .binding import bind, misfit, unbound
 from .evidence import key
 from .lists import resize_lists
 from .places import placed
-from .slots import SLOT_REFERENCE, bind, fill_checked, misfit, unbound
+from .slots import SLOT_REFERENCE, fill_checked
 
 #: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
 MAX_REPLAY_FAILURES = 2
@@ -121,7 +122,7 @@ def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = N
     binds the goal with values of the kinds its slots held (or, without a template, the goal is the
     trajectory's own) and every value the plan types comes from the goal, or is the placeholder of a
     secret registered in ``secrets`` (the plan keeps the placeholder; replay types the value). ``split``:
-    the values to bind, one of the goal's splits (``splits.bindings``), instead of the first."""
+    the values to bind, one of the goal's splits (``binding.bindings``), instead of the first."""
     if trajectory.goal_template and trajectory.replay_steps is not None:
         template = trajectory.goal_template
         slotted = replayable(trajectory.replay_steps)

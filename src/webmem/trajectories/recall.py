@@ -35,7 +35,8 @@ from itertools import chain
 from typing import Any
 
 from ..core.terms import DIMENSIONS, content_of_words, content_terms, words, written_in
-from .slots import bind, goal_values
+from .binding import bind
+from .slots import goal_values
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
 SIGNATURE_VERSION = "s8"

@@ -17,9 +17,10 @@ from ..core.elements import describe_element
 from ..core.models import Step, Trajectory
 from ..core.pack import LineCut
 from ..core.text import clean_for_prompt
+from .binding import bind
 from .evidence import parse_identity
 from .plans import instructive_failures, path_taken
-from .slots import GOAL_VALUE, bind, filled_or, goal_values, parameterise
+from .slots import GOAL_VALUE, filled_or, goal_values, parameterise
 
 FROM_INSTRUCTION = "<value from your instruction>"
 GOAL_LIMIT = 300

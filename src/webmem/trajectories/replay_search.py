@@ -23,11 +23,10 @@ from ..core.clock import as_utc, utcnow
 from ..core.errors import InvalidInput
 from ..core.models import positive_int
 from ..core.urls import domain_of, origin_of
+from .binding import bind, bindings
 from .plans import ReplayPlan, changed_after, fit, read_gate, shape_of, target_history
 from .ranking import rank
 from .recall import signature
-from .slots import bind
-from .splits import bindings
 
 if TYPE_CHECKING:
     from ..core.models import Step, Trajectory

@@ -31,6 +31,7 @@ from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import new_keys, plain_select
+from .binding import bind, bound_spans, same_wording
 from .held import OriginGoals, StoredGoal
 from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, saved_goal
 from .plans import record_outcome, replayable, shape_of
@@ -38,7 +39,7 @@ from .ranking import rank, rescue
 from .recall import signature
 from .reference import format_reference as reference_text
 from .replay_search import ReplaySearch
-from .slots import GOAL_VALUE, bind, bound_spans, parameterise, same_wording
+from .slots import GOAL_VALUE, parameterise
 from .verdicts import Judge, candidate, verdict
 from .verdicts import report as match_report
 
