@@ -282,6 +282,11 @@ def test_a_replay_whose_last_step_is_still_being_answered_looks_once_more_before
         slow = run(page, mem, f"{base}late.html?answer=250", "Press the button Go", fallback)
         never = run(page, mem, f"{base}late.html?answer=5000", "Press the button Go", fallback)
     assert slow.success and slow.replay_outcome == "replayed", slow.replay_reason
+    with serve_site(PAGES) as base:  # a policy that claims success is looked at once more too (no memory here)
+        claimed = Agent(page, policy=ScriptedPolicy(lambda turn: Action("click", Target(role="button", name="Go")),
+                                                    lambda turn: Action("finish", success=True)),
+                        environment=PageVerdict(), max_turns=4).run("Press Go", url=f"{base}late.html?answer=250")
+    assert claimed.success, claimed.reason
     assert never.replay_outcome == "handed_over" and never.replay_reason == "replayed all 1 steps, but the task is not over"
 
 

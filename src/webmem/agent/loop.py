@@ -198,7 +198,7 @@ class _Session:
         self.fresh_start = False  # whether the repeat counts were reset when the replay handed over
         self.system_prompt: str | None = None
         self.replay_miss: str | None = None  # why the memory offered no replay
-        self.looked_again = False  # whether a replay that finished looked once more for the task's end
+        self.looked_again = False  # whether a run that claimed its task done looked once more for the task's end
 
     def drive(self) -> AgentResult:
         agent = self.agent
@@ -229,7 +229,7 @@ class _Session:
                 return chosen
             action, from_replay = chosen
             if action.kind == "finish":
-                outcome = self._environment_outcome()
+                outcome = self._environment_outcome() if not action.success else self._outcome_after_a_look()
                 success = outcome.success if outcome is not None else bool(action.success)
                 why = action.reason or ("replay finished" if from_replay else "the policy finished")
                 if agent.environment is not None and outcome is None and success:
@@ -264,12 +264,7 @@ class _Session:
                 return self._end(False, f"the policy failed: {exc}", number, observation)
             replay = self.replay if self.replay is not None and self.replay.active else None  # it chose the action
             if action.kind == "finish" and replay is not None and self.agent.environment is not None \
-                    and self._environment_outcome() is None:
-                if not self.looked_again:  # the last step's page may still be loading: look once more
-                    self.looked_again = True
-                    self.agent.page.wait_for_timeout(LOOK_AGAIN_MS)
-                    if self._environment_outcome() is not None:
-                        return action, True
+                    and self._outcome_after_a_look() is None:
                 replay.hand_over(f"replayed all {replay.position} steps, but the task is not over")
                 continue
             if action.kind == "finish" or action.kind in UNGUARDED_REPEATS:
@@ -344,6 +339,16 @@ class _Session:
         )
         if not execution.ok:
             run.on_error(action.describe(), execution.error or "failed")
+
+    def _outcome_after_a_look(self) -> EnvironmentOutcome | None:
+        """The environment's verdict on a run that claims its task done; when it has none yet, it is looked
+        for once more (once per run) after a short wait: the last action's page may still be loading."""
+        outcome = self._environment_outcome()
+        if outcome is None and self.agent.environment is not None and not self.looked_again:
+            self.looked_again = True
+            self.agent.page.wait_for_timeout(LOOK_AGAIN_MS)
+            outcome = self._environment_outcome()
+        return outcome
 
     def _environment_outcome(self) -> EnvironmentOutcome | None:
         environment = self.agent.environment
