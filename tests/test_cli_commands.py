@@ -29,6 +29,7 @@ from click.testing import CliRunner, Result
 import webmem
 from webmem.cli import cli
 from webmem.interop.transfer import import_path
+from webmem.service import DEFAULT_MATCH_LIMIT
 from webmem.store import engine, sqlite_connections
 from webmem.store.migrations import MIGRATIONS, apply_migrations
 
@@ -399,15 +400,28 @@ def test_trajectories_match_with_and_without_trace_scoring(tmp_path: Path) -> No
     goal = "Add the Trailblazer 2 running shoe in size 10 to the cart"
     [winner] = [t["id"] for t in files if t["origin"] == SHOP_ORIGIN and t["success"] and t["goal"] == goal]
 
-    plain = data(on(directory, "trajectories", "match", goal, "--url", f"{SHOP_ORIGIN}/p/x", "--json"))
+    plain = data(on(directory, "trajectories", "match", goal, "--url", f"{SHOP_ORIGIN}/p/x", "--json", "--all"))
     assert set(plain) == {"goal", "origin", "threshold", "trace_scoring", "candidates", "scored", "best", "reason"}
     assert plain["scored"] == len(plain["candidates"])
     assert plain["trace_scoring"] is False and plain["origin"] == SHOP_ORIGIN
     assert {c["trajectory"]["id"] for c in plain["candidates"]} == shop_ok  # failed runs are never candidates
     assert all(c["score"] == c["similarity"] for c in plain["candidates"])
     assert plain["best"]["id"] == winner and plain["reason"].startswith(f"{winner} won: similarity 1.00")
+    # by default the closest few, from the ranking that scores only the goals that can compete
+    closest = data(on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--json"))
+    assert len(shop_ok) > DEFAULT_MATCH_LIMIT == len(closest["candidates"]) and closest["scored"] == len(shop_ok)
+    ranked = lambda report: [(c["trajectory"]["id"], c["similarity"], c["why"]) for c in report["candidates"]]  # noqa: E731
+    assert ranked(closest) == ranked(plain)[:DEFAULT_MATCH_LIMIT] and closest["best"]["id"] == winner
+    two = data(on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--limit", "2", "--json"))
+    assert ranked(two) == ranked(plain)[:2] and two["scored"] == len(shop_ok)
+    assert f"the closest {DEFAULT_MATCH_LIMIT} of {len(shop_ok)}" in on(
+        directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN).stdout
+    both = on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--all", "--limit", "2")
+    assert both.exit_code == 2 and "give --limit or --all, not both" in both.stderr
+    assert on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--all=yes").exit_code == 2
 
-    traced = data(on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--trace-scoring", "--json"))
+    traced = data(on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--trace-scoring", "--json",
+                     "--all"))
     assert traced["trace_scoring"] is True and traced["best"]["id"] == winner
     for candidate in traced["candidates"]:
         assert set(candidate) == {"trajectory", "similarity", "score", "recency", "speed", "verification_rate",
@@ -419,14 +433,14 @@ def test_trajectories_match_with_and_without_trace_scoring(tmp_path: Path) -> No
     scores = [c["score"] for c in traced["candidates"] if c["eligible"]]
     assert scores == sorted(scores, reverse=True)
 
-    human = on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--trace-scoring")
+    human = on(directory, "trajectories", "match", goal, "--url", SHOP_ORIGIN, "--trace-scoring", "--all")
     assert human.exit_code == 0
     assert f"Candidates on {SHOP_ORIGIN}: {len(shop_ok)} (threshold 0.50)" in human.stdout
     assert all(trajectory in human.stdout for trajectory in shop_ok)
     assert human.stdout.strip().splitlines()[-1] == traced["reason"]
 
     nothing = data(on(directory, "trajectories", "match", "Track parcel 42 with the courier", "--url", SHOP_ORIGIN,
-                      "--json"))
+                      "--json", "--all"))
     assert nothing["best"] is None and len(nothing["candidates"]) == len(shop_ok)
     assert nothing["reason"].startswith(f"no eligible candidate among {len(shop_ok)}; closest: ")
     elsewhere = data(on(directory, "trajectories", "match", goal, "--url", "https://nowhere.example/", "--json"))

@@ -129,6 +129,33 @@ def test_errors_are_tool_errors_named_after_webmem_errors(mem: webmem.Memory) ->
     assert mem.runs.list(status="running") == []
 
 
+def test_a_search_lists_the_closest_few_unless_asked_for_every_candidate(mem: webmem.Memory) -> None:
+    """webmem_search_trajectories answers the closest ``limit`` (default 5) from the pruned ranking; ``all`` scores
+    and explains every candidate; ``scored`` says how many there were; a wrong ``all`` is a tool error naming it."""
+    step = webmem.Step(action="click", target='button "Subscribe"', url=SITE)
+    with mem.store.write():
+        for number in range(12):
+            mem.trajectories.save(goal=f"Subscribe user{number}@example.org to the newsletter", start_url=SITE,
+                                  steps=[step])
+    server = build_server(MemoryService(mem))
+    asked = {"goal": "Subscribe user3@example.org to the newsletter", "url": SITE}
+
+    async def scenario(client: Client) -> None:
+        closest = structured(await client.call_tool("webmem_search_trajectories", asked))
+        every = structured(await client.call_tool("webmem_search_trajectories", {**asked, "all": True}))
+        assert len(closest["candidates"]) == 5 and closest["scored"] == every["scored"] == len(every["candidates"])
+        assert every["scored"] == 12 and all(candidate["why"] for candidate in every["candidates"])
+        assert closest["candidates"] == every["candidates"][:5] and closest["best"] == every["best"] is not None
+        for wrong in ("maybe", [True], {"all": True}):
+            text = error_text(await client.call_tool("webmem_search_trajectories", {**asked, "all": wrong}))
+            assert "all" in text and "Traceback" not in text, text
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        properties = tools["webmem_search_trajectories"].input_schema["properties"]
+        assert properties["all"]["default"] is False and properties["limit"]["default"] == 5
+
+    with_client(server, scenario)
+
+
 def test_resources_and_prompt(mem: webmem.Memory) -> None:
     service = MemoryService(mem)
     started = service.start_run("Find a pie", SITE)

@@ -112,6 +112,30 @@ def test_each_error_is_a_problem(client: TestClient) -> None:
     assert_problem(client.get("/v1/runs", headers={"X-Webmem-Namespace": "no spaces"}), 422, "InvalidInput")
 
 
+def test_a_match_lists_the_closest_few_unless_asked_for_every_candidate(client: TestClient, memory_location: str,
+                                                                       memory_dir: Path) -> None:
+    """``GET /v1/trajectories/match`` answers the closest ``limit`` (default 5) from the pruned ranking; ``all=true``
+    scores and explains every candidate; ``scored`` says how many there were; a wrong ``all`` is a problem."""
+    with webmem.Memory.open(memory_location, local_dir=memory_dir) as writer:  # another process's saves
+        step = webmem.Step(action="click", target='button "Subscribe"', url=SITE)
+        with writer.store.write():
+            for number in range(12):
+                writer.trajectories.save(goal=f"Subscribe user{number}@example.org to the newsletter", start_url=SITE,
+                                         steps=[step])
+    asked = {"goal": "Subscribe user3@example.org to the newsletter", "url": SITE}
+    closest = client.get("/v1/trajectories/match", params=asked).json()
+    every = client.get("/v1/trajectories/match", params={**asked, "all": "true"}).json()
+    assert len(closest["candidates"]) == 5 and closest["scored"] == every["scored"] == len(every["candidates"]) == 12
+    assert closest["candidates"] == every["candidates"][:5] and closest["best"] == every["best"] is not None
+    assert all(candidate["why"] for candidate in every["candidates"])
+    assert len(client.get("/v1/trajectories/match", params={**asked, "limit": 2}).json()["candidates"]) == 2
+    body = assert_problem(client.get("/v1/trajectories/match", params={**asked, "all": "maybe"}), 422, "InvalidInput")
+    assert "all" in body["detail"]
+    parameters = client.get("/openapi.json").json()["paths"]["/v1/trajectories/match"]["get"]["parameters"]
+    assert {p["name"]: p["schema"].get("default") for p in parameters if p["name"] in ("limit", "all")} == {
+        "limit": 5, "all": False}
+
+
 @pytest.mark.parametrize("hot_path", [True, False], ids=["hot-path", "routes"])
 def test_a_token_guards_everything_but_health(memory_dir: Path, hot_path: bool) -> None:
     with TestClient(create_app(str(memory_dir), token="tok-123", hot_path=hot_path)) as client:

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 import webmem
-from webmem.service import MemoryService
+from webmem.service import DEFAULT_MATCH_LIMIT, MemoryService
 from webmem.service import service as service_module
 
 SITE = "https://news.example.org/"
@@ -57,6 +57,37 @@ def test_a_replay_offer_is_ready_tool_calls_in_the_new_goal_values(service: Memo
     search = service.search_trajectories("Subscribe e@f.net to the newsletter", SITE)
     assert search.best is not None and search.replay is not None
     assert "e@f.net" in search.reference and "a@b.com" not in search.reference  # in the asked goal's values
+
+
+def save_newsletters(mem: webmem.Memory, count: int = 12) -> None:
+    """``count`` trajectories on SITE whose goals share all their words but the address."""
+    step = webmem.Step(action="click", target='button "Subscribe"', url=SITE)
+    with mem.store.write():
+        for number in range(count):
+            mem.trajectories.save(goal=f"Subscribe user{number}@example.org to the newsletter", start_url=SITE,
+                                  steps=[step])
+
+
+def test_a_search_lists_the_closest_few_unless_asked_for_every_candidate(service: MemoryService,
+                                                                       mem: webmem.Memory) -> None:
+    """By default the closest DEFAULT_MATCH_LIMIT, from the ranking that scores only the goals that can compete;
+    ``all`` scores and explains every candidate; ``scored`` says how many there were either way."""
+    save_newsletters(mem)
+    goal = "Subscribe user3@example.org to the newsletter"
+    closest = service.search_trajectories(goal, SITE)
+    every = service.search_trajectories(goal, SITE, all=True)
+    assert len(closest.candidates) == DEFAULT_MATCH_LIMIT < closest.scored == every.scored == len(every.candidates) == 12
+    assert all(candidate.why for candidate in every.candidates)
+    assert closest.candidates == every.candidates[:DEFAULT_MATCH_LIMIT] and closest.best == every.best
+    assert every.best is not None and every.candidates[0].goal == goal
+    assert [c.trajectory_id for c in service.search_trajectories(goal, SITE, limit=2).candidates] == [
+        c.trajectory_id for c in every.candidates[:2]]
+    assert len(service.search_trajectories(goal, SITE, limit=2, all=True).candidates) == 12  # all: limit not used
+    for wrong in ("yes", 1, None):
+        with pytest.raises(webmem.InvalidInput, match="all: expected true or false"):
+            service.search_trajectories(goal, SITE, all=wrong)  # type: ignore[arg-type]
+    with pytest.raises(webmem.InvalidInput, match="limit"):
+        service.search_trajectories(goal, SITE, limit=0, all=True)
 
 
 def test_a_failed_step_returns_the_tips_its_error_recalls(service: MemoryService, mem: webmem.Memory) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -140,6 +141,47 @@ def test_a_failed_run_saves_no_trajectory_to_offer(mem: webmem.Memory) -> None:
     later = mem.start_run(goal="search smart watch reviews", start_url=SHOP)
     assert later.context().part("reference_trajectory").status == "empty"
     assert mem.trajectories.find_best_match("search smart watch reviews", origin=SHOP) is None
+
+
+NEAR_THINGS = ("running shoes", "trail running shoes", "smart watch", "desk lamp", "coffee beans", "laptop stand")
+NEAR_ENDINGS = ("to my cart", "to my wish list", "to the basket for later")
+THE_ONE = "Add the trail running shoes in size 10 to my wish list"
+
+
+def test_find_best_match_is_the_best_of_every_candidate_among_near_duplicates(mem: webmem.Memory) -> None:
+    """find_best_match ranks only the goals that may still win (``match(limit=1)``, never scoring and explaining
+    every candidate); on an origin of hundreds of goals that share most of their words it returns what scoring
+    every candidate finds: the one goal that is the asked one in its values (not a newer one of another size), a
+    newer twin once that one is this run's own, nothing expired, and the same with trace scoring."""
+    rng = random.Random(3)
+    now = datetime.now(UTC)
+
+    def stored(goal: str, hours_ago: float, run_id: str | None = None) -> webmem.Trajectory:
+        return mem.trajectories.save(goal=goal, start_url=SHOP, steps=[step(url=SHOP)], run_id=run_id,
+                                     created_at=now - timedelta(hours=hours_ago))
+
+    with mem.store.write():
+        for number in range(400):  # newer than the one, and of its form (other sizes) many times over
+            goal = f"Add the {rng.choice(NEAR_THINGS)} in size {rng.randrange(5, 13)} {rng.choice(NEAR_ENDINGS)}"
+            if goal != THE_ONE:
+                stored(goal, 1 + number / 10)
+        the_one = stored(THE_ONE, 24 * 10, run_id="run_the_one")
+        twin = stored(THE_ONE, 24 * 20)
+        stored(THE_ONE, 24 * 45)  # expired (30 days)
+    cases = [(THE_ONE, None), (THE_ONE, "run_the_one"), ("add the trail running shoes in size 11 to my cart", None),
+             ("Add a desk lamp in size 7 to my basket", None), ("Return the smart watch bought last week", None),
+             *((f"Add the {rng.choice(NEAR_THINGS)} in size {rng.randrange(4, 14)} {rng.choice(NEAR_ENDINGS)}", None)
+               for _ in range(10))]
+    for goal, exclude in cases:
+        for trace in (False, True):
+            every = mem.trajectories.match(goal, origin=SHOP, exclude_run_id=exclude, trace_scoring=trace)
+            assert len(every.candidates) == every.scored > 400  # every candidate scored and explained
+            found = mem.trajectories.find_best_match(goal, origin=SHOP, exclude_run_id=exclude, trace_scoring=trace)
+            assert (found and found.id) == (every.best and every.best.id), (goal, exclude, trace)
+    best = mem.trajectories.find_best_match(THE_ONE, origin=SHOP)
+    assert best is not None and best.id == the_one.id
+    again = mem.trajectories.find_best_match(THE_ONE, origin=SHOP, exclude_run_id="run_the_one")
+    assert again is not None and again.id == twin.id
 
 
 def test_the_threshold_is_inclusive(open_memory: Any) -> None:

@@ -10,8 +10,19 @@ from ..core.embeddings import WordLlamaEmbedder
 from ..core.models import FACT_TYPES
 from ..core.urls import origin_of
 from ..episodes.export import export_memories
+from ..service import DEFAULT_MATCH_LIMIT
 from ..trajectories.store import TrajectoryStore
-from .output import COUNT, console, emit_json, json_option, nothing, nothing_on, short, table, when
+from .output import (
+    COUNT,
+    console,
+    emit_json,
+    json_option,
+    nothing,
+    nothing_on,
+    short,
+    table,
+    when,
+)
 
 if TYPE_CHECKING:
     from . import Settings
@@ -119,16 +130,22 @@ def trajectories_show(settings: Settings, trajectory_id: str, json_: bool) -> No
 @click.option("--url", required=True, help="The page the run would start on.")
 @click.option("--trace-scoring", is_flag=True, help="Rank by similarity, recency, speed and verification.")
 @click.option("--semantic", is_flag=True, help="Also compare the goals' meaning (needs webmem[semantic]).")
-@click.option("--limit", type=COUNT, help="Show only the closest N candidates.")
+@click.option("--limit", type=COUNT, help=f"Show the closest N candidates.  [default: {DEFAULT_MATCH_LIMIT}]")
+@click.option("--all", "every", is_flag=True,
+              help="Score and explain every candidate (slower on a site of many runs).")
 @json_option
 @click.pass_obj
 def trajectories_match(
-    settings: Settings, goal: str, url: str, trace_scoring: bool, semantic: bool, limit: int | None, json_: bool
+    settings: Settings, goal: str, url: str, trace_scoring: bool, semantic: bool, limit: int | None, every: bool,
+    json_: bool,
 ) -> None:
-    """Show how a goal matches the trajectories of a site: every candidate, its scores, the verdict."""
+    """Show how a goal matches the trajectories of a site: the closest candidates, their scores, the verdict."""
+    if every and limit is not None:
+        raise click.UsageError("give --limit or --all, not both")
     options = {"goal_embedder": WordLlamaEmbedder()} if semantic else {}
     with settings.memory(**options) as mem:
-        report = mem.trajectories.match(goal, origin=origin_of(url), trace_scoring=trace_scoring or None, limit=limit)
+        report = mem.trajectories.match(goal, origin=origin_of(url), trace_scoring=trace_scoring or None,
+                                        limit=None if every else limit or DEFAULT_MATCH_LIMIT)
     if json_:
         emit_json(report.model_dump(mode="json"))
         return

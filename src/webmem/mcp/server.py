@@ -18,6 +18,7 @@ from mcp.types import ToolAnnotations
 from ..core.errors import WebmemError
 from ..core.version import __version__
 from ..service import (
+    DEFAULT_MATCH_LIMIT,
     FinishedRun,
     Lessons,
     MemoryService,
@@ -128,10 +129,12 @@ def register(server: MCPServer, service: MemoryService) -> None:
 
     @server.tool(annotations=READ_ONLY)
     @tool_errors
-    def webmem_search_trajectories(goal: str, url: str, limit: int = 5) -> TrajectorySearch:
-        """Earlier successful runs on url's site that match goal, best first with why, the reference a run
-        with this goal would get, and the replay plan that fits when one does."""
-        return service.search_trajectories(goal, url, limit=limit)
+    def webmem_search_trajectories(goal: str, url: str, limit: int = DEFAULT_MATCH_LIMIT,
+                                   all: bool = False) -> TrajectorySearch:
+        """Earlier successful runs on url's site that match goal, best first with why (the closest limit of
+        them, or with all every one: slower on a large memory; scored says how many there were), the reference a
+        run with this goal would get, and the replay plan that fits when one does."""
+        return service.search_trajectories(goal, url, limit=limit, all=all)
 
     @server.tool(annotations=READ_ONLY)
     @tool_errors

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from ..core.errors import WebmemError
 from ..core.version import __version__
 from ..service import (
+    DEFAULT_MATCH_LIMIT,
     FinishedRun,
     Lessons,
     MemoryService,
@@ -122,8 +123,11 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
         return svc.fork_run(run_id, goal=body.goal)
 
     @app.get(f"{API}/trajectories/match", dependencies=guarded)
-    def match_trajectories(goal: str, url: str, svc: Service, limit: int = 5) -> TrajectorySearch:
-        return svc.search_trajectories(goal, url, limit=limit)
+    def match_trajectories(goal: str, url: str, svc: Service, limit: int = DEFAULT_MATCH_LIMIT,
+                           all: bool = False) -> TrajectorySearch:
+        """The closest ``limit`` stored runs (every one, each explained, with ``all=true``: slower on a large
+        memory), the reference a run would get and the replay plan; ``scored`` says how many there were."""
+        return svc.search_trajectories(goal, url, limit=limit, all=all)
 
     @app.get(f"{API}/replay-plan", dependencies=guarded)
     def replay_plan(goal: str, url: str, svc: Service) -> dict[str, Any]:

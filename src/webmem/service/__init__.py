@@ -16,9 +16,10 @@ from .models import (
     TrajectoryCandidate,
     TrajectorySearch,
 )
-from .service import MemoryService
+from .service import DEFAULT_MATCH_LIMIT, MemoryService
 
 __all__ = [
+    "DEFAULT_MATCH_LIMIT",
     "FinishedRun",
     "LessonView",
     "Lessons",

@@ -115,7 +115,8 @@ class TrajectoryCandidate(Answer):
 
 
 class TrajectorySearch(Answer):
-    """Stored successful runs on the URL's origin that match a goal, best first, and why."""
+    """Stored successful runs on the URL's origin that match a goal, best first, and why: the closest ``limit``
+    of them (every one when asked for ``all``); ``scored`` says how many candidates there were."""
 
     goal: str
     origin: str
@@ -123,6 +124,7 @@ class TrajectorySearch(Answer):
     reason: str
     reference: str
     candidates: list[TrajectoryCandidate]
+    scored: int = 0
     replay: ReplayOffer | None = None
     replay_unavailable: str | None = None
 

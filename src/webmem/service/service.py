@@ -45,6 +45,8 @@ from .tool_calls import replay_offer
 MAX_OPEN_RUNS = 256
 START_BUDGET_TOKENS = 1500
 DEFAULT_LIST_LIMIT = 20
+#: The candidates a trajectory search lists unless asked for every one (``all``).
+DEFAULT_MATCH_LIMIT = 5
 MAX_LIST_LIMIT = 1000
 
 
@@ -184,16 +186,22 @@ class MemoryService:
             found = lessons.tier1()
         return Lessons(lessons=[lesson_view(lesson) for lesson in found])
 
-    def search_trajectories(self, goal: str, url: str, *, limit: int = 5) -> TrajectorySearch:
+    def search_trajectories(self, goal: str, url: str, *, limit: int = DEFAULT_MATCH_LIMIT,
+                            all: bool = False) -> TrajectorySearch:
         """The stored successful runs on ``url``'s origin closest to ``goal``, the reference a run would get,
-        and the replay plan that fits, if one does."""
+        and the replay plan that fits, if one does. The ``limit`` closest come from the pruned ranking (only the
+        goals that can compete are scored); ``all`` scores and explains every candidate instead (``limit`` is then
+        not used), which costs more as the origin's runs grow. ``scored`` says how many candidates there were."""
+        every = _flag(all, "all")
+        size = _limit(limit)
         origin = origin_of(url)
         mem = self.memory
-        report = mem.trajectories.match(goal, origin=origin, limit=_limit(limit))
+        report = mem.trajectories.match(goal, origin=origin, limit=None if every else size)
         offer, unavailable = self.replay_for(goal, url)
         best = report.best
         return TrajectorySearch(
             goal=report.goal, origin=report.origin, best=best.id if best else None, reason=report.reason,
+            scored=report.scored,
             reference=mem.trajectories.format_reference(best, goal=mem.scope.redact(goal)) if best else "",
             candidates=[
                 TrajectoryCandidate(trajectory_id=c.trajectory.id, goal=c.trajectory.goal, similarity=c.similarity,
@@ -287,6 +295,12 @@ def lesson_view(lesson: Lesson) -> LessonView:
 def _text(value: object, field: str, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not empty and not value.strip()):
         raise InvalidInput(f"{field}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _flag(value: object, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{field}: expected true or false, got {value!r}")
     return value
 
 

@@ -354,8 +354,11 @@ class TrajectoryStore(ReplaySearch):
     def find_best_match(
         self, goal: str, *, origin: str, exclude_run_id: str | None = None, trace_scoring: bool | None = None
     ) -> Trajectory | None:
-        """The best trajectory ``match`` finds for ``goal`` on ``origin``, or None (``match(...).best``)."""
-        return self.match(goal, origin=origin, exclude_run_id=exclude_run_id, trace_scoring=trace_scoring).best
+        """The best trajectory ``match`` finds for ``goal`` on ``origin``, or None: ``match(...).best``, from the pruned
+        ranking (``limit=1``: only the goals that can still win are scored, and only the winner is explained). With
+        trace scoring every goal is scored (its recency, speed and verification may lift any of them)."""
+        return self.match(goal, origin=origin, exclude_run_id=exclude_run_id, trace_scoring=trace_scoring,
+                          limit=1).best
 
     @staticmethod
     def format_reference(trajectory: Trajectory, *, goal: str | None = None) -> str:
