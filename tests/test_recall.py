@@ -217,7 +217,7 @@ def test_a_stored_frame_changed_by_hand_is_made_anew_from_the_goal(mem: webmem.M
     for changed in (stored + "junk", stored.rpartition("|")[0], stored.replace("|", " ")):
         assert decode(changed, None) is None
     worded = signature(HOTTEST).encode()
-    for changed in (worded + "  x", worded.replace("can you", "* you"), worded.rpartition("\x1f")[0] + "\x1fcan you"):
+    for changed in (worded + "  x", worded.replace("take me", "* me"), worded.rpartition("\x1f")[0] + "\x1ftake me"):
         assert decode(changed, None) is None
     assert decode(worded, None) == signature(HOTTEST)
     rows.execute(mem, "UPDATE trajectories SET goal_signature = goal_signature || 'junk'")
@@ -244,7 +244,7 @@ def test_long_goals_that_begin_alike_with_most_words_in_order_are_one_template(m
     report = mem.trajectories.match(MOST_COMMENTED, origin=site, now=NOW)
     assert report.best is not None and report.best.goal == HOTTEST
     assert report.candidates[0].similarity >= 0.6
-    assert 'of the words in the same order (both begin "can you")' in report.candidates[0].why
+    assert 'of the words in the same order (both begin "take me")' in report.candidates[0].why
     with mem.store.write():
         # shares the query's rarer words; the words it shares with the stored goal become common
         save(mem, "List vegetarian food recipes posted in f/food this week by the most active users", url=FORUM)
@@ -262,10 +262,10 @@ def test_only_long_goals_that_begin_alike_with_fixed_text_are_compared_in_order(
     in the same order makes no template."""
     assert signature("Select Ferne from the list and click Submit.").wording == ""  # short
     assert signature("Find 3 items on this page that match the colour of the image").wording == ""  # a value begins it
-    assert signature(HOTTEST).wording.startswith("can you take me to the comments section of the hottest post")
+    assert signature(HOTTEST).wording.startswith("take me to the comments section of the hottest post")
     save(mem, HOTTEST, url=FORUM)
     site = "https://forum.example.com"
-    other_start = mem.trajectories.match(MOST_COMMENTED.replace("Can you", "Please"), origin=site, now=NOW)
+    other_start = mem.trajectories.match(MOST_COMMENTED.replace("Can you take me", "Bring me"), origin=site, now=NOW)
     assert other_start.best is None and "same order" not in other_start.candidates[0].why
     # 65% of their words in the same order, and no word of meaning shared
     save(mem, "Can you show me the one that is on the left of the page in this picture?", url=FORUM)

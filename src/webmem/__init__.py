@@ -54,6 +54,7 @@ from .core.models import (
     Step,
     Trajectory,
     TrajectorySummary,
+    ValueRead,
 )
 from .core.pack import ContextPack, ContextPart, LineCut, PartReport
 from .core.redaction import SecretRegistry
@@ -124,6 +125,7 @@ __all__ = [
     "TrajectoryNotFound",
     "TrajectoryStore",
     "TrajectorySummary",
+    "ValueRead",
     "WebmemError",
     "WordLlamaEmbedder",
     "__version__",

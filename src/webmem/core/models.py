@@ -366,9 +366,20 @@ class MatchCandidate(Record):
     semantic: float | None = None
 
 
+class ValueRead(Record):
+    """A value of a goal read in its usual form: a date, an amount, a size or a count, however it is written
+    ("05/01/2021" is the date ``2021-05-01``, "$30" and "thirty dollars" the number ``30``)."""
+
+    written: str
+    kind: str
+    value: str
+
+
 class MatchReport(Record):
     """The outcome of looking for a reference trajectory: every candidate scored (or the closest
-    ``limit`` of them; ``scored`` says how many there were), the winner, and why it won."""
+    ``limit`` of them; ``scored`` says how many there were), the winner, and why it won. ``set_aside``
+    lists what of the goal did not count toward matching (how the answer must be written, politeness),
+    ``values_read`` the values read in their usual forms."""
 
     goal: str
     origin: str
@@ -378,6 +389,8 @@ class MatchReport(Record):
     scored: int = 0
     best: Trajectory | None = None
     reason: str
+    set_aside: list[str] = Field(default_factory=list)
+    values_read: list[ValueRead] = Field(default_factory=list)
 
 
 class Lesson(Record):

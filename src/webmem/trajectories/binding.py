@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from .conversions import GROUPED_NUMBER, SPACED_DATE, TIME_12H, read_date
 from .evidence import GoalValue, key
+from .reading import read_goal
 from .slots import SLOT
 
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
@@ -34,7 +35,7 @@ def bind(template: str, goal: str, *, like: str | None = None) -> dict[int, str]
     token or, only when the goal fits no other way, a time with its meridiem ("12:21 AM") or a date
     written with spaces ("Nov 5, 2016").
     """
-    found = _pattern(template).match(goal.strip())
+    found, _ = _fitting(template, goal)
     if found is None:
         return None
     values = {int(name[1:]): value for name, value in found.groupdict().items()}
@@ -60,6 +61,20 @@ def unbound(template: str, goal: str) -> str:
     return f'the goal goes on where the template "{template}" ends'
 
 
+def _fitting(template: str, goal: str) -> tuple[re.Match[str] | None, int]:
+    """How ``goal`` fits ``template``, and where in the goal the text that fits begins. A goal or template with
+    something to set aside (:mod:`.reading`: "... Answer with the ID only.") is first read for what identifies the
+    task, when the template keeps every slot so: a slot never takes in how the answer must be written."""
+    stripped = goal.strip()
+    read, read_template = read_goal(stripped).text, read_goal(template).text
+    if (read != stripped or read_template != template) and (read_template == template or set(
+            SLOT.findall(read_template)) == set(SLOT.findall(template))):
+        found, offset = _pattern(read_template).match(read), goal.find(read)
+        if found is not None and offset >= 0:
+            return found, offset
+    return _pattern(template).match(stripped), len(goal) - len(goal.lstrip())
+
+
 @lru_cache(maxsize=1024)
 def _prefix_pattern(prefix: str) -> re.Pattern[str]:
     return re.compile(_pattern(prefix).pattern.removesuffix(f"[{re.escape(_CLOSING)}]*$"), re.IGNORECASE)
@@ -72,11 +87,9 @@ def same_wording(one: str, other: str) -> bool:
 
 def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
     """Where in ``goal`` each slot of ``template`` binds (a repeated slot once), or None when it does not fit."""
-    stripped = goal.strip()
-    found = _pattern(template).match(stripped)
+    found, offset = _fitting(template, goal)
     if found is None:
         return None
-    offset = len(goal) - len(goal.lstrip())
     return [GoalValue(value, found.start(name) + offset, found.end(name) + offset, False)
             for name, value in found.groupdict().items()]
 

@@ -34,17 +34,18 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from ..core.terms import DIMENSIONS, content_of_words, content_terms, words, written_in
+from ..core.terms import DIMENSIONS, content_of_words, content_terms, stem, words, written_in
 from .binding import bind
+from .reading import read_goal
 from .slots import goal_values
+from .value_forms import value_spans
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s8"
+SIGNATURE_VERSION = "s9"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.IGNORECASE)
-_DATE = re.compile(r"\b\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}\b")
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _FIELD = "\x1f"
@@ -133,11 +134,16 @@ def signature(goal: str, template: str | None = None) -> Signature:
     """The signature of a goal. Its terms are its words outside the values it names, whatever its ``template``: a slot
     of the template filled with plain words ("smart watch") keeps them as terms, so that a rewording naming the same
     thing still shares them; the template is kept to score goals that fit it (``score``)."""
+    goal = read_goal(goal).text
     spans: list[tuple[int, int, str, str]] = []
-    for kind, pattern, hinted in (("email", _EMAIL, "@" in goal), ("url", _URL, "://" in goal or "www." in goal.lower()),
-                                  ("date", _DATE, "-" in goal or "/" in goal or "." in goal)):
+    for kind, pattern, hinted in (("email", _EMAIL, "@" in goal), ("url", _URL, "://" in goal or "www." in goal.lower())):
         if hinted:
             spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
+    units = []
+    for read in value_spans(goal):
+        if not any(start < read.end and read.start < end for start, end, _, _ in spans):
+            spans.append((read.start, read.end, read.kind, read.value))
+            units += [read.unit] if read.unit else []
     capitals_mean_names: bool | None = None
     for value in goal_values(goal):
         if spans and any(start <= value.start < end for start, end, _, _ in spans):
@@ -163,6 +169,7 @@ def signature(goal: str, template: str | None = None) -> Signature:
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     pieces = [words(piece) for piece in rest]
     terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
+    terms += [stem(unit) for unit in units]
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template,
                      *_frame_and_wording(pieces))
 

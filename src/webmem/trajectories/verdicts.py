@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..core.models import MatchCandidate, MatchReport, Trajectory, TrajectorySummary
+from ..core.models import MatchCandidate, MatchReport, Trajectory, TrajectorySummary, ValueRead
 from ..core.records import stored_record
 from .ranking import Scored
+from .reading import read_goal
 from .recall import Signature
+from .value_forms import value_spans
 
 RECENCY_HALF_LIFE_DAYS = 14.0  # the e-folding time of the recency score
 SPEED_SCALE_MS = 60_000.0
@@ -23,7 +25,9 @@ _SUMMARY_FIELDS = ("id", "goal", "origin", "created_at", "duration_ms", "run_id"
                    "goal_template")
 _CANDIDATE_FIELDS = ("trajectory", "similarity", "score", "recency", "speed", "verification_rate", "eligible",
                      "reason", "why", "semantic")
-_REPORT_FIELDS = ("goal", "origin", "threshold", "trace_scoring", "candidates", "scored", "best", "reason")
+_REPORT_FIELDS = ("goal", "origin", "threshold", "trace_scoring", "candidates", "scored", "best", "reason", "set_aside",
+                  "values_read")
+_VALUE_FIELDS = ("written", "kind", "value")
 
 
 @dataclass(slots=True)
@@ -80,7 +84,11 @@ def candidate(judged: Judged, origin: str, query: Signature, goal: str) -> Match
 
 def report(goal: str, origin: str, threshold: float, trace_scoring: bool, candidates: list[MatchCandidate],
            scored: int, best: Trajectory | None, reason: str) -> MatchReport:
-    values: tuple[Any, ...] = (goal, origin, threshold, trace_scoring, candidates, scored, best, reason)
+    reading = read_goal(goal)
+    values_read = [stored_record(ValueRead, _VALUE_FIELDS, (span.written, span.kind, span.value))
+                   for span in value_spans(reading.text)]
+    values: tuple[Any, ...] = (goal, origin, threshold, trace_scoring, candidates, scored, best, reason,
+                               list(reading.set_aside), values_read)
     return stored_record(MatchReport, _REPORT_FIELDS, values)
 
 

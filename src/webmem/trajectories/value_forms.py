@@ -1,0 +1,138 @@
+"""Values in their usual forms, read as values: one date, amount or count however it is written.
+
+Two people asking for one task write its values differently: "May 1, 2021", "05/01/2021" and "2021-05-01"
+are one date; "$30", "30 dollars" and "USD 30" one amount; "1TB" and "1 TB" one size; "five" and "5" one
+count. Each is read as a value of its kind in one spelling (``ValueSpan.value``), so that goals compare their
+values, not their spellings, and a spelling's words ("May", "dollars") are not taken for words of the task.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .conversions import SLASHED_DATE, SPACED_DATE, read_date
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_ISO_DATE = r"\d{4}-\d{1,2}-\d{1,2}"
+_DAY_FIRST_DOTTED = r"\d{1,2}\.\d{1,2}\.\d{4}"
+#: A full date: "May 1, 2021", "1st of May 2021", "05/01/2021", "2021-05-01".
+_FULL_DATE = re.compile(rf"(?<![\w/.-])(?:{SPACED_DATE}|{SLASHED_DATE}|{_ISO_DATE})(?![\w/-]|\.\d)")
+#: A month and a day, or a month and a year: "May 1st", "1 May", "May 2021", "2021-05".
+_MONTH_DAY = re.compile(rf"(?<![\w/.-])(?:(?P<m1>{_MONTH})\s(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?"
+                        rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?(?P<m2>{_MONTH}))(?![\w])(?!,?\s\d)",
+                        re.IGNORECASE)
+_MONTH_YEAR = re.compile(rf"(?<![\w/.-])(?:(?P<m>{_MONTH}),?\s(?:of\s)?(?P<y>(?:19|20)\d\d)|(?P<y2>(?:19|20)\d\d)-"
+                         rf"(?P<m2>0?[1-9]|1[0-2]))(?![\w-])", re.IGNORECASE)
+#: Dates said relative to today.
+_RELATIVE = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|(?:last|this|next|past)\s+(?:week|month|year|"
+                       r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                       r"(?:last|past)\s+(?:\d+|two|three|four|five|six|seven|ten|\w+ty)\s+(?:days|weeks|months|years))\b",
+                       re.IGNORECASE)
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_CURRENCY_SIGN = r"[$€£¥₹]"
+_CURRENCY_WORD = r"(?:dollars?|usd|euros?|eur|pounds?|gbp|bucks|cents?)"
+_UNIT = r"(?:tb|gb|mb|kb|kg|lbs?|oz|km|cm|mm|ml|inch(?:es)?|ft|feet|hours?|hrs?|minutes?|mins?|gallons?)"
+_ATTACHED_UNIT = r"(?:g|m|l|in|mi|h)"  # a unit read only when written against its number ("5in", not "5 in the list")
+#: An amount of money: "$30", "$1,299.99", "30 dollars", "USD 30", "€5".
+_AMOUNT = re.compile(rf"(?:{_CURRENCY_SIGN}\s?(?P<a>{_NUMBER})|(?P<b>{_NUMBER})\s?(?:{_CURRENCY_SIGN}|{_CURRENCY_WORD}\b)"
+                     rf"|\b(?:usd|eur|gbp)\s?(?P<c>{_NUMBER}))(?![\d,])", re.IGNORECASE)
+#: A size with its unit: "1TB", "1 TB", "2.5 kg", "16GB".
+_SIZE = re.compile(rf"(?<![\w.,])(?P<n>{_NUMBER})(?:\s?(?P<u>{_UNIT})|(?P<u2>{_ATTACHED_UNIT}))\b", re.IGNORECASE)
+_COUNT_WORDS = {word: str(number) for number, word in enumerate(
+    "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split()) if word != "_"}
+_COUNT_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+                     "ninety": "90", "hundred": "100", "dozen": "12"})
+#: A count written as a word: "two", "twenty" (not "one": "one of the", "the one that").
+_COUNT = re.compile(r"\b(?:a\s+)?(" + "|".join(_COUNT_WORDS) + r")\b(?![-'])", re.IGNORECASE)
+
+
+_MONEY_HINTS = ("$", "€", "£", "¥", "₹", "dollar", "usd", "eur", "pound", "gbp", "buck", "cent")
+_DAY_WORDS = ("today", "yesterday", "tomorrow", "tonight")
+_RELATIVE_HINTS = ("last", "this", "next", "past")
+_PERIODS = ("day", "week", "month", "year")
+_PUNCTUATION = ".,;:!?()\"'"
+
+
+@dataclass(frozen=True, slots=True)
+class ValueSpan:
+    """A value read in a goal: where it is, its kind ("date", "number") and its one spelling."""
+
+    start: int
+    end: int
+    kind: str
+    value: str
+    written: str
+    unit: str = ""  # a size's unit, also a word of the task: "the 18 oz beer" and "the 30 oz coke" both name ounces
+
+
+def value_spans(goal: str) -> list[ValueSpan]:
+    """The dates, amounts, sizes and counts a goal writes, in order, none overlapping."""
+    found: list[ValueSpan] = []
+    lowered = goal.lower()
+    named_month = any(month in lowered for month in _MONTHS)
+    if any(char.isdigit() for char in goal):
+        if named_month or "/" in goal or "-" in goal:
+            found += _dates(goal, named_month)
+        if any(sign in lowered for sign in _MONEY_HINTS):
+            for match in _AMOUNT.finditer(goal):
+                amount = (match.group("a") or match.group("b") or match.group("c")).replace(",", "")
+                found.append(_span(goal, match, "number", _plain(amount)))
+        for match in _SIZE.finditer(goal):
+            unit = (match.group("u") or match.group("u2")).lower()
+            found.append(ValueSpan(match.start(), match.end(), "number", _plain(match.group("n").replace(",", ""))
+                                   + unit, match.group(), unit))
+    if any(word in lowered for word in _DAY_WORDS) or (
+            any(word in lowered for word in _RELATIVE_HINTS) and any(word in lowered for word in _PERIODS)):
+        found += [_span(goal, match, "date", " ".join(match.group().lower().split()))
+                  for match in _RELATIVE.finditer(goal)]
+    if any(word.strip(_PUNCTUATION) in _COUNT_WORDS for word in lowered.split()):
+        found += [_span(goal, match, "number", _COUNT_WORDS[match.group(1).lower()])
+                  for match in _COUNT.finditer(goal)]
+    return _apart(found) if len(found) > 1 else found
+
+
+def _dates(goal: str, named_month: bool) -> list[ValueSpan]:
+    found = []
+    for match in _FULL_DATE.finditer(goal):
+        date = read_date(match.group())
+        if date is not None:
+            found.append(_span(goal, match, "date", date.isoformat()))
+    for match in _MONTH_YEAR.finditer(goal):
+        month = _month(match.group("m") or "") or int(match.group("m2") or 0)
+        found.append(_span(goal, match, "date", f"{match.group('y') or match.group('y2')}-{month:02d}"))
+    if named_month:
+        for match in _MONTH_DAY.finditer(goal):
+            month = _month(match.group("m1") or match.group("m2"))
+            day = int(match.group("d1") or match.group("d2"))
+            if 1 <= day <= 31:
+                found.append(_span(goal, match, "date", f"--{month:02d}-{day:02d}"))
+    return found
+
+
+def _span(goal: str, match: re.Match[str], kind: str, value: str) -> ValueSpan:
+    return ValueSpan(match.start(), match.end(), kind, value, goal[match.start():match.end()])
+
+
+def _apart(spans: list[ValueSpan]) -> list[ValueSpan]:
+    """The spans in order, a longer one kept over any it overlaps (a date over the number in it)."""
+    kept: list[ValueSpan] = []
+    for span in sorted(spans, key=lambda span: (span.start, -(span.end - span.start))):
+        if kept and span.start < kept[-1].end:
+            continue
+        kept.append(span)
+    return kept
+
+
+def _month(name: str) -> int:
+    return _MONTHS.index(name.lower()[:3]) + 1 if name else 0
+
+
+def _plain(number: str) -> str:
+    """A number without a fraction of zeros: "30.00" is 30."""
+    whole, dot, fraction = number.partition(".")
+    return whole if not dot or not fraction.strip("0") else f"{whole}.{fraction.rstrip('0')}"
