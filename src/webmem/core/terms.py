@@ -27,8 +27,18 @@ us our ours you your yours he him his she her hers they them their theirs what w
 when where why how can could would should will shall may might must need needs want wants wanted
 like let lets let's go going get gets got make sure some any all each every both either neither one
 ones someone something anything everything via per about up out off if whether while yet now
-currently quickly right away tell show give find look see help
+currently quickly right away tell show give find look see help view display navigate visit browse retrieve
+fetch obtain new e
 """.split())
+#: Verbs that only lead to what is acted on when an article or a possessive follows them ("open the page of X" is
+#: "show X"; "my open tabs" are tabs).
+_LEADING_VERBS = frozenset({"open"})
+_DETERMINERS = frozenset("the this that these those my your our his her its their".split())
+#: Words that name one thing or act as another word does, as its stem: "respond" is "reply", "e-mail" "email",
+#: "cost" "price" ("the ticket with the cheapest cost").
+_SAME_STEMS = {"respond": "repli", "mail": "email", "cost": "price"}
+#: Phrases that name one term: "how many orders", "the number of orders" and "count the orders" ask one thing.
+_TERM_PHRASES = {"how many": "count", "number of": "count"}
 
 #: Words that change what a task means, each mapped to one spelling; a multi-word form counts as one.
 _CONTRAST_PHRASES = {
@@ -37,8 +47,10 @@ _CONTRAST_PHRASES = {
     "lowest fare": "cheapest", "lowest cost": "cheapest", "highest fare": "priciest", "highest cost": "priciest",
     "most recent": "newest", "most recently": "newest", "least recent": "oldest",
     "most popular": "popular", "least popular": "unpopular",
+    # opening a thing that is not there yet creates it: "open an issue", "file a bug", "start a new project"
+    "open a": "create", "open an": "create", "file a": "create", "file an": "create", "start a": "create",
 }
-_PHRASE_STARTS = frozenset(phrase.split()[0] for phrase in _CONTRAST_PHRASES)
+_PHRASE_STARTS = frozenset(phrase.split()[0] for phrase in (*_CONTRAST_PHRASES, *_TERM_PHRASES))
 _CONTRAST_WORDS = {
     "cheapest": "cheapest", "priciest": "priciest", "newest": "newest", "latest": "newest",
     "oldest": "oldest", "earliest": "oldest", "highest": "highest", "lowest": "lowest",
@@ -107,16 +119,25 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
     while index < count:
         word = found[index]
         index += 1
-        if word in _PHRASE_STARTS and index < count and (pair := f"{word} {found[index]}") in _CONTRAST_PHRASES:
-            contrasts.add(_CONTRAST_PHRASES[pair])
-            index += 1
+        if word in _PHRASE_STARTS and index < count:
+            pair = f"{word} {found[index]}"
+            if pair in _CONTRAST_PHRASES:
+                contrasts.add(_CONTRAST_PHRASES[pair])
+                index += 1
+                continue
+            if pair in _TERM_PHRASES:
+                terms.append(_TERM_PHRASES[pair])
+                index += 1
+                continue
+        if word in _LEADING_VERBS and index < count and found[index] in _DETERMINERS:
             continue
         if word in _CONTRAST_WORDS:
             contrasts.add(_CONTRAST_WORDS[word])
         elif word in POSITIONS or (word[0].isdigit() and _ORDINAL.match(word)):
             positions.add(word)
         elif word not in STOP_WORDS and not word.isdigit():
-            terms.append(stem(word))
+            stemmed = stem(word)
+            terms.append(_SAME_STEMS.get(stemmed, stemmed))
     return terms, contrasts, positions
 
 

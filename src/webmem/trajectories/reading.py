@@ -39,7 +39,7 @@ _FORM_CLAUSE = re.compile(
     r"(?:(?:,\s*|\s+and\s+)(?:and\s+)?(?:return(?:ed|ing)?|answer(?:ed|ing)?|giv(?:e|ing|en)|provid(?:e|ed|ing)|"
     r"format(?:ted|ting)?|express(?:ed|ing)?|round(?:ed|ing)?|written|writing|report(?:ed|ing)?)\b[^.?!;]*|"
     r"[,\s]\s*(?:as\s+(?:a|an)\s+(?:number|numeric|integer|decimal|percentage|string|list|json)\b|"
-    r"in\s+(?:the\s+)?(?:format|form)\s+(?:of\s+)?[\"“'A-Z0-9]|without\s+(?:the\s+|any\s+)?(?:currency|units?|"
+    r"in\s+(?:the\s+)?(?:format|form)\s+(?:of\s+)?(?-i:[\"“'A-Z0-9])|without\s+(?:the\s+|any\s+)?(?:currency|units?|"
     r"symbols?|commas?)\b)[^.?!;]*)\s*(?=[.?!;]?\s*$)",
     re.IGNORECASE)
 #: An example or a format in brackets: "(e.g., 10.99)", "(format: YYYY-MM-DD)", "(in USD)".

@@ -1,0 +1,149 @@
+"""Goals read for what identifies the task: how the answer must be written and politeness set aside, values read
+in their usual forms, acts compared as acts; the match report says what it set aside and which values it read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import webmem
+from webmem.trajectories.binding import bind, bound_spans
+from webmem.trajectories.reading import read_goal
+from webmem.trajectories.recall import signature
+from webmem.trajectories.value_forms import value_spans
+
+SHOP = "http://shop.example.test"
+PRICE = "What is the price of the cheapest 1TB SSD?"
+FORM = "Return the value as a number (e.g., 10.99) only, without currency symbols."
+
+
+@pytest.fixture
+def mem(tmp_path: Path) -> webmem.Memory:
+    memory = webmem.Memory.open(tmp_path / "memory")
+    yield memory
+    memory.close()
+
+
+def save(mem: webmem.Memory, goal: str, *steps: webmem.Step) -> webmem.Trajectory:
+    return mem.trajectories.save(goal=goal, start_url=SHOP, steps=list(steps) or [
+        webmem.Step(action="finish", target="the task")])
+
+
+def test_a_sentence_on_the_answers_form_is_set_aside_and_reported(mem: webmem.Memory, tmp_path: Path) -> None:
+    stored = save(mem, PRICE)
+    report = mem.trajectories.match(f"{PRICE} {FORM}", origin=SHOP, limit=1)
+    assert report.best is not None and report.best.id == stored.id
+    assert report.candidates[0].similarity == 1.0
+    assert report.set_aside == [FORM]
+    # the other way round: the stored goal said how to answer, the new one does not
+    other = webmem.Memory.open(tmp_path / "other")
+    try:
+        kept = other.trajectories.save(goal=f"{PRICE} Answer with the price only.", start_url=SHOP,
+                                       steps=[webmem.Step(action="finish", target="the task")])
+        found = other.trajectories.match(PRICE, origin=SHOP, limit=1)
+        assert found.best is not None and found.best.id == kept.id and found.candidates[0].similarity == 1.0
+        assert found.best.goal.endswith("Answer with the price only.")  # kept with the run
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("goal, text, aside", [
+    ("List the projects I starred. Answer with the project ID(s).", "List the projects I starred.",
+     ["Answer with the project ID(s)."]),
+    ("Tell me the total revenue in 2022, formatted as a number without commas.", "Tell me the total revenue in 2022.",
+     ["formatted as a number without commas"]),
+    ("When was the last order placed (format: YYYY-MM-DD)?", "When was the last order placed?", ["(format: YYYY-MM-DD)"]),
+    ("How many reviews mention fit? Give just the count as an integer.", "How many reviews mention fit?",
+     ["Give just the count as an integer."]),
+    ("Could you please forward the email from Bob to Alice?", "forward the email from Bob to Alice?", ["Could you please"]),
+    ("Forward the email from Bob to Alice, thanks!", "Forward the email from Bob to Alice!", ["thanks"]),
+])
+def test_what_is_set_aside(goal: str, text: str, aside: list[str]) -> None:
+    reading = read_goal(goal)
+    assert reading.text == text and list(reading.set_aside) == aside
+
+
+@pytest.mark.parametrize("goal", [
+    "Return the book The Measure of Light",  # the first sentence is the task, however it begins
+    'Find Rea\'s email. Reply with "Answer with the number only."',  # quoted text is a value, never form
+    "Reply to the email from Bob with the tracking number",
+    "Can you comment 'Nice!' on the post?",  # a value right after the preamble: the preamble stays
+    "Show products in the format of a grid",  # "in the format of" with no format named
+])
+def test_what_is_kept(goal: str) -> None:
+    assert read_goal(goal).text == goal and read_goal(goal).set_aside == ()
+
+
+def test_a_template_binds_a_goal_without_its_answer_form() -> None:
+    template = "What is the price of {0}?"
+    assert bind(template, f"What is the price of the 1TB SSD? {FORM}") == {0: "the 1TB SSD"}
+    assert bind(template + " Answer with the price only.", "What is the price of the 1TB SSD?") == {0: "the 1TB SSD"}
+    spans = bound_spans(template, "Please, what is the price of X?")
+    assert spans is not None and [(span.text, span.start) for span in spans] == [("X", 29)]
+    # a template whose set-aside part holds a slot binds only the goal as it is
+    assert bind("Find {0}. Round the answer to {1} decimals.", "Find the mean.") is None
+
+
+def test_a_replay_plan_is_bound_without_the_answer_form(mem: webmem.Memory) -> None:
+    save(mem, 'Search for "1TB SSD" and open the first result',
+         webmem.Step(action="fill", target='searchbox "Search"', value="1TB SSD"),
+         webmem.Step(action="click", target='link "First result"'))
+    found = mem.trajectories.search_replay(
+        'Search for "2TB HDD" and open the first result. Answer with the product name only.', origin=SHOP)
+    assert found.plan is not None, found.reason
+    assert [step.value for step in found.plan.steps if step.action == "fill"] == ["2TB HDD"]
+
+
+@pytest.mark.parametrize("one, other", [
+    ("Show orders placed on May 1, 2021", "Show orders placed on 05/01/2021"),
+    ("Show orders placed on 2021-05-01", "Show orders placed on the 1st of May 2021"),
+    ("Find a coat under $30", "Find a coat under 30 dollars"),
+    ("Find a 1TB SSD", "Find a 1 TB SSD"),
+    ("Show the last two orders", "Show the last 2 orders"),
+])
+def test_one_value_in_two_forms_is_one_value(one: str, other: str) -> None:
+    first, second = signature(one), signature(other)
+    assert first.values == second.values and first.kinds == second.kinds and first.terms == second.terms
+
+
+def test_the_report_lists_the_values_read(mem: webmem.Memory) -> None:
+    save(mem, "Show orders placed on May 1, 2021 under $30")
+    report = mem.trajectories.match("Show orders placed on 05/01/2021 under 30 dollars", origin=SHOP, limit=1)
+    assert report.best is not None and report.candidates[0].similarity == 1.0
+    assert [(value.written, value.kind, value.value) for value in report.values_read] == [
+        ("05/01/2021", "date", "2021-05-01"), ("30 dollars", "number", "30")]
+
+
+def test_values_in_words_and_numbers_and_units() -> None:
+    assert [(span.kind, span.value) for span in value_spans("posted yesterday, a dozen eggs, the 18 oz beer")] == [
+        ("date", "yesterday"), ("number", "12"), ("number", "18oz")]
+    assert value_spans("top 5 in the list") == []  # "in" is a unit only written against its number
+    # a size keeps its unit as a word of the task: two sizes in ounces are one kind of thing
+    assert "oz" in signature("Tell me the price of the 18 oz beer").terms
+
+
+@pytest.mark.parametrize("one, other", [
+    ("Create an issue titled Crash on start", "Open an issue titled Crash on start"),
+    ("How many orders are pending", "Count the orders that are pending"),
+    ("Show the page of the cheapest phone", "View the page of the cheapest phone"),
+    ("Respond to the email from Bob", "Reply to the e-mail from Bob"),
+])
+def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
+    first, second = signature(one), signature(other)
+    assert first.terms == second.terms and first.contrasts == second.contrasts
+
+
+@pytest.mark.parametrize("one, other", [
+    ("Delete the issue titled Crash on start", "Edit the issue titled Crash on start"),
+    ("Show the cheapest phone", "Show the most expensive phone"),
+    ("Open an issue titled Crash", "Delete the issue titled Crash"),
+])
+def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
+    save(mem, one)
+    assert mem.trajectories.match(other, origin=SHOP, limit=1).best is None
+
+
+def test_open_before_an_article_leads_to_a_page_and_open_as_a_word_stays() -> None:
+    assert "open" not in signature("Open the page of the cheapest phone").terms
+    assert "open" in signature("Add the most colorful product from my open tabs to the cart").terms
