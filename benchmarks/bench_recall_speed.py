@@ -16,16 +16,26 @@ Three memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres
    trajectory in five is added for each copy through ``mem.trajectories.save`` (the public write
    path of the index), so every origin holds ~``runs/1000*0.8`` trajectories with varied goals; each
    domain then keeps its newest sessions only, as recording them through the API does.
+4. Every public path that answers one trajectory (``recall_paths.py``), on 10,000 trajectories on 20 origins of
+   goals of 6-12 words, (a) from 20 templates that share most of their words and (b) of their own: a warm
+   ``match(limit=1)``, ``find_best_match``, ``run.context()`` for a new run, the service's search (as the HTTP
+   and MCP endpoints call it), a match and ``find_best_match`` right after another memory saved on the origin,
+   ``match`` explaining every candidate, and ``webmem trajectories match`` in process (it opens the memory).
+   Each in a fresh process, with ``--baseline REV`` also with that revision's code (a ``git worktree``) on a
+   copy of the same memory, in the same run.
 On PostgreSQL each memory is vacuumed and analysed once built, before anything is timed (``settle``).
 
-Prints medians and p99s in ms, and the ratio of the large memory's p50 to the small one's.
+Prints medians and p99s in ms, the ratio of the large memory's p50 to the small one's, and the ratio of
+``find_best_match``'s p50 to ``match(limit=1)``'s.
 Usage: python benchmarks/bench_recall_speed.py [--runs N] [--samples N] [--backends sqlite,postgres]
+       [--sections matches,repeats,long,contexts,paths] [--baseline REV]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -39,6 +49,7 @@ from webmem.knowledge import MAX_SESSIONS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_backends  # noqa: E402
+import recall_paths  # noqa: E402
 from bench_backends import (  # noqa: E402  (the same vocabulary, timing and throwaway stores)
     percentiles,
     postgres_location,
@@ -303,30 +314,82 @@ def contexts(backend: str, runs: int, samples: int) -> dict[str, tuple[float, ..
     return {"small": percentiles(small_times), "large": (*percentiles(large_times), seconds)}
 
 
+# --- 4. every path that answers one trajectory -------------------------------------------------------
+
+
+def paths(backend: str, samples: int, baseline: str | None) -> dict[str, dict[str, tuple[float, float]]]:
+    """For each kind of goals, each path's p50 and p99, with this tree's code and (``baseline``) that revision's, keyed
+    ``kind`` and ``kind @ baseline``."""
+    found: dict[str, dict[str, tuple[float, float]]] = {}
+    with recall_paths.source_tree(None) as current, recall_paths.source_tree(baseline) as old:
+        codes = [("", current)] + ([(f" @ {baseline}", old)] if baseline else [])
+        for seed, kind in enumerate(recall_paths.KINDS, start=21):
+            with location(backend) as (where, local):
+                seconds = recall_paths.build(where, local, kind, seed)
+                print(f"  {backend}: 10,000 trajectories ({kind} goals) saved in {seconds:.1f}s", file=sys.stderr)
+                settle(backend, where)
+                # on SQLite each code times a copy of the memory as built (the paths save and start runs)
+                copies = [local.with_name(f"{local.name}-{number}") for number in range(len(codes))]
+                for copy in copies if backend == "sqlite" else ():
+                    shutil.copytree(local, copy)
+                for (label, src), copy in zip(codes, copies):
+                    copy_where, copy_local = (str(copy), copy) if backend == "sqlite" else (where, local)
+                    times = recall_paths.time_in_process_of(src, copy_where, copy_local, kind, samples, seed + 100)
+                    found[kind + label] = {name: percentiles(values) for name, values in times.items()}
+    return found
+
+
+def print_paths(found: dict[str, dict[str, tuple[float, float]]], baseline: str | None) -> None:
+    for kind in recall_paths.KINDS:
+        base = found.get(f"{kind} @ {baseline}") if baseline else None
+        print(f"\n{f'one trajectory, 10k on 20 origins ({kind})':<46}{'p50 ms':>10}{'p99 ms':>10}"
+              + (f"{'base p50':>10}{'base p99':>10}{'p50 / base':>11}" if base else ""))
+        for name, (p50, p99) in found[kind].items():
+            print(f"{name:<46}{p50:>10.3f}{p99:>10.3f}" + (
+                f"{base[name][0]:>10.3f}{base[name][1]:>10.3f}{p50 / base[name][0]:>11.2f}" if base else ""))
+        ratio = found[kind]["find_best_match"][0] / found[kind]["match(limit=1)"][0]
+        print(f"{'find_best_match / match(limit=1), p50s':<46}{ratio:>10.2f}" + (
+            f"{'':>10}{base['find_best_match'][0] / base['match(limit=1)'][0]:>10.2f}" if base else ""))
+
+
+SECTIONS = ("matches", "repeats", "long", "contexts", "paths")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=500)
     parser.add_argument("--backends", default="sqlite")
+    parser.add_argument("--sections", default=",".join(SECTIONS), help="of " + ", ".join(SECTIONS))
+    parser.add_argument("--baseline", help="a git revision whose code section 4 also times (e.g. HEAD~1)")
     args = parser.parse_args()
+    sections = {name.strip() for name in args.sections.split(",") if name.strip()}
+    if not sections <= set(SECTIONS):
+        parser.error(f"--sections: of {', '.join(SECTIONS)}")
     for backend in [name.strip() for name in args.backends.split(",") if name.strip()]:
-        figures = matches(backend, args.samples)
-        figures.update(repeats(backend, args.samples))
-        figures.update(long_goals(backend, args.samples))
-        timed_contexts = contexts(backend, args.runs, args.samples)
-        small, large = timed_contexts["small"], timed_contexts["large"]
-        print(f"\n{backend}{'':<36}{'p50 ms':>10}{'p99 ms':>10}")
+        figures = matches(backend, args.samples) if "matches" in sections else {}
+        if "repeats" in sections:
+            figures.update(repeats(backend, args.samples))
+        if "long" in sections:
+            figures.update(long_goals(backend, args.samples))
+        timed_contexts = contexts(backend, args.runs, args.samples) if "contexts" in sections else None
+        one = paths(backend, args.samples, args.baseline) if "paths" in sections else None
+        print(f"\n{backend}{'':<36}{'p50 ms':>10}{'p99 ms':>10}" if figures or timed_contexts else f"\n{backend}")
         for name, (p50, p99) in figures.items():
             print(f"{name:<44}{p50:>10.3f}{p99:>10.3f}")
-        print(f"{'run.context() at 1,000 runs':<44}{small[0]:>10.3f}{small[1]:>10.3f}")
-        print(f"{f'run.context() at {args.runs:,} runs':<44}{large[0]:>10.3f}{large[1]:>10.3f}")
-        print(f"{'ratio of p50s (large / small)':<44}{large[0] / small[0]:>10.2f}")
-        for what in ("match", "replay search", "save"):
+        if timed_contexts is not None:
+            small, large = timed_contexts["small"], timed_contexts["large"]
+            print(f"{'run.context() at 1,000 runs':<44}{small[0]:>10.3f}{small[1]:>10.3f}")
+            print(f"{f'run.context() at {args.runs:,} runs':<44}{large[0]:>10.3f}{large[1]:>10.3f}")
+            print(f"{'ratio of p50s (large / small)':<44}{large[0] / small[0]:>10.2f}")
+        for what in ("match", "replay search", "save") if "repeats" in sections else ():
             print(f"{f'{what}: ratio of p50s (10,000 / 1,000 runs)':<44}"
                   f"{figures[f'{what}, 10,000 runs of one task'][0] / figures[f'{what}, 1,000 runs of one task'][0]:>10.2f}")
-        for what in ("similar", "new task"):
+        for what in ("similar", "new task") if "long" in sections else ():
             print(f"{f'long goals ({what}): ratio (10,000 / 1,000)':<44}"
                   f"{figures[f'match, 10,000 long goals ({what})'][0] / figures[f'match, 1,000 long goals ({what})'][0]:>10.2f}")
+        if one is not None:
+            print_paths(one, args.baseline)
 
 
 if __name__ == "__main__":
