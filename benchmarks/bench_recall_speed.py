@@ -22,7 +22,7 @@ Three memories, each on SQLite (and PostgreSQL with ``--backends sqlite,postgres
    and MCP endpoints call it), a match and ``find_best_match`` right after another memory saved on the origin,
    ``match`` explaining every candidate, and ``webmem trajectories match`` in process (it opens the memory).
    Each in a fresh process, with ``--baseline REV`` also with that revision's code (a ``git worktree``) on a
-   copy of the same memory, in the same run.
+   memory of the same goals that it built itself, in the same run.
 On PostgreSQL each memory is vacuumed and analysed once built, before anything is timed (``settle``).
 
 Prints medians and p99s in ms, the ratio of the large memory's p50 to the small one's, and the ratio of
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -324,17 +323,16 @@ def paths(backend: str, samples: int, baseline: str | None) -> dict[str, dict[st
     with recall_paths.source_tree(None) as current, recall_paths.source_tree(baseline) as old:
         codes = [("", current)] + ([(f" @ {baseline}", old)] if baseline else [])
         for seed, kind in enumerate(recall_paths.KINDS, start=21):
-            with location(backend) as (where, local):
-                seconds = recall_paths.build(where, local, kind, seed)
-                print(f"  {backend}: 10,000 trajectories ({kind} goals) saved in {seconds:.1f}s", file=sys.stderr)
-                settle(backend, where)
-                # on SQLite each code times a copy of the memory as built (the paths save and start runs)
-                copies = [local.with_name(f"{local.name}-{number}") for number in range(len(codes))]
-                for copy in copies if backend == "sqlite" else ():
-                    shutil.copytree(local, copy)
-                for (label, src), copy in zip(codes, copies):
-                    copy_where, copy_local = (str(copy), copy) if backend == "sqlite" else (where, local)
-                    times = recall_paths.time_in_process_of(src, copy_where, copy_local, kind, samples, seed + 100)
+            # each code times a memory it built itself, from the same goals: a memory reopened is read from the
+            # snapshot its own code wrote (goals decoded as first met), while one of another version is rebuilt
+            # whole on its first read, which would make the other code look faster than it is
+            for label, src in codes:
+                with location(backend) as (where, local):
+                    seconds = recall_paths.build_in_process_of(src, where, local, kind, seed)
+                    print(f"  {backend}: 10,000 trajectories ({kind} goals{label}) saved in {seconds:.1f}s",
+                          file=sys.stderr)
+                    settle(backend, where)
+                    times = recall_paths.time_in_process_of(src, where, local, kind, samples, seed + 100)
                     found[kind + label] = {name: percentiles(values) for name, values in times.items()}
     return found
 

@@ -1,10 +1,11 @@
 """Every public path that answers one trajectory, timed on one memory of 10,000 trajectories on 20 origins.
 
-``bench_recall_speed.py`` (section 4) builds the memory, then runs this file as a script in a fresh process:
-``python benchmarks/recall_paths.py time WHERE LOCAL KIND SAMPLES SEED`` times, with whatever ``webmem`` comes
-first on ``sys.path``, each path on the same goals and prints the milliseconds of every sample as JSON. So the
-working tree's code and a baseline revision's (a ``git worktree`` of it, first on ``PYTHONPATH``) are timed on
-the same memory in the same run.
+``bench_recall_speed.py`` (section 4) runs this file as a script in fresh processes, with whatever ``webmem``
+comes first on ``sys.path``: ``python benchmarks/recall_paths.py build WHERE LOCAL KIND 0 SEED`` builds the memory,
+``... time WHERE LOCAL KIND SAMPLES SEED`` times each path on the same goals and prints the milliseconds of every
+sample as JSON. So the working tree's code and a baseline revision's (a ``git worktree`` of it, first on
+``PYTHONPATH``) each time a memory of the same goals that it built itself, in the same run (a memory written by
+another version's code would be rebuilt whole on its first read, unlike one reopened).
 
 Two kinds of goals, 6 to 12 words each: ``similar`` goals come from 20 templates that share most of their words
 (four openings, five endings, a thing of eight and a colour of four: many near-duplicates, the hard case for a
@@ -23,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -154,16 +156,28 @@ def source_tree(revision: str | None) -> Iterator[Path]:
 def time_in_process_of(src: Path, where: str, local: Path, kind: str, samples: int,
                        seed: int) -> dict[str, list[float]]:
     """:func:`time_paths` in a fresh process whose ``webmem`` is the one in ``src``."""
+    return _in_process_of(src, "time", where, str(local), kind, str(samples), str(seed))
+
+
+def build_in_process_of(src: Path, where: str, local: Path, kind: str, seed: int) -> float:
+    """:func:`build` in a fresh process whose ``webmem`` is the one in ``src``."""
+    return _in_process_of(src, "build", where, str(local), kind, "0", str(seed))
+
+
+def _in_process_of(src: Path, *arguments: str) -> Any:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    out = subprocess.run([sys.executable, __file__, "time", where, str(local), kind, str(samples), str(seed)],
-                         check=True, capture_output=True, text=True, env=env).stdout
+    out = subprocess.run([sys.executable, __file__, *arguments], check=True, capture_output=True, text=True,
+                         env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> None:
     command, where, local, kind, samples, seed = sys.argv[1:7]
-    assert command == "time", "usage: recall_paths.py time WHERE LOCAL KIND SAMPLES SEED"
-    print(json.dumps(time_paths(where, Path(local), kind, int(samples), int(seed))))
+    assert command in ("time", "build"), "usage: recall_paths.py time|build WHERE LOCAL KIND SAMPLES SEED"
+    if command == "build":
+        print(json.dumps(build(where, Path(local), kind, int(seed))))
+    else:
+        print(json.dumps(time_paths(where, Path(local), kind, int(samples), int(seed))))
 
 
 if __name__ == "__main__":

@@ -118,7 +118,7 @@ def test_the_report_lists_the_values_read(mem: webmem.Memory) -> None:
 def test_values_in_words_and_numbers_and_units() -> None:
     assert [(span.kind, span.value) for span in value_spans("posted yesterday, a dozen eggs, the 18 oz beer")] == [
         ("date", "yesterday"), ("number", "12"), ("number", "18oz")]
-    assert value_spans("top 5 in the list") == []  # "in" is a unit only written against its number
+    assert value_spans("top 5 in the list") == ()  # "in" is a unit only written against its number
     # a size keeps its unit as a word of the task: two sizes in ounces are one kind of thing
     assert "oz" in signature("Tell me the price of the 18 oz beer").terms
 

@@ -54,9 +54,13 @@ _PREAMBLE = re.compile(
     re.IGNORECASE)
 #: Politeness after the request: ", please", "thanks", "thank you".
 _CLOSING_WORDS = re.compile(r"(?:[,;]?\s+(?:please|thanks|thank\s+you|thx|ty)\b)+\s*([.?!]*)\s*$", re.IGNORECASE)
-_POLITE = ("please", "thank", "thx", " ty")
-_CLAUSE_HINTS = ("return", "answer", "giv", "provid", "format", "express", "round", "writ", "report", "as a", "form",
-                 "without")
+_POLITE = frozenset(("please", "thanks", "thank", "thx", "ty"))
+#: The words without one of which no closing clause is about the answer's form.
+_CLAUSE_HINTS = frozenset("""return returned returning answer answered answering give giving given provide provided
+providing format formatted formatting express expressed expressing round rounded rounding write writing written report
+reported reporting number numeric integer decimal percentage string list json form currency unit units symbol symbols
+comma commas""".split())
+_SPACING = str.maketrans({char: " " for char in ".,;:!?()[]\"'“”"})
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z(\"“'])")
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”')
 
@@ -92,8 +96,7 @@ def read_goal(goal: str) -> GoalReading:
     if opening and _plain_opening(text[opening.end():]):
         set_aside.insert(0, text[:opening.end()].strip())
         text = text[opening.end():]
-    lowered = text.lower()
-    closing = _CLOSING_WORDS.search(_masked(text)) if any(word in lowered for word in _POLITE) else None
+    closing = _CLOSING_WORDS.search(_masked(text)) if not _said(text).isdisjoint(_POLITE) else None
     if closing and closing.start() > 0:
         set_aside.append(text[closing.start():closing.start(1)].strip(" ,;"))
         text = text[:closing.start()] + closing.group(1)
@@ -101,6 +104,11 @@ def read_goal(goal: str) -> GoalReading:
     if not text or not words(text):
         return GoalReading(goal, goal)
     return GoalReading(goal, text, tuple(part for part in set_aside if part))
+
+
+def _said(text: str) -> set[str]:
+    """The words of a text, in small letters."""
+    return set(text.lower().translate(_SPACING).split())
 
 
 def _plain_opening(text: str) -> bool:
@@ -140,7 +148,7 @@ def _about_the_answer(sentence: str) -> bool:
 def _trimmed(sentence: str, masked: str) -> tuple[str, list[str]]:
     """A sentence without its brackets and closing clause about the answer's form."""
     aside: list[str] = []
-    if "(" not in masked and not any(hint in masked.lower() for hint in _CLAUSE_HINTS):
+    if "(" not in masked and _said(masked).isdisjoint(_CLAUSE_HINTS):
         return sentence.strip(), aside
     for found in reversed(list(_FORM_BRACKETS.finditer(masked))):
         aside.insert(0, sentence[found.start():found.end()].strip())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .conversions import SLASHED_DATE, SPACED_DATE, read_date
 
@@ -51,11 +52,18 @@ _COUNT_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60"
 _COUNT = re.compile(r"\b(?:a\s+)?(" + "|".join(_COUNT_WORDS) + r")\b(?![-'])", re.IGNORECASE)
 
 
-_MONEY_HINTS = ("$", "€", "£", "¥", "₹", "dollar", "usd", "eur", "pound", "gbp", "buck", "cent")
-_DAY_WORDS = ("today", "yesterday", "tomorrow", "tonight")
-_RELATIVE_HINTS = ("last", "this", "next", "past")
-_PERIODS = ("day", "week", "month", "year")
-_PUNCTUATION = ".,;:!?()\"'"
+_DIGIT = re.compile(r"\d")
+_CURRENCY = re.compile(r"[$€£¥₹]")
+#: The words that hint at a value of each kind, as a goal's words are split (``_SPACING``): only then are the
+#: patterns of that kind looked for.
+_SPACING = str.maketrans({char: " " for char in ".,;:!?()[]\"'/-"})
+_MONTH_WORDS = frozenset("""jan january feb february mar march apr april may jun june jul july aug august sep sept
+september oct october nov november dec december""".split())
+_MONEY_WORDS = frozenset("dollar dollars usd eur euro euros pound pounds gbp buck bucks cent cents".split())
+_DAY_WORDS = frozenset(("today", "yesterday", "tomorrow", "tonight"))
+_RELATIVE_HINTS = frozenset(("last", "this", "next", "past"))
+_PERIODS = frozenset("""day days week weeks month months year years monday tuesday wednesday thursday friday saturday
+sunday""".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +78,17 @@ class ValueSpan:
     unit: str = ""  # a size's unit, also a word of the task: "the 18 oz beer" and "the 30 oz coke" both name ounces
 
 
-def value_spans(goal: str) -> list[ValueSpan]:
+@lru_cache(maxsize=8192)
+def value_spans(goal: str) -> tuple[ValueSpan, ...]:
     """The dates, amounts, sizes and counts a goal writes, in order, none overlapping."""
     found: list[ValueSpan] = []
     lowered = goal.lower()
-    named_month = any(month in lowered for month in _MONTHS)
-    if any(char.isdigit() for char in goal):
+    said = set(lowered.translate(_SPACING).split())
+    named_month = not said.isdisjoint(_MONTH_WORDS)
+    if _DIGIT.search(goal):
         if named_month or "/" in goal or "-" in goal:
             found += _dates(goal, named_month)
-        if any(sign in lowered for sign in _MONEY_HINTS):
+        if not said.isdisjoint(_MONEY_WORDS) or _CURRENCY.search(goal):
             for match in _AMOUNT.finditer(goal):
                 amount = (match.group("a") or match.group("b") or match.group("c")).replace(",", "")
                 found.append(_span(goal, match, "number", _plain(amount)))
@@ -86,14 +96,13 @@ def value_spans(goal: str) -> list[ValueSpan]:
             unit = (match.group("u") or match.group("u2")).lower()
             found.append(ValueSpan(match.start(), match.end(), "number", _plain(match.group("n").replace(",", ""))
                                    + unit, match.group(), unit))
-    if any(word in lowered for word in _DAY_WORDS) or (
-            any(word in lowered for word in _RELATIVE_HINTS) and any(word in lowered for word in _PERIODS)):
+    if not said.isdisjoint(_DAY_WORDS) or (not said.isdisjoint(_RELATIVE_HINTS) and not said.isdisjoint(_PERIODS)):
         found += [_span(goal, match, "date", " ".join(match.group().lower().split()))
                   for match in _RELATIVE.finditer(goal)]
-    if any(word.strip(_PUNCTUATION) in _COUNT_WORDS for word in lowered.split()):
+    if not said.isdisjoint(_COUNT_WORDS):
         found += [_span(goal, match, "number", _COUNT_WORDS[match.group(1).lower()])
                   for match in _COUNT.finditer(goal)]
-    return _apart(found) if len(found) > 1 else found
+    return tuple(_apart(found) if len(found) > 1 else found)
 
 
 def _dates(goal: str, named_month: bool) -> list[ValueSpan]:
