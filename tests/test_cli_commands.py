@@ -446,6 +446,12 @@ def test_trajectories_match_with_and_without_trace_scoring(tmp_path: Path) -> No
     elsewhere = data(on(directory, "trajectories", "match", goal, "--url", "https://nowhere.example/", "--json"))
     assert (elsewhere["candidates"], elsewhere["reason"]) == ([], "no successful trajectory on this origin")
     assert on(directory, "trajectories", "match", goal).exit_code == 2  # --url is required
+    # how the answer must be written is set aside, and values are read in their usual forms; both are shown
+    worded = f"Could you please {goal[0].lower()}{goal[1:]} by 05/01/2021? Answer with the order number only."
+    read = on(directory, "trajectories", "match", worded, "--url", SHOP_ORIGIN)
+    assert 'Set aside (not compared): "Could you please"; "Answer with the order number only."' in read.stdout
+    assert 'Values read: "05/01/2021" as date 2021-05-01' in read.stdout
+    assert read.stdout.strip().splitlines()[-1].startswith(f"{winner} won")
 
 
 # --- lessons ----------------------------------------------------------------------------------------------------

@@ -57,6 +57,13 @@ def test_a_replay_offer_is_ready_tool_calls_in_the_new_goal_values(service: Memo
     search = service.search_trajectories("Subscribe e@f.net to the newsletter", SITE)
     assert search.best is not None and search.replay is not None
     assert "e@f.net" in search.reference and "a@b.com" not in search.reference  # in the asked goal's values
+    # a goal that says how to answer and gives a date: the part set aside and the value read are in the answer
+    worded = service.search_trajectories("Subscribe e@f.net to the newsletter. Answer with yes or no only.", SITE)
+    assert worded.best == search.best and worded.set_aside == ["Answer with yes or no only."]
+    assert worded.replay is not None and worded.replay.slots == {"{1}": "e@f.net"}
+    dated = service.search_trajectories("Subscribe g@h.com to the newsletter on May 1, 2027", SITE)
+    assert [(value.written, value.kind, value.value) for value in dated.values_read] == [
+        ("May 1, 2027", "date", "2027-05-01")]
 
 
 def save_newsletters(mem: webmem.Memory, count: int = 12) -> None:

@@ -158,6 +158,11 @@ def trajectories_match(
                for c in report.candidates),
               title=f"Candidates on {report.origin}: {shown} (threshold {report.threshold:.2f})",
               no_wrap=("trajectory",))
+    if report.set_aside:
+        click.echo("Set aside (not compared): " + "; ".join(f'"{part}"' for part in report.set_aside))
+    if report.values_read:
+        click.echo("Values read: " + ", ".join(f'"{value.written}" as {value.kind} {value.value}'
+                                                 for value in report.values_read))
     click.echo(report.reason)
 
 

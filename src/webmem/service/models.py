@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.models import Fact, RunManifest, SelectorEntry, Step
+from ..core.models import Fact, RunManifest, SelectorEntry, Step, ValueRead
 
 
 class Answer(BaseModel):
@@ -116,7 +116,9 @@ class TrajectoryCandidate(Answer):
 
 class TrajectorySearch(Answer):
     """Stored successful runs on the URL's origin that match a goal, best first, and why: the closest ``limit``
-    of them (every one when asked for ``all``); ``scored`` says how many candidates there were."""
+    of them (every one when asked for ``all``); ``scored`` says how many candidates there were. ``set_aside`` is
+    what of the goal was not compared (how the answer must be written, politeness), ``values_read`` the values
+    read in their usual forms ("05/01/2021" as the date 2021-05-01)."""
 
     goal: str
     origin: str
@@ -125,6 +127,8 @@ class TrajectorySearch(Answer):
     reference: str
     candidates: list[TrajectoryCandidate]
     scored: int = 0
+    set_aside: list[str] = Field(default_factory=list)
+    values_read: list[ValueRead] = Field(default_factory=list)
     replay: ReplayOffer | None = None
     replay_unavailable: str | None = None
 

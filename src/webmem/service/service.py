@@ -201,7 +201,7 @@ class MemoryService:
         best = report.best
         return TrajectorySearch(
             goal=report.goal, origin=report.origin, best=best.id if best else None, reason=report.reason,
-            scored=report.scored,
+            scored=report.scored, set_aside=report.set_aside, values_read=report.values_read,
             reference=mem.trajectories.format_reference(best, goal=mem.scope.redact(goal)) if best else "",
             candidates=[
                 TrajectoryCandidate(trajectory_id=c.trajectory.id, goal=c.trajectory.goal, similarity=c.similarity,
