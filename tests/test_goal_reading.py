@@ -128,6 +128,8 @@ def test_values_in_words_and_numbers_and_units() -> None:
     ("How many orders are pending", "Count the orders that are pending"),
     ("Show the page of the cheapest phone", "View the page of the cheapest phone"),
     ("Respond to the email from Bob", "Reply to the e-mail from Bob"),
+    ("List all orders of Bob", "Show the orders of Bob"),
+    ("Get the customer emails who ordered", "Get the customer email(s) who ordered"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)
@@ -147,3 +149,4 @@ def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
 def test_open_before_an_article_leads_to_a_page_and_open_as_a_word_stays() -> None:
     assert "open" not in signature("Open the page of the cheapest phone").terms
     assert "open" in signature("Add the most colorful product from my open tabs to the cart").terms
+    assert "list" in signature("Add the phone to my wish list").terms

@@ -28,12 +28,12 @@ when where why how can could would should will shall may might must need needs w
 like let lets let's go going get gets got make sure some any all each every both either neither one
 ones someone something anything everything via per about up out off if whether while yet now
 currently quickly right away tell show give find look see help view display navigate visit browse retrieve
-fetch obtain new e
+fetch obtain new e s
 """.split())
-#: Verbs that only lead to what is acted on when an article or a possessive follows them ("open the page of X" is
-#: "show X"; "my open tabs" are tabs).
-_LEADING_VERBS = frozenset({"open"})
-_DETERMINERS = frozenset("the this that these those my your our his her its their".split())
+#: Verbs that only lead to what is acted on when an article or a possessive follows them ("open the page of X" and
+#: "list all X" are "show X"; "my open tabs" are tabs, "the wish list of X" a list).
+_LEADING_VERBS = frozenset({"open", "list"})
+_DETERMINERS = frozenset("the this that these those my your our his her its their all every each".split())
 #: Words that name one thing or act as another word does, as its stem: "respond" is "reply", "e-mail" "email",
 #: "cost" "price" ("the ticket with the cheapest cost").
 _SAME_STEMS = {"respond": "repli", "mail": "email", "cost": "price"}
