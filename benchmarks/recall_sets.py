@@ -1,0 +1,70 @@
+"""Query sets of ``bench_recall.py`` worded by others than this project: ``data/third_party_rewordings.json``.
+
+Two sources, made by ``data/make_third_party_rewordings.py`` (see its docstring):
+
+- ``miniwob-email``: the instruction phrasings that Mechanical Turk workers wrote for MiniWoB++'s email inbox
+  (``miniwob/html/common/special/email-inbox-nl/templates.js``), filled with MiniWoB's names and lorem text. Their
+  stored goals are MiniWoB's own generator wording of the same four acts (``email-inbox-forward``, ``-reply``,
+  ``-important``, ``-delete`` in ``data/miniwob_intents.json``). Layout (:func:`email_layout`): four inboxes
+  (origins) per half, each storing two generator instances of three acts and none of the fourth, a different act
+  missing in each. Each Turk phrasing is asked twice: at a seeded one of the three inboxes that store its act (it
+  must find that act's run; any other act, such as reply for forward, is a false positive) and at the inbox that
+  lacks its act (a negative: it must find nothing there, although the other three acts are stored). Phrasings from
+  the templates' ``train`` lists form the tune half, those from ``test`` lists the held-out half.
+- Rewrites of the other sets' intents by a small local instruct model: attached to their task
+  (:func:`model_rewrites`), so a rewrite is in the half its task is in, and a positive when its task is stored.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data"
+THIRD_PARTY = DATA / "third_party_rewordings.json"
+EMAIL_SET = "miniwob-email"
+EMAIL_ACTS = ("delete", "forward", "important", "reply")
+TURK_HALF = {"miniwob-turk-train": "tune", "miniwob-turk-test": "held-out"}
+
+
+def _items() -> list[dict[str, Any]]:
+    if not THIRD_PARTY.exists():
+        return []
+    return list(json.loads(THIRD_PARTY.read_text())["items"])
+
+
+def model_rewrites() -> dict[tuple[str, str], list[str]]:
+    """(set, task key) -> the model rewrites of that task that passed the generator's filter."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for item in _items():
+        if item["source"] not in TURK_HALF:
+            found.setdefault((item["set"], item["task"]), []).append(item["query"])
+    return found
+
+
+def email_layout(seed: int) -> list[dict[str, Any]]:
+    """The ``miniwob-email`` tasks: one per (half, inbox, act), as keyword arguments of ``bench_recall.Task``
+    plus ``half`` (the half it belongs to) and ``stored`` (whether its act is stored in that inbox)."""
+    miniwob = json.loads((DATA / "miniwob_intents.json").read_text())["tasks"]
+    phrasings: dict[tuple[str, str], list[str]] = {}
+    for item in _items():
+        if item["source"] in TURK_HALF:
+            phrasings.setdefault((TURK_HALF[item["source"]], item["task"]), []).append(item["query"])
+    rng = random.Random(seed)
+    tasks = []
+    for half in ("tune", "held-out"):
+        for act_number, act in enumerate(EMAIL_ACTS):
+            key = f"email-inbox-{act}"
+            generated = list(dict.fromkeys(miniwob[key]))
+            queries: dict[int, list[str]] = {inbox: [] for inbox in range(len(EMAIL_ACTS))}
+            for text in phrasings.get((half, key), []):
+                queries[act_number].append(text)  # the inbox without this act: a negative
+                queries[rng.choice([n for n in queries if n != act_number])].append(text)
+            for inbox in range(len(EMAIL_ACTS)):
+                tasks.append({"set_name": EMAIL_SET, "key": key, "family": key,
+                              "origin": f"http://{half}-inbox-{inbox + 1}.miniwob.test",
+                              "instances": generated[2 * inbox:2 * inbox + 2], "third_party": queries[inbox],
+                              "half": half, "stored": inbox != act_number})
+    return tasks
