@@ -140,6 +140,7 @@ def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     ("Delete the issue titled Crash on start", "Edit the issue titled Crash on start"),
     ("Show the cheapest phone", "Show the most expensive phone"),
     ("Open an issue titled Crash", "Delete the issue titled Crash"),
+    ("Find the email by Ann and reply to them with the text \"Hi\".", "Find the email by Ann and forward it to Bo."),
 ])
 def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
     save(mem, one)

@@ -34,9 +34,9 @@ fetch obtain new e s
 #: "list all X" are "show X"; "my open tabs" are tabs, "the wish list of X" a list).
 _LEADING_VERBS = frozenset({"open", "list"})
 _DETERMINERS = frozenset("the this that these those my your our his her its their all every each".split())
-#: Words that name one thing or act as another word does, as its stem: "respond" is "reply", "e-mail" "email",
-#: "cost" "price" ("the ticket with the cheapest cost").
-_SAME_STEMS = {"respond": "repli", "mail": "email", "cost": "price"}
+#: Words that name one thing as another word does, as its stem: "e-mail" is "email", "cost" "price" ("the ticket
+#: with the cheapest cost").
+_SAME_STEMS = {"mail": "email", "cost": "price"}
 #: Phrases that name one term: "how many orders", "the number of orders" and "count the orders" ask one thing.
 _TERM_PHRASES = {"how many": "count", "number of": "count"}
 
@@ -63,6 +63,7 @@ _CONTRAST_WORDS = {
     "add": "create", "create": "create", "edit": "update", "change": "update", "update": "update",
     "modify": "update", "rename": "update", "cancel": "cancel", "subscribe": "subscribe",
     "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",
+    "reply": "reply", "replied": "reply", "respond": "reply", "forward": "forward", "forwarded": "forward",
 }
 #: Names a page may spell otherwise than the goal does: a close button reads "×" where a goal says "x".
 NAME_SPELLINGS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
@@ -74,6 +75,7 @@ DIMENSIONS = {
     "best": "quality", "worst": "quality", "ascending": "order", "descending": "order", "not": "negation",
     **{operation: "operation" for operation in (
         "buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe", "upvote", "downvote",
+        "reply", "forward",
     )},
 }
 CONTRAST_TERMS = frozenset(DIMENSIONS)
