@@ -1210,10 +1210,10 @@ def test_the_semantic_stage_loads_embeds_and_matches_with_the_network_closed(
 def test_goal_vectors_are_stored_and_remade_when_the_model_changes(open_memory: Any, wordllama: Any) -> None:
     first = open_memory(goal_embedder=wordllama)
     saved = save(first, KETTLE)
-    assert rows.value(first, "trajectories", "goal_vector_model", trajectory_id=saved.id) == wordllama.name
+    assert rows.value(first, "trajectories", "goal_vector_model", trajectory_id=saved.id) == wordllama.name + "|read"
     second = open_memory(goal_embedder=Renamed(wordllama))
     assert best(second, "Is the blue kettle available right now, and how long would shipping take") == KETTLE
-    assert rows.value(second, "trajectories", "goal_vector_model", trajectory_id=saved.id) == "wordllama-renamed"
+    assert rows.value(second, "trajectories", "goal_vector_model", trajectory_id=saved.id) == "wordllama-renamed|read"
 
 
 def test_a_goal_embedder_that_is_not_one_is_refused_by_name(open_memory: Any) -> None:

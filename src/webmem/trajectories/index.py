@@ -28,7 +28,7 @@ from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories, trajectory_origins, trajectory_snapshots
 from ..store.statements import dialect_insert, lock_rows, plain_select
 from .held import OriginGoals, StoredGoal, unpack
-from .recall import decode, signature
+from .recall import decode, embedding_text, signature
 
 ORIGINS_TOPIC = "webmem_trajectory_origins"  # what bump_origin changes, for the store's read marks
 MAX_HELD_GOALS = 200_000  # across origins; the least recently matched origins are let go first
@@ -38,6 +38,8 @@ _GOAL_COLUMNS = (
     trajectories.c.goal_template, trajectories.c.goal_signature, trajectories.c.origin_seq,
 )
 _VECTOR_COLUMNS = (trajectories.c.goal_vector, trajectories.c.goal_vector_model)
+#: Marks goal vectors made of a goal's ``embedding_text`` (read, without its values), not of the goal as written.
+_EMBEDDED = "|read"
 _SEQ, _VECTOR = len(_GOAL_COLUMNS) - 1, len(_GOAL_COLUMNS)  # where origin_seq and the vector are in a row read
 _STAMP_AND_SNAPSHOT = Prepared(plain_select(
     (trajectory_origins.c.version, trajectory_origins.c.removals, trajectory_origins.c.snapshot_seq,
@@ -141,7 +143,7 @@ class GoalIndex:
         lock_rows(conn, trajectory_origins, and_(trajectory_origins.c.namespace == self._ns,
                                                  trajectory_origins.c.origin == origin))
         if stale.vectors and self.embedder is not None:
-            store_vectors(conn, self._ns, self.embedder.name, stale.vectors)
+            store_vectors(conn, self._ns, self.vector_model, stale.vectors)
         if stale.signatures:
             self._store_signatures(conn, stale.signatures)
             self.extend_snapshot(conn, origin, anew=True)
@@ -232,13 +234,20 @@ class GoalIndex:
             self._counted.clear()
             self._held = 0
 
-    def embed(self, texts: Sequence[str]) -> list[bytes] | None:
-        """The vectors of ``texts`` as stored bytes, or None without an embedder."""
-        if self.embedder is None or not texts:
+    @property
+    def vector_model(self) -> str | None:
+        """What goal vectors are stored under: the embedder's name and what of a goal it is given
+        (``recall.embedding_text``); vectors stored under another are made anew."""
+        return None if self.embedder is None else self.embedder.name[:200 - len(_EMBEDDED)] + _EMBEDDED
+
+    def embed(self, goals: Sequence[str]) -> list[bytes] | None:
+        """The vectors of ``goals`` (of their ``embedding_text``) as stored bytes, or None without an embedder."""
+        if self.embedder is None or not goals:
             return None
         import numpy
 
-        return [numpy.asarray(vector, dtype=numpy.float32).tobytes() for vector in self.embedder.embed(list(texts))]
+        texts = [embedding_text(goal) for goal in goals]
+        return [numpy.asarray(vector, dtype=numpy.float32).tobytes() for vector in self.embedder.embed(texts)]
 
     def vector(self, text: str) -> Any:
         """The vector of one text as an array, or None without an embedder."""
@@ -246,7 +255,7 @@ class GoalIndex:
         return _array(stored[0]) if stored else None
 
     def _stored_goals(self, rows: Sequence[Any], *, embed: bool) -> tuple[list[StoredGoal], Stale]:
-        model = self.embedder.name if self.embedder is not None and embed else None
+        model = self.vector_model if embed else None
         unembedded = [row for row in rows if model is not None and (row[_VECTOR] is None or row[_VECTOR + 1] != model)]
         vectors = dict(zip([row[0] for row in unembedded], self.embed([row[1] for row in unembedded]) or []))
         goals = []

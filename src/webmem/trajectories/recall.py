@@ -135,6 +135,29 @@ def signature(goal: str, template: str | None = None) -> Signature:
     of the template filled with plain words ("smart watch") keeps them as terms, so that a rewording naming the same
     thing still shares them; the template is kept to score goals that fit it (``score``)."""
     goal = read_goal(goal).text
+    spans, units = _spans(goal)
+    rest = _between(goal, spans)
+    kinds = frozenset([span[2] for span in spans])
+    if "quoted" in kinds and (inputs := quoted_inputs(goal)) > 1:
+        kinds = kinds - {"quoted"} | {f"quoted*{inputs}"}
+    values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
+    pieces = [words(piece) for piece in rest]
+    terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
+    terms += [stem(unit) for unit in units]
+    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template,
+                     *_frame_and_wording(pieces))
+
+
+def embedding_text(goal: str) -> str:
+    """What a goal embedder is given of a goal: the goal read for what identifies its task (:mod:`.reading`: how the
+    answer must be written and politeness set aside). Its values stay: without them, goals of one shape that differ
+    only in what they name ("Click the * button", "Click the * link") come too close."""
+    return read_goal(goal).text
+
+
+def _spans(goal: str) -> tuple[list[tuple[int, int, str, str]], list[str]]:
+    """Where a goal names its values, each with its kind and its normalised value, in order; and the units of its
+    sizes (also words of the task)."""
     spans: list[tuple[int, int, str, str]] = []
     for kind, pattern, hinted in (("email", _EMAIL, "@" in goal), ("url", _URL, "://" in goal or "www." in goal.lower())):
         if hinted:
@@ -156,6 +179,11 @@ def signature(goal: str, template: str | None = None) -> Signature:
                 continue
         spans.append((value.start, value.end, kind, " ".join(words(value.text))))
     spans.sort()
+    return spans, units
+
+
+def _between(goal: str, spans: list[tuple[int, int, str, str]]) -> list[str]:
+    """The stretches of a goal between its values."""
     rest = []
     position = 0
     for start, end, _, _ in spans:
@@ -163,15 +191,7 @@ def signature(goal: str, template: str | None = None) -> Signature:
             rest.append(goal[position:start])
             position = end
     rest.append(goal[position:])
-    kinds = frozenset([span[2] for span in spans])
-    if "quoted" in kinds and (inputs := quoted_inputs(goal)) > 1:
-        kinds = kinds - {"quoted"} | {f"quoted*{inputs}"}
-    values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
-    pieces = [words(piece) for piece in rest]
-    terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
-    terms += [stem(unit) for unit in units]
-    return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template,
-                     *_frame_and_wording(pieces))
+    return rest
 
 
 def _frame_and_wording(pieces: list[list[str]]) -> tuple[str, str]:

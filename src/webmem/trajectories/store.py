@@ -191,7 +191,7 @@ class TrajectoryStore(ReplaySearch):
         successful = [trajectory for trajectory in saved if trajectory.success]
         vectors = dict(zip((trajectory.id for trajectory in successful),
                            self._index.embed([trajectory.goal for trajectory in successful]) or []))
-        model = self._index.embedder.name if self._index.embedder else None
+        model = self._index.vector_model
         rows, held = [], {}
         for origin, group in by_origin.items():
             stamp = bump_origin(conn, self._ns, origin, saved=len(group))
