@@ -151,3 +151,29 @@ def test_open_before_an_article_leads_to_a_page_and_open_as_a_word_stays() -> No
     assert "open" not in signature("Open the page of the cheapest phone").terms
     assert "open" in signature("Add the most colorful product from my open tabs to the cart").terms
     assert "list" in signature("Add the phone to my wish list").terms
+
+
+INBOX = "http://inbox.example.test"
+ACTS = {
+    "forward": "Find the email by Audrey and forward that email to Orel.",
+    "reply": 'Find the email by Audrey and reply to them with the text "Vel quis varius.".',
+    "important": "Find the email by Audrey and click the star icon to mark it as important.",
+    "delete": "Find the email by Audrey and click the trash icon to delete it.",
+}
+
+
+def test_how_a_page_is_worked_weighs_less_than_what_is_done(mem: webmem.Memory) -> None:
+    """"click the trash icon" says how, not what: a goal that leaves it out still finds the task; and the acts of
+    one inbox stay apart (a forward never finds a reply through their common opening)."""
+    ids = {act: mem.trajectories.save(goal=goal, start_url=INBOX, steps=[
+        webmem.Step(action="finish", target="the task")]).id for act, goal in ACTS.items()}
+    for goal, act in (("Get rid of Pam's email.", "delete"), ("Throw away the email from Kath", "delete"),
+                      ("Locate the email from Sandye and delete it.", "delete"),
+                      ("Flag Maribeth's email as important.", "important")):
+        found = mem.trajectories.match(goal, origin=INBOX, limit=1).best
+        assert found is not None and found.id == ids[act], goal
+    elsewhere = "http://no-forward.example.test"
+    for act in ("reply", "important", "delete"):
+        mem.trajectories.save(goal=ACTS[act], start_url=elsewhere, steps=[webmem.Step(action="finish", target="it")])
+    assert mem.trajectories.match("Find the email by Ruby and forward it to Alfi.", origin=elsewhere,
+                                  limit=1).best is None

@@ -28,7 +28,7 @@ when where why how can could would should will shall may might must need needs w
 like let lets let's go going get gets got make sure some any all each every both either neither one
 ones someone something anything everything via per about up out off if whether while yet now
 currently quickly right away tell show give find look see help view display navigate visit browse retrieve
-fetch obtain new e s
+fetch obtain new e s locate
 """.split())
 #: Verbs that only lead to what is acted on when an article or a possessive follows them ("open the page of X" and
 #: "list all X" are "show X"; "my open tabs" are tabs, "the wish list of X" a list).
@@ -36,10 +36,14 @@ _LEADING_VERBS = frozenset({"open", "list"})
 _DETERMINERS = frozenset("the this that these those my your our his her its their all every each".split())
 #: Words that name one thing as another word does, as its stem: "e-mail" is "email", "cost" "price" ("the ticket
 #: with the cheapest cost").
-_SAME_STEMS = {"mail": "email", "cost": "price"}
+_SAME_STEMS = {"mail": "email", "cost": "price", "flag": "mark"}
 #: Phrases that name one term: "how many orders", "the number of orders" and "count the orders" ask one thing.
 _TERM_PHRASES = {"how many": "count", "number of": "count"}
 
+#: The stems of words of how a page is worked ("click the trash icon") rather than of what is done, and how much they
+#: weigh against other words: people who ask for the same task name them or not.
+MECHANICS = dict.fromkeys(("click", "tap", "press", "icon", "button", "link", "textbox", "checkbox", "field", "menu",
+                           "dropdown"), 0.3)
 #: Words that change what a task means, each mapped to one spelling; a multi-word form counts as one.
 _CONTRAST_PHRASES = {
     "most expensive": "priciest", "highest price": "priciest", "highest priced": "priciest",
@@ -47,6 +51,7 @@ _CONTRAST_PHRASES = {
     "lowest fare": "cheapest", "lowest cost": "cheapest", "highest fare": "priciest", "highest cost": "priciest",
     "most recent": "newest", "most recently": "newest", "least recent": "oldest",
     "most popular": "popular", "least popular": "unpopular",
+    "get rid": "delete", "throw away": "delete", "throw out": "delete",
     # opening a thing that is not there yet creates it: "open an issue", "file a bug", "start a new project"
     "open a": "create", "open an": "create", "file a": "create", "file an": "create", "start a": "create",
 }
@@ -60,6 +65,7 @@ _CONTRAST_WORDS = {
     "maximum": "highest", "minimum": "lowest", "max": "highest", "min": "lowest",
     # what is done to a thing: two goals that do different things to it are different tasks
     "buy": "buy", "purchase": "buy", "sell": "sell", "delete": "delete", "remove": "delete", "erase": "delete",
+    "discard": "delete",
     "add": "create", "create": "create", "edit": "update", "change": "update", "update": "update",
     "modify": "update", "rename": "update", "cancel": "cancel", "subscribe": "subscribe",
     "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",

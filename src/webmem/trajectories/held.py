@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..core.terms import MECHANICS
 from .key_lines import SEPARATOR, has_key, json_line, key_line, read_key_line
 from .key_lines import keys as keys_of
 from .positions import NumberedLists, NumberRow, PositionLists
@@ -324,8 +325,7 @@ class OriginGoals:
 
     def template_newest_first(self, number: int) -> Iterator[int]:
         """The positions of the goals of template ``number``, newest first (see :meth:`newest_first`)."""
-        template_of = self.template_of
-        return self.newest_first(self.template_goals(number), lambda position: template_of[position] == number)
+        return self.newest_first(self.template_goals(number), lambda position: self.template_of[position] == number)
 
     def newest_first(self, positions: list[int], belongs: Callable[[int], bool]) -> Iterator[int]:
         """``positions`` (ascending; ``belongs`` says whether a position is one of them) newest goal first, by
@@ -377,13 +377,13 @@ class OriginGoals:
         known = self._weights.get(token)
         if known is None:
             shapes = self.spread.get(token)
-            if shapes is None:  # a frame (a stored goal's is remembered) or a new goal's own word (never remembered)
-                if token[0] != FRAME_MARK:
-                    return (1.0 + math.log(self.shape_count + 1)) ** 2
+            if shapes is None and token[0] == FRAME_MARK:  # a frame: a stored goal's is remembered
                 if token in self.postings:
                     self._weights[token] = 0.0
                 return 0.0
-            known = self._weights[token] = (1.0 + math.log((self.shape_count + 1) / (shapes + 1))) ** 2
+            known = (1.0 + math.log((self.shape_count + 1) / ((shapes or 0) + 1))) ** 2 * MECHANICS.get(token, 1.0)
+            if shapes is not None:  # a new goal's own word (of no shape) is never remembered
+                self._weights[token] = known
         return known
 
     def weigh(self, tokens: frozenset[str]) -> float:

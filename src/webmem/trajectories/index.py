@@ -28,7 +28,8 @@ from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories, trajectory_origins, trajectory_snapshots
 from ..store.statements import dialect_insert, lock_rows, plain_select
 from .held import OriginGoals, StoredGoal, unpack
-from .recall import decode, embedding_text, signature
+from .recall import decode, signature
+from .spans import embedding_text
 
 ORIGINS_TOPIC = "webmem_trajectory_origins"  # what bump_origin changes, for the store's read marks
 MAX_HELD_GOALS = 200_000  # across origins; the least recently matched origins are let go first
@@ -237,7 +238,7 @@ class GoalIndex:
     @property
     def vector_model(self) -> str | None:
         """What goal vectors are stored under: the embedder's name and what of a goal it is given
-        (``recall.embedding_text``); vectors stored under another are made anew."""
+        (``spans.embedding_text``); vectors stored under another are made anew."""
         return None if self.embedder is None else self.embedder.name[:200 - len(_EMBEDDED)] + _EMBEDDED
 
     def embed(self, goals: Sequence[str]) -> list[bytes] | None:

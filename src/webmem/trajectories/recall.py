@@ -38,16 +38,13 @@ from ..core.terms import DIMENSIONS, content_of_words, content_terms, stem, word
 from .binding import bind
 from .reading import read_goal
 from .slots import goal_values
-from .value_forms import value_spans
+from .spans import between, value_spans_of
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
 SIGNATURE_VERSION = "s9"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_URL = re.compile(r"\bhttps?://\S+|\bwww\.\S+", re.IGNORECASE)
 _SLOT = re.compile(r"\{\d{1,3}\}")
-_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _FIELD = "\x1f"
 VALUE_MARK = "="  # a value's key among a goal's tokens when weighing how rare it is
 _ITEM = " "
@@ -135,8 +132,8 @@ def signature(goal: str, template: str | None = None) -> Signature:
     of the template filled with plain words ("smart watch") keeps them as terms, so that a rewording naming the same
     thing still shares them; the template is kept to score goals that fit it (``score``)."""
     goal = read_goal(goal).text
-    spans, units = _spans(goal)
-    rest = _between(goal, spans)
+    spans, units = value_spans_of(goal)
+    rest = between(goal, spans)
     kinds = frozenset([span[2] for span in spans])
     if "quoted" in kinds and (inputs := quoted_inputs(goal)) > 1:
         kinds = kinds - {"quoted"} | {f"quoted*{inputs}"}
@@ -146,52 +143,6 @@ def signature(goal: str, template: str | None = None) -> Signature:
     terms += [stem(unit) for unit in units]
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template,
                      *_frame_and_wording(pieces))
-
-
-def embedding_text(goal: str) -> str:
-    """What a goal embedder is given of a goal: the goal read for what identifies its task (:mod:`.reading`: how the
-    answer must be written and politeness set aside). Its values stay: without them, goals of one shape that differ
-    only in what they name ("Click the * button", "Click the * link") come too close."""
-    return read_goal(goal).text
-
-
-def _spans(goal: str) -> tuple[list[tuple[int, int, str, str]], list[str]]:
-    """Where a goal names its values, each with its kind and its normalised value, in order; and the units of its
-    sizes (also words of the task)."""
-    spans: list[tuple[int, int, str, str]] = []
-    for kind, pattern, hinted in (("email", _EMAIL, "@" in goal), ("url", _URL, "://" in goal or "www." in goal.lower())):
-        if hinted:
-            spans += [(m.start(), m.end(), kind, m.group().casefold()) for m in pattern.finditer(goal)]
-    units = []
-    for read in value_spans(goal):
-        if not any(start < read.end and read.start < end for start, end, _, _ in spans):
-            spans.append((read.start, read.end, read.kind, read.value))
-            units += [read.unit] if read.unit else []
-    capitals_mean_names: bool | None = None
-    for value in goal_values(goal):
-        if spans and any(start <= value.start < end for start, end, _, _ in spans):
-            continue
-        kind = "quoted" if value.quoted else "number" if _is_number(value.text) else "name"
-        if kind == "name" and not any(map(str.isdigit, value.text)):
-            if capitals_mean_names is None:
-                capitals_mean_names = not _mostly_capitalised(goal)
-            if not capitals_mean_names:
-                continue
-        spans.append((value.start, value.end, kind, " ".join(words(value.text))))
-    spans.sort()
-    return spans, units
-
-
-def _between(goal: str, spans: list[tuple[int, int, str, str]]) -> list[str]:
-    """The stretches of a goal between its values."""
-    rest = []
-    position = 0
-    for start, end, _, _ in spans:
-        if start >= position:
-            rest.append(goal[position:start])
-            position = end
-    rest.append(goal[position:])
-    return rest
 
 
 def _frame_and_wording(pieces: list[list[str]]) -> tuple[str, str]:
@@ -507,13 +458,3 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
 def _plural(count: int, word: str) -> str:
     return word if count == 1 else word + "s"
 
-
-def _mostly_capitalised(goal: str) -> bool:
-    """True for goals In Title Case or IN CAPITALS, where a capital says nothing about a name."""
-    unquoted = _QUOTED.sub(" ", goal)
-    found = [word for word in re.findall(r"[^\W\d_]+", unquoted)[1:] if len(word) >= 2]
-    return len(found) >= 2 and sum(word[0].isupper() for word in found) >= 0.8 * len(found)
-
-
-def _is_number(text: str) -> bool:
-    return any(map(str.isdigit, text)) and not any(map(str.isalpha, text))
