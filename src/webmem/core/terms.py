@@ -52,8 +52,8 @@ _CONTRAST_PHRASES = {
     "most recent": "newest", "most recently": "newest", "least recent": "oldest",
     "most popular": "popular", "least popular": "unpopular",
     "get rid": "delete", "throw away": "delete", "throw out": "delete",
-    # opening a thing that is not there yet creates it: "open an issue", "file a bug", "start a new project"
-    "open a": "create", "open an": "create", "file a": "create", "file an": "create", "start a": "create",
+    # opening a thing that is not there yet creates it: "open an issue", "file an issue", "start a new project"
+    "open a": "create", "open an": "create", "file an": "create", "start a": "create",
 }
 _PHRASE_STARTS = frozenset(phrase.split()[0] for phrase in (*_CONTRAST_PHRASES, *_TERM_PHRASES))
 _CONTRAST_WORDS = {
