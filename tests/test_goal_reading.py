@@ -58,6 +58,8 @@ def test_a_sentence_on_the_answers_form_is_set_aside_and_reported(mem: webmem.Me
      ["Give just the count as an integer."]),
     ("Could you please forward the email from Bob to Alice?", "forward the email from Bob to Alice?", ["Could you please"]),
     ("Forward the email from Bob to Alice, thanks!", "Forward the email from Bob to Alice!", ["thanks"]),
+    ("List the orders of May. If there are no such orders, answer N/A.", "List the orders of May.",
+     ["If there are no such orders, answer N/A."]),
 ])
 def test_what_is_set_aside(goal: str, text: str, aside: list[str]) -> None:
     reading = read_goal(goal)
@@ -70,6 +72,7 @@ def test_what_is_set_aside(goal: str, text: str, aside: list[str]) -> None:
     "Reply to the email from Bob with the tracking number",
     "Can you comment 'Nice!' on the post?",  # a value right after the preamble: the preamble stays
     "Show products in the format of a grid",  # "in the format of" with no format named
+    "Buy the cheapest shoe. If it is not in stock, add it to the wish list.",  # a condition of the task
 ])
 def test_what_is_kept(goal: str) -> None:
     assert read_goal(goal).text == goal and read_goal(goal).set_aside == ()

@@ -34,6 +34,10 @@ _FORM_OPENING = re.compile(
     r"include|use|list|enter|just|only|do\s+not|don't|make\s+sure|ensure|the\s+answer|your\s+answer|"
     r"the\s+result|the\s+output|the\s+response|your\s+response|keep|omit|exclude|separate)\b",
     re.IGNORECASE)
+#: What to answer when the task finds nothing: "If there is none, answer 'N/A'", "If none exist, please say None".
+_IF_NONE = re.compile(r"if\b[^.?!;]{0,80}?\b(?:none|no\s+\w+|not|nothing|cannot|can't|isn't|aren't|doesn't)\b[^.?!;]{0,80}?"
+                      r"[,;]?\s+(?:please\s+|then\s+|just\s+)*(?:answer|say|state|reply|respond|return|write|output|"
+                      r"put|give)\b", re.IGNORECASE)
 #: A clause that ends a sentence and is about the answer's form: ", formatted as ...", " as a number".
 _FORM_CLAUSE = re.compile(
     r"(?:(?:,\s*|\s+and\s+)(?:and\s+)?(?:return(?:ed|ing)?|answer(?:ed|ing)?|giv(?:e|ing|en)|provid(?:e|ed|ing)|"
@@ -137,8 +141,11 @@ def _sentences(goal: str, masked: str) -> list[tuple[int, int]]:
 
 
 def _about_the_answer(sentence: str) -> bool:
-    """Whether a sentence after the first tells how the answer must be written."""
+    """Whether a sentence after the first tells how the answer must be written (or what to answer when there is
+    nothing to find: "If there is none, answer 'N/A'.")."""
     stripped = sentence.strip()
+    if _IF_NONE.match(stripped):
+        return True
     if not _FORM_OPENING.match(stripped):
         return False
     found = words(stripped.replace("(s)", " s"))
