@@ -73,6 +73,8 @@ def test_what_is_set_aside(goal: str, text: str, aside: list[str]) -> None:
     "Can you comment 'Nice!' on the post?",  # a value right after the preamble: the preamble stays
     "Show products in the format of a grid",  # "in the format of" with no format named
     "Buy the cheapest shoe. If it is not in stock, add it to the wish list.",  # a condition of the task
+    "Open the form. Enter the value 5 in the quantity box.",  # a step of the task, though it names a value
+    "Search for shoes. Use only the first result.",
 ])
 def test_what_is_kept(goal: str) -> None:
     assert read_goal(goal).text == goal and read_goal(goal).set_aside == ()

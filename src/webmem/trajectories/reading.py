@@ -22,17 +22,20 @@ from ..core.terms import words
 
 #: Words that say a sentence is about the answer's form, not the task: one of them must be in it.
 _FORM_WORDS = frozenset("""
-answer answers answered value values result results response output number numbers numeric numerical digit
+answer answers answered value values response output number numbers numeric numerical digit
 digits decimal decimals integer integers percentage percent format formatted formatting string strings unit units
-currency symbol symbols json csv comma commas separated id ids e.g i.e example only just exactly single word
-words lowercase uppercase capital capitals plain rounded round precision figure figures
+currency symbol symbols json csv comma commas separated id ids e.g i.e word words lowercase uppercase capital
+capitals plain rounded round precision figure figures
 """.split())
-#: How a sentence about the answer's form begins (after "please", "and", "then").
+#: Words that make a sentence that begins by answering one about the answer's form ("Answer with the price only.").
+_ANSWERING_WORDS = frozenset("only just exactly single".split())
+#: How a sentence about the answer's form begins (after "please", "and", "then"): by answering ("answer", "return"),
+#: or by a rule the answer follows ("use", "do not").
 _FORM_OPENING = re.compile(
     r"(?:please\s+|kindly\s+|and\s+|then\s+|also\s+|note:?\s+)*"
-    r"(?:return|answer|respond|reply|provide|give|output|format|express|write|report|state|present|round|"
-    r"include|use|list|enter|just|only|do\s+not|don't|make\s+sure|ensure|the\s+answer|your\s+answer|"
-    r"the\s+result|the\s+output|the\s+response|your\s+response|keep|omit|exclude|separate)\b",
+    r"(?:(?P<answering>return|answer|respond|reply|provide|give|output|format|express|write|report|state|present|"
+    r"round|the\s+answer|your\s+answer|the\s+result|the\s+output|the\s+response|your\s+response)|"
+    r"include|use|just|only|do\s+not|don't|make\s+sure|ensure|keep|omit|exclude|separate)\b",
     re.IGNORECASE)
 #: What to answer when the task finds nothing: "If there is none, answer 'N/A'", "If none exist, please say None".
 _IF_NONE = re.compile(r"if\b[^.?!;]{0,80}?\b(?:none|no\s+\w+|not|nothing|cannot|can't|isn't|aren't|doesn't)\b[^.?!;]{0,80}?"
@@ -146,10 +149,11 @@ def _about_the_answer(sentence: str) -> bool:
     stripped = sentence.strip()
     if _IF_NONE.match(stripped):
         return True
-    if not _FORM_OPENING.match(stripped):
+    opening = _FORM_OPENING.match(stripped)
+    if not opening:
         return False
-    found = words(stripped.replace("(s)", " s"))
-    return any(word in _FORM_WORDS for word in found[1:])
+    found = words(stripped.replace("(s)", " s"))[1:]
+    return any(word in _FORM_WORDS or (opening.group("answering") and word in _ANSWERING_WORDS) for word in found)
 
 
 def _trimmed(sentence: str, masked: str) -> tuple[str, list[str]]:
