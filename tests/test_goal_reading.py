@@ -58,6 +58,7 @@ def test_a_sentence_on_the_answers_form_is_set_aside_and_reported(mem: webmem.Me
      ["Give just the count as an integer."]),
     ("Could you please forward the email from Bob to Alice?", "forward the email from Bob to Alice?", ["Could you please"]),
     ("Forward the email from Bob to Alice, thanks!", "Forward the email from Bob to Alice!", ["thanks"]),
+    ("Go ahead and add the pink case to my wish list", "add the pink case to my wish list", ["Go ahead and"]),
     ("List the orders of May. If there are no such orders, answer N/A.", "List the orders of May.",
      ["If there are no such orders, answer N/A."]),
 ])
@@ -135,6 +136,7 @@ def test_values_in_words_and_numbers_and_units() -> None:
     ("Respond to the email from Bob", "Reply to the e-mail from Bob"),
     ("List all orders of Bob", "Show the orders of Bob"),
     ("Get the customer emails who ordered", "Get the customer email(s) who ordered"),
+    ("Add the pink case to my wish list", "Add the pink case to your wishlist"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)

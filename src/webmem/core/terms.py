@@ -37,6 +37,9 @@ _DETERMINERS = frozenset("the this that these those my your our his her its thei
 #: Words that name one thing as another word does, as its stem: "e-mail" is "email", "cost" "price" ("the ticket
 #: with the cheapest cost").
 _SAME_STEMS = {"mail": "email", "cost": "price", "flag": "mark"}
+#: Words written as one that others write as two: each is read as its two words ("wishlist", "wish list").
+_COMPOUNDS = {"wishlist": ("wish", "list"), "homepage": ("home", "page"), "webpage": ("web", "page"),
+              "website": ("web", "site"), "checkout": ("check", "out")}
 #: Phrases that name one term: "how many orders", "the number of orders" and "count the orders" ask one thing.
 _TERM_PHRASES = {"how many": "count", "number of": "count"}
 
@@ -143,6 +146,8 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
             contrasts.add(_CONTRAST_WORDS[word])
         elif word in POSITIONS or (word[0].isdigit() and _ORDINAL.match(word)):
             positions.add(word)
+        elif word in _COMPOUNDS:
+            terms += [stem(part) for part in _COMPOUNDS[word] if part not in STOP_WORDS]
         elif word not in STOP_WORDS and not word.isdigit():
             stemmed = stem(word)
             terms.append(_SAME_STEMS.get(stemmed, stemmed))

@@ -57,7 +57,8 @@ _PREAMBLE = re.compile(
     r"^(?:(?:hey|hi|hello|ok|okay|alexa|siri|assistant)\b[,!]?\s+)*"
     r"(?:(?:please|kindly)\b,?\s+|(?:could|can|would|will)\s+you\s+(?:please\s+|kindly\s+)?(?:help\s+me\s+(?:to\s+)?)?|"
     r"i\s+(?:would\s+like|'d\s+like|’d\s+like|want|need)\s+(?:you\s+)?to\s+(?:please\s+)?|"
-    r"help\s+me\s+(?:to\s+)?|(?:i|we)\s+(?:would|'d|’d)\s+(?:appreciate\s+it\s+if\s+you\s+(?:could\s+)?)?)+",
+    r"help\s+me\s+(?:to\s+)?|go\s+ahead\s+and\s+|(?:i|we)\s+(?:would|'d|’d)\s+(?:appreciate\s+it\s+if\s+you\s+"
+    r"(?:could\s+)?)?)+",
     re.IGNORECASE)
 #: Politeness after the request: ", please", "thanks", "thank you".
 _CLOSING_WORDS = re.compile(r"(?:[,;]?\s+(?:please|thanks|thank\s+you|thx|ty)\b)+\s*([.?!]*)\s*$", re.IGNORECASE)
