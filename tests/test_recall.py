@@ -20,11 +20,12 @@ import webmem
 from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
 from webmem.trajectories import held as held_module
-from webmem.trajectories.held import OriginGoals, StoredGoal, _checksum, unpack
+from webmem.trajectories.held import OriginGoals, StoredGoal
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
 from webmem.trajectories.key_lines import key_line, read_key_line
 from webmem.trajectories.ranking import _own_weights, rank
 from webmem.trajectories.recall import decode, signature
+from webmem.trajectories.snapshots import checksum, pack, unpack
 from webmem.trajectories.slots import goal_values
 
 SHOP = "https://www.example-shop.com/"
@@ -814,7 +815,7 @@ def test_the_forms_of_a_word_stay_whole_when_goals_are_added_to_an_origin_read_f
     held = OriginGoals()
     for number, goal in enumerate(["Open the order of customer Ann", "Print the order list", "Track the parcel"]):
         held.add(stored(number, goal))
-    read = unpack(held.pack())
+    read = unpack(pack(held))
     assert read is not None
     read.add(stored(3, "Cancel the order of customer Bob"))  # new form; "order" and "custom" already had forms
     for found in (held, read):
@@ -839,7 +840,7 @@ def test_goals_added_to_an_origin_read_from_its_snapshot_leave_it_as_if_every_go
     for goal in goals[:40]:
         part.add(goal)
     for way in ("one at a time", "sets asked before", "a few, then many together", "held ones again"):
-        read = unpack(part.pack())
+        read = unpack(pack(part))
         assert read is not None
         if way == "sets asked before":
             assert len(read.ids) == 40 and len(read.shapes) == read.shape_count
@@ -857,7 +858,7 @@ def test_goals_added_to_an_origin_read_from_its_snapshot_leave_it_as_if_every_go
         assert all(read.holds(goal.id) for goal in goals), way
         assert not read.holds("traj_") and not read.holds("traj_60") and not read.holds("")
         assert read.shape_count == whole.shape_count and read.spread == whole.spread
-        assert read.pack() == whole.pack(), way
+        assert pack(read) == pack(whole), way
         assert read.ids == whole.ids and read.shapes == whole.shapes
 
 
@@ -871,7 +872,7 @@ def test_the_forms_naming_a_value_and_their_counts_stay_right_as_goals_are_added
     held = OriginGoals()
     for number, goal in enumerate(["Open the order of customer Ann", "Open the order of customer Bob"]):
         held.add(stored(number, goal))
-    read = unpack(held.pack())
+    read = unpack(pack(held))
     assert read is not None
     for found in (held, read):
         assert found.value_mask("ann") == 1 and found.naming("ann", 0, templates=False) == 1  # asked: remembered
@@ -933,7 +934,7 @@ def test_a_snapshot_of_an_earlier_format_is_still_read(open_memory: Any, old_for
         old = json.dumps({**data, "length": len(rest)}, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
     else:
         body = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
-        old = _checksum(body) + "\n" + body
+        old = checksum(body) + "\n" + body
     rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old", old=old)
     rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
                  id=saved[0].id)
@@ -951,7 +952,7 @@ def test_signatures_stored_by_another_version_of_the_matcher_are_made_anew_and_w
     rows.execute(first, "UPDATE trajectories SET goal_signature = :old || substr(goal_signature, 3)", old=old)
     header, _, rest = snapshot_of(first).partition("\n")[2].partition("\n")
     body = json.dumps({**json.loads(header), "signature": old}, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
-    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old", old=_checksum(body) + "\n" + body)
+    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old", old=checksum(body) + "\n" + body)
     assert rows.count(first, "trajectories", "goal_signature LIKE 's0%'") == MANY
 
     report = open_memory().trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW)

@@ -30,19 +30,20 @@ _MERIDIEM = r"(?:[AaPp]\.\s?[Mm]\.|[AaPp]\.?[Mm]\b)"
 TIME_12H = rf"\d{{1,2}}(?::[0-5]\d)?\s?{_MERIDIEM}"
 _MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
                 "october", "november", "december")
-_MONTH = (r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+#: A month's name or its abbreviation, in any letter case: "May", "Nov.", "september".
+MONTH = (r"(?i:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
           r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 #: A date written with its month's name and spaces: "Nov 20, 2016", "November 20 2016", "20 Nov 2016".
-SPACED_DATE = rf"(?:{_MONTH}\s{_DAY},?\s\d{{4}}|{_DAY}\s(?:of\s)?{_MONTH},?\s\d{{4}})"
+SPACED_DATE = rf"(?:{MONTH}\s{_DAY},?\s\d{{4}}|{_DAY}\s(?:of\s)?{MONTH},?\s\d{{4}})"
 #: A date written with slashes, month first: "11/20/2016", "3/5/2016".
 SLASHED_DATE = r"\d{1,2}/\d{1,2}/\d{4}"
 #: A number with thousands separators: "1,000", "12,345.67".
 GROUPED_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?"
 
 _TIME = re.compile(r"(\d{1,2})(?::([0-5]\d))?\s?([AaPp])\.?\s?[Mm]\.?")
-_NAMED_MONTH_FIRST = re.compile(rf"({_MONTH})\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})")
-_NAMED_DAY_FIRST = re.compile(rf"(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?({_MONTH}),?\s(\d{{4}})")
+_NAMED_MONTH_FIRST = re.compile(rf"({MONTH})\s(\d{{1,2}})(?:st|nd|rd|th)?,?\s(\d{{4}})")
+_NAMED_DAY_FIRST = re.compile(rf"(\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?({MONTH}),?\s(\d{{4}})")
 _SLASHED = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})")
 _ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
@@ -65,9 +66,9 @@ def read_date(text: str) -> datetime.date | None:
     elif match := _ISO.fullmatch(text):
         year, month, day = match.groups()
     elif match := _NAMED_MONTH_FIRST.fullmatch(text):
-        month, day, year = str(_month_number(match.group(1))), match.group(2), match.group(3)
+        month, day, year = str(month_number(match.group(1))), match.group(2), match.group(3)
     elif match := _NAMED_DAY_FIRST.fullmatch(text):
-        day, month, year = match.group(1), str(_month_number(match.group(2))), match.group(3)
+        day, month, year = match.group(1), str(month_number(match.group(2))), match.group(3)
     else:
         return None
     try:
@@ -145,6 +146,7 @@ def derive(source: str, names: tuple[str, ...]) -> tuple[str | None, str | None]
     return next(iter(results.values()), source), None
 
 
-def _month_number(name: str) -> int:
+def month_number(name: str) -> int:
+    """The number of the month a name or abbreviation names ("Nov." is 11)."""
     stem = name.rstrip(".").lower()[:3]
     return next(index for index, month in enumerate(_MONTH_NAMES, start=1) if month.startswith(stem))

@@ -1,9 +1,9 @@
 """One origin's stored goals as recall holds them: compact records, an inverted index, and a snapshot.
 
 A goal is kept as a compact record and becomes a :class:`StoredGoal` (with its decoded signature) only when
-ranking touches it. The whole structure packs into one text snapshot (the origin's row in ``trajectory_snapshots``):
-a new process reads one value instead of every trajectory row, and decodes nothing up front. A checksum comes
-first: a snapshot changed in any part is not read (its parts are parsed long after it was accepted).
+ranking touches it. The whole structure packs into one text snapshot (the origin's row in ``trajectory_snapshots``,
+written and read by :mod:`.snapshots`): a new process reads one value instead of every trajectory row, and decodes
+nothing up front.
 """
 
 from __future__ import annotations
@@ -15,21 +15,17 @@ import json
 import math
 import operator
 import threading
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..core.terms import MECHANICS
-from .key_lines import SEPARATOR, has_key, json_line, key_line, read_key_line
+from .key_lines import has_key
 from .key_lines import keys as keys_of
 from .positions import NumberedLists, NumberRow, PositionLists
-from .recall import FRAME_MARK, SIGNATURE_VERSION, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
+from .recall import FRAME_MARK, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
 
-SNAPSHOT_FORMAT = 6
-_QUOTED_KEYS_FORMAT = 5  # the same snapshot with its lines of keys always as JSON: still read
-_UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until the next save rewrites it)
 #: What an origin remembers of the new goals it is asked about (the weights of their token and value sets, counts)
 #: beyond one entry per goal it holds, before it starts again: so what the process keeps stays in proportion to
 #: the goals it holds.
@@ -325,7 +321,8 @@ class OriginGoals:
 
     def template_newest_first(self, number: int) -> Iterator[int]:
         """The positions of the goals of template ``number``, newest first (see :meth:`newest_first`)."""
-        return self.newest_first(self.template_goals(number), lambda position: self.template_of[position] == number)
+        template_of = self.template_of
+        return self.newest_first(self.template_goals(number), lambda position: template_of[position] == number)
 
     def newest_first(self, positions: list[int], belongs: Callable[[int], bool]) -> Iterator[int]:
         """``positions`` (ascending; ``belongs`` says whether a position is one of them) newest goal first, by
@@ -431,70 +428,6 @@ class OriginGoals:
             self._vectors = numpy.vstack([goal.vector for goal in self.goals]) if self.records else None
         return self._vectors
 
-    def pack(self) -> str:
-        """The whole structure as text (without vectors): lines of JSON and three lines of keys as they are
-        (ids, shapes, forms), so that a reader parses only the index up front (the ids and shapes when it adds
-        a goal, each goal's line when ranking touches it)."""
-        header = {"format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": self.version,
-                  "removals": self.removals, "shape_count": self.shape_count,
-                  "templates": self.templates, "members": self.members.packed(),
-                  "template_of": self.template_row.packed(), "form_of": self.form_row.packed(),
-                  "form_members": self.form_members.packed(), "fixed": self.fixed.packed(),
-                  "fixed_sizes": self.fixed_sizes, "unfixed": self.unfixed, "late": self.late,
-                  "last_created": self.last_created.isoformat() if self.last_created else None,
-                  "postings": self.postings.packed(), "spread": self.spread, "valued": self.valued.packed()}
-        keys = [key_line(SEPARATOR.join(keys)) for keys in (sorted(self.ids), sorted(self.shapes), self.forms)]
-        rest = "\n".join([*keys, json_line(self.texts.packed()),
-                          *(record if isinstance(record, str) else json_line(record) for record in self.records)])
-        body = json_line(header) + "\n" + rest
-        return _checksum(body) + "\n" + body  # a snapshot cut short or changed in any part is not read
-
 
 def _text_key(words: list[str]) -> str:
     return hashlib.blake2b(" ".join(words).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
-
-
-def _checksum(text: str) -> str:
-    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
-
-
-def unpack(text: str | None) -> OriginGoals | None:
-    """The structure a snapshot holds, or None when there is none, it is unreadable, or it was written
-    by another version of the matcher (then the origin is read from its rows)."""
-    if not text:
-        return None
-    check, _, body = text.partition("\n")
-    unchecked = check.startswith("{")  # format 4, written before checksums: its length is checked instead
-    if unchecked:
-        body = text
-    elif check != _checksum(body):
-        return None
-    header_text, _, rest = body.partition("\n")
-    try:
-        data = json.loads(header_text)
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or data.get("signature") != SIGNATURE_VERSION \
-            or data.get("format") not in ((_UNCHECKED_FORMAT,) if unchecked else (_QUOTED_KEYS_FORMAT, SNAPSHOT_FORMAT)) \
-            or (unchecked and data.get("length") != len(rest)):
-        return None
-    lines = rest.split("\n")
-    quoted = data["format"] != SNAPSHOT_FORMAT  # earlier formats hold every line of keys as a JSON string
-    if len(lines) < 4 or not lines[3].startswith("{") or not all(
-            line.startswith('"') and line.endswith('"') if quoted or line.startswith('"') else True
-            for line in lines[:3]):
-        return None
-    try:
-        return OriginGoals(
-            version=data["version"], removals=data["removals"], records=lines[4:],
-            ids_text=read_key_line(lines[0]), shapes_text=read_key_line(lines[1]),
-            forms_text=read_key_line(lines[2]), texts_text=lines[3],
-            form_row=NumberRow(data["form_of"]), form_members=NumberedLists(data["form_members"]),
-            shape_count=data["shape_count"], postings=PositionLists(data["postings"]), templates=data["templates"],
-            members=NumberedLists(data["members"]), template_row=NumberRow(data["template_of"]), fixed=PositionLists(data["fixed"]),
-            fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
-            last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
-            spread=data["spread"], valued=PositionLists(data["valued"]), _all_masks=False,
-        )
-    except (KeyError, TypeError, ValueError):
-        return None

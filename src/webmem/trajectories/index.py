@@ -27,8 +27,9 @@ from ..store.engine import Store
 from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories, trajectory_origins, trajectory_snapshots
 from ..store.statements import dialect_insert, lock_rows, plain_select
-from .held import OriginGoals, StoredGoal, unpack
+from .held import OriginGoals, StoredGoal
 from .recall import decode, signature
+from .snapshots import pack, unpack
 from .spans import embedding_text
 
 ORIGINS_TOPIC = "webmem_trajectory_origins"  # what bump_origin changes, for the store's read marks
@@ -39,7 +40,8 @@ _GOAL_COLUMNS = (
     trajectories.c.goal_template, trajectories.c.goal_signature, trajectories.c.origin_seq,
 )
 _VECTOR_COLUMNS = (trajectories.c.goal_vector, trajectories.c.goal_vector_model)
-#: Marks goal vectors made of a goal's ``embedding_text`` (read, without its values), not of the goal as written.
+#: Marks goal vectors made of a goal's ``embedding_text`` (the goal read for what identifies its task), not of the goal
+#: as written.
 _EMBEDDED = "|read"
 _SEQ, _VECTOR = len(_GOAL_COLUMNS) - 1, len(_GOAL_COLUMNS)  # where origin_seq and the vector are in a row read
 _STAMP_AND_SNAPSHOT = Prepared(plain_select(
@@ -193,7 +195,7 @@ class GoalIndex:
             return
         key = {"ns": self._ns, "origin": origin}
         if len(held.records) <= SNAPSHOT_MAX_GOALS:
-            _WRITE_SNAPSHOT.execute(conn, {**key, "snapshot": held.pack()}).close()
+            _WRITE_SNAPSHOT.execute(conn, {**key, "snapshot": pack(held)}).close()
         else:  # too large to pay: read from the rows
             _DROP_SNAPSHOT.execute(conn, key).close()
 

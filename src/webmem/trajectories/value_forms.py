@@ -12,21 +12,16 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .conversions import SLASHED_DATE, SPACED_DATE, read_date
+from .conversions import MONTH, SLASHED_DATE, SPACED_DATE, month_number, read_date
 
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
-_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _ISO_DATE = r"\d{4}-\d{1,2}-\d{1,2}"
-_DAY_FIRST_DOTTED = r"\d{1,2}\.\d{1,2}\.\d{4}"
 #: A full date: "May 1, 2021", "1st of May 2021", "05/01/2021", "2021-05-01".
 _FULL_DATE = re.compile(rf"(?<![\w/.-])(?:{SPACED_DATE}|{SLASHED_DATE}|{_ISO_DATE})(?![\w/-]|\.\d)")
 #: A month and a day, or a month and a year: "May 1st", "1 May", "May 2021", "2021-05".
-_MONTH_DAY = re.compile(rf"(?<![\w/.-])(?:(?P<m1>{_MONTH})\s(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?"
-                        rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?(?P<m2>{_MONTH}))(?![\w])(?!,?\s\d)",
+_MONTH_DAY = re.compile(rf"(?<![\w/.-])(?:(?P<m1>{MONTH})\s(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?"
+                        rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s(?:of\s)?(?P<m2>{MONTH}))(?![\w])(?!,?\s\d)",
                         re.IGNORECASE)
-_MONTH_YEAR = re.compile(rf"(?<![\w/.-])(?:(?P<m>{_MONTH}),?\s(?:of\s)?(?P<y>(?:19|20)\d\d)|(?P<y2>(?:19|20)\d\d)-"
+_MONTH_YEAR = re.compile(rf"(?<![\w/.-])(?:(?P<m>{MONTH}),?\s(?:of\s)?(?P<y>(?:19|20)\d\d)|(?P<y2>(?:19|20)\d\d)-"
                          rf"(?P<m2>0?[1-9]|1[0-2]))(?![\w-])", re.IGNORECASE)
 #: Dates said relative to today.
 _RELATIVE = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|(?:last|this|next|past)\s+(?:week|month|year|"
@@ -53,7 +48,7 @@ _COUNT = re.compile(r"\b(?:a\s+)?(" + "|".join(_COUNT_WORDS) + r")\b(?![-'])", r
 
 
 _DIGIT = re.compile(r"\d")
-_CURRENCY = re.compile(r"[$€£¥₹]")
+_CURRENCY = re.compile(_CURRENCY_SIGN)
 #: The words that hint at a value of each kind, as a goal's words are split (``_SPACING``): only then are the
 #: patterns of that kind looked for.
 _SPACING = str.maketrans({char: " " for char in ".,;:!?()[]\"'/-"})
@@ -112,11 +107,11 @@ def _dates(goal: str, named_month: bool) -> list[ValueSpan]:
         if date is not None:
             found.append(_span(goal, match, "date", date.isoformat()))
     for match in _MONTH_YEAR.finditer(goal):
-        month = _month(match.group("m") or "") or int(match.group("m2") or 0)
+        month = month_number(match.group("m")) if match.group("m") else int(match.group("m2"))
         found.append(_span(goal, match, "date", f"{match.group('y') or match.group('y2')}-{month:02d}"))
     if named_month:
         for match in _MONTH_DAY.finditer(goal):
-            month = _month(match.group("m1") or match.group("m2"))
+            month = month_number(match.group("m1") or match.group("m2"))
             day = int(match.group("d1") or match.group("d2"))
             if 1 <= day <= 31:
                 found.append(_span(goal, match, "date", f"--{month:02d}-{day:02d}"))
@@ -135,10 +130,6 @@ def _apart(spans: list[ValueSpan]) -> list[ValueSpan]:
             continue
         kept.append(span)
     return kept
-
-
-def _month(name: str) -> int:
-    return _MONTHS.index(name.lower()[:3]) + 1 if name else 0
 
 
 def _plain(number: str) -> str:
