@@ -1119,6 +1119,75 @@ def test_compressed_search_results_keep_each_url_with_its_title(run: webmem.Run)
     assert "Result 0:" in shown  # the top results stay; the last ones go first
 
 
+def search_results(count: int = 40) -> list[dict[str, str]]:
+    return [{"title": f"Result {number}: the best running watch of {2000 + number} for trail and road",
+             "url": f"https://reviews.example.com/watch-{number}",
+             "snippet": f"A long snippet about watch {number}, its battery, its GPS and its strap. " * 3}
+            for number in range(count)]
+
+
+def shown_results(text: str) -> tuple[str, list[str]]:
+    shown = text.split("## EXTRACTED DATA\n", 1)[1].split("\n\n## ", 1)[0]
+    return shown, re.findall(r"https://reviews\.example\.com/watch-\d+", shown)
+
+
+def assert_each_url_has_its_title(shown: str, urls: list[str]) -> None:
+    for url in urls:
+        number = int(url.rsplit("-", 1)[1])
+        line = next(line for line in shown.splitlines() if f"<{url}>" in line)
+        title = f"Result {number}: the best running watch of {2000 + number} for trail and road"
+        label = line.removeprefix("- ").split(f" <{url}>")[0]
+        assert label and (label == title or (label.endswith("…") and title.startswith(label[:-1]))), line
+
+
+@pytest.mark.parametrize("given", ["a list", "JSON text", "one result without a URL"])
+def test_search_results_keep_their_titles_however_they_are_given(local_run: webmem.Run, given: str) -> None:
+    """Seed 002 keeps "ALL URLs, titles, snippets" of search results: results handed over as JSON text, or
+    with one result that has no URL, are results too, not text whose URLs are kept and titles lost."""
+    results = search_results()
+    data: Any = {"a list": results, "JSON text": json.dumps(results),
+                 "one result without a URL": [*results[:-1], {"title": "Sponsored", "snippet": "an ad"}]}[given]
+    working = local_run.working
+    working.start_task("Find a review of a running watch")
+    working.add_extraction("search results", data)
+    shown, urls = shown_results(str(local_run.context()))
+    assert len(urls) >= 10, shown[:600]
+    assert_each_url_has_its_title(shown, urls)
+
+
+def test_when_room_is_short_titles_are_shortened_before_results_are_left_out(local_run: webmem.Run) -> None:
+    working = local_run.working
+    working.start_task("Find a review of a running watch")
+    results = search_results()
+    working.add_extraction("search results", results)
+    shown, urls = shown_results(str(local_run.context()))
+    assert "more results left out" in shown and urls == [result["url"] for result in results[:len(urls)]]
+    assert_each_url_has_its_title(shown, urls)
+    whole_lines = [f"- {result['title']} <{result['url']}>" for result in results]
+    fitting_whole = max(count for count in range(len(results) + 1)
+                        if len("\n".join(whole_lines[:count])) <= len(shown))
+    assert len(urls) > fitting_whole  # the same room holds more results than whole titles would
+
+
+def test_task_summary_lists_pages_explored_through_their_maps(run: webmem.Run) -> None:
+    """Seed 002's summary lists the explored pages with their summaries: a page whose map was kept with a
+    summary and that was visited is explored, with or without a sitemap."""
+    working = run.working
+    working.start_task("Extract product data")
+    products, electronics, unseen = (f"{SHOP}{path}" for path in ("products", "electronics", "unseen"))
+    working.record_navigation({"url": products, "title": "Products"})
+    working.store_page_map(products, {"links": ["a"]}, summary="Main product listing with categories")
+    working.mark_url_visited(electronics)
+    working.store_page_map(electronics, {"title": "Electronics"}, summary="Electronic products including phones")
+    working.store_page_map(unseen, {"links": []}, summary="A page mapped but never visited")
+    working.store_page_map(f"{SHOP}nosummary", {"links": []})
+    working.mark_url_visited(f"{SHOP}nosummary")
+    summary = working.get_task_summary()
+    assert [page["title"] for page in summary["explored_pages"]] == ["Products", "Electronics"]
+    assert "Explored pages (2 total):\n  - Products: Main product listing with categories\n" \
+           "  - Electronics: Electronic products including phones" in summary["text"]
+
+
 def test_a_compressed_page_state_keeps_each_link_and_button_with_its_label(run: webmem.Run) -> None:
     """A page-state extraction nests its links (text, href) and buttons (text, selector): when it must
     shrink, every URL and selector shown keeps its label on its line, as search results do."""

@@ -278,12 +278,27 @@ class AgentMemory:
             "pages_visited": len(self._visited),
             "current_url": self.current_url(),
             "loop_warnings": self.short_term.get_loop_warnings(),
-            "explored_pages": [{"url": page.url, "title": page.title, "summary": page.summary}
-                               for page in (self.sitemap.pages() if self.sitemap else []) if page.visited],
+            "explored_pages": self._explored_pages(),
             "recent_successful_actions": list(dict.fromkeys(
                 entry.tool for entry in reversed(entries) if entry.outcome == "success"))[:RECENT_ACTION_NAMES][::-1],
         }
         return {**summary, "text": task_summary_text(summary)}
+
+    def _explored_pages(self) -> list[dict[str, Any]]:
+        """The pages explored: those the sitemap saw visited, then those whose map was kept with a summary
+        and that were visited (marked, or on the navigation path), titled as the navigation saw them."""
+        pages = [{"url": page.url, "title": page.title, "summary": page.summary}
+                 for page in (self.sitemap.pages() if self.sitemap else []) if page.visited]
+        listed = {self.page_key(page["url"]) for page in pages}
+        titles = {self.page_key(state.url): state.title for state in self.working.navigation if state.title}
+        visited = self._visited | {self.page_key(state.url) for state in self.working.navigation}
+        for key, item in self.working.page_maps.items():
+            if item["summary"] and key in visited and key not in listed:
+                page_map = item["map"]
+                named = page_map.get("title") if isinstance(page_map, dict) else None
+                pages.append({"url": key, "title": titles.get(key) or (named if isinstance(named, str) else ""),
+                              "summary": item["summary"]})
+        return pages
 
     def clear_task(self) -> None:
         """End a task as the seed's lifecycle says ("clear short-term + working"): the history, and the

@@ -127,6 +127,8 @@ def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     if len(text) <= max_chars:
         return text
+    if isinstance(data, str):  # results handed over as JSON text are results all the same
+        data = _parsed(data)
     if _linked_records(data):
         return _fit_records(data, max_chars)
     if isinstance(data, dict) and any(_linked_records(value) for value in data.values()):
@@ -134,17 +136,38 @@ def _fit_extraction(data: Any, max_chars: int, compressor: Compressor | Callable
     return _fitted(text, max_chars, compressor)
 
 
+def _parsed(text: str) -> Any:
+    if not text.lstrip().startswith(("[", "{")):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 _URL_KEYS = ("url", "href", "link")
 _SELECTOR_KEYS = ("selector", "css_selector", "xpath")
 _LABEL_KEYS = ("title", "name", "label", "text", "link_text")
+#: How short a result's label may be cut, step by step, before whole results are left out.
+_LABEL_CUTS = (120, 80, 60, 40)
 
 
 def _linked_records(data: Any) -> bool:
-    """A list of results or elements each with a URL or a selector (search results, a page's links or
-    buttons): kept as label-and-URL (or label-and-selector) pairs."""
-    return isinstance(data, list) and bool(data) and all(
-        isinstance(item, dict) and any(isinstance(item.get(key), str) for key in _URL_KEYS + _SELECTOR_KEYS)
-        for item in data)
+    """A list of results or elements, most of them with a URL or a selector (search results, a page's
+    links or buttons): kept as label-and-URL (or label-and-selector) pairs."""
+    if not isinstance(data, list) or not data or not all(isinstance(item, dict) for item in data):
+        return False
+    linked = sum(1 for item in data if _reach(item) is not None)
+    return linked * 2 >= len(data)
+
+
+def _reach(item: dict[str, Any]) -> str | None:
+    """How a result is reached: ``<url>``, or ``[selector]`` for an element."""
+    url = next((item[key] for key in _URL_KEYS if isinstance(item.get(key), str)), None)
+    if url is not None:
+        return f"<{url}>"
+    selector = next((item[key] for key in _SELECTOR_KEYS if isinstance(item.get(key), str)), None)
+    return f"[{selector}]" if selector is not None else None
 
 
 def _fit_page(data: dict[str, Any], max_chars: int,
@@ -165,22 +188,21 @@ def _fit_page(data: dict[str, Any], max_chars: int,
 
 
 def _fit_records(records: list[dict[str, Any]], max_chars: int) -> str:
-    """Each result as ``- label <url>`` (an element as ``- label [selector]``) and its other fields: the
-    other fields go first (snippets), then whole results from the end of the list; a URL or selector
-    never loses its label."""
-    def line(item: dict[str, Any], *, details: bool) -> str:
-        url = next((str(item[key]) for key in _URL_KEYS if isinstance(item.get(key), str)), None)
-        reach = f"<{url}>" if url is not None else "[{}]".format(
-            next(str(item[key]) for key in _SELECTOR_KEYS if isinstance(item.get(key), str)))
-        shown = (*_LABEL_KEYS, *(_URL_KEYS if url is not None else _SELECTOR_KEYS))
-        label = next((str(item[key]) for key in _LABEL_KEYS if item.get(key)), "")
+    """Each result as ``- label <url>`` (an element as ``- label [selector]``) and its other fields. What gives
+    way first: the other fields (snippets), then the end of long labels, then whole results from the end of
+    the list; a URL or selector is never cut and never loses its label."""
+    def line(item: dict[str, Any], *, details: bool, label_chars: int = 2000) -> str:
+        reach = _reach(item)
+        shown = (*_LABEL_KEYS, *(_URL_KEYS if reach and reach[0] == "<" else _SELECTOR_KEYS))
+        label = clean_for_prompt(next((str(item[key]) for key in _LABEL_KEYS if item.get(key)), ""), label_chars)
         rest = [f"{key}: {value}" for key, value in item.items()
                 if key not in shown and value not in (None, "")] if details else []
         return clean_for_prompt(" ".join(filter(None, ["-", label, reach, "— " + "; ".join(rest) if rest else ""])),
-                                2000)
+                                4000)
 
-    for details in (True, False):
-        lines = [line(item, details=details) for item in records]
+    attempts = [{"details": True}, {"details": False}, *({"details": False, "label_chars": cut} for cut in _LABEL_CUTS)]
+    for options in attempts:
+        lines = [line(item, **options) for item in records]
         if len("\n".join(lines)) <= max_chars:
             return "\n".join(lines)
     kept: list[str] = []
