@@ -11,7 +11,6 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..core.models import ReplayReport, RunManifest, Step
-from ..runs import shown_status
 from .output import COUNT, console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
@@ -22,7 +21,8 @@ if TYPE_CHECKING:
 @click.option("--domain", help="Only runs on this domain (host[:port]).")
 @click.option("--session-id", help="Only runs of this session.")
 @click.option("--status", type=click.Choice(["running", "completed", "failed", "abandoned"]),
-              help="Only runs in this state (abandoned: running, but not updated for 30 minutes).")
+              help="Only runs in this state (abandoned: running, but its process ended or it was not updated for "
+                   "30 minutes).")
 @click.option("--limit", type=COUNT, default=20, show_default=True, help="At most this many runs.")
 @json_option
 @click.pass_context
@@ -35,6 +35,7 @@ def runs_group(
     settings: Settings = ctx.obj
     with settings.memory() as mem:
         manifests = mem.runs.list(domain=domain, session_id=session_id, status=status, limit=limit)
+        statuses = mem.runs.statuses(manifests)
     if json_:
         emit_json([manifest.model_dump(mode="json") for manifest in manifests])
     elif not manifests:
@@ -42,7 +43,7 @@ def runs_group(
     else:
         table(
             ("run id", "status", "domain", "goal", "turns", "started (UTC)", "session"),
-            ((m.run_id, shown_status(m), m.domain, short(m.goal, 60), m.turn_count, when(m.started_at), m.session_id)
+            ((m.run_id, statuses[m.run_id], m.domain, short(m.goal, 60), m.turn_count, when(m.started_at), m.session_id)
              for m in manifests),
             no_wrap=("run id", "status", "domain", "started (UTC)", "session"),
         )
@@ -57,13 +58,14 @@ def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
     with settings.memory() as mem:
         manifest = mem.runs.get(run_id)
         steps = mem.runs.steps(run_id)
+        status = mem.runs.statuses([manifest])[run_id]
     if json_:
         emit_json({**manifest.model_dump(mode="json"), "steps": [step.model_dump(mode="json") for step in steps]})
         return
     details = Table.grid(padding=(0, 2))
     details.add_column(style="bold")
     details.add_column()
-    for key, value in {**manifest.model_dump(exclude={"replay"}), "status": shown_status(manifest)}.items():
+    for key, value in {**manifest.model_dump(exclude={"replay"}), "status": status}.items():
         if value not in (None, [], ""):
             details.add_row(key, Text(when(value) if isinstance(value, datetime) else str(value)))
     if manifest.replay is not None:
@@ -138,15 +140,16 @@ def runs_tree(settings: Settings, run_id: str, json_: bool) -> None:
     with settings.memory() as mem:
         ancestors = mem.runs.lineage(run_id)
         descendants = _descendants(mem, run_id)
+        statuses = mem.runs.statuses([*ancestors, *_flattened(descendants)])
     if json_:
         emit_json({"ancestors": [m.model_dump(mode="json") for m in ancestors[:-1]],
                    "run": ancestors[-1].model_dump(mode="json"), "descendants": _lineage_json(descendants)})
         return
-    root = Tree(_label(ancestors[0]))
+    root = Tree(_label(ancestors[0], statuses))
     node = root
     for manifest in ancestors[1:]:
-        node = node.add(_label(manifest))
-    _grow(node, descendants)
+        node = node.add(_label(manifest, statuses))
+    _grow(node, descendants, statuses)
     console().print(root)
 
 
@@ -162,14 +165,18 @@ def _lineage_json(nodes: Lineage) -> list[dict[str, Any]]:
             for manifest, children in nodes]
 
 
-def _grow(node: Tree, nodes: Lineage) -> None:
+def _flattened(nodes: Lineage) -> list[RunManifest]:
+    return [manifest for node, children in nodes for manifest in (node, *_flattened(children))]
+
+
+def _grow(node: Tree, nodes: Lineage, statuses: dict[str, str]) -> None:
     for manifest, children in nodes:
-        _grow(node.add(_label(manifest)), children)
+        _grow(node.add(_label(manifest, statuses)), children, statuses)
 
 
-def _label(manifest: RunManifest) -> Text:
+def _label(manifest: RunManifest, statuses: dict[str, str]) -> Text:
     session = f" [session {manifest.session_id}]" if manifest.session_id else ""
-    return Text(f"{manifest.run_id} ({shown_status(manifest)}) {short(manifest.goal, 70)}{session}")  # not markup
+    return Text(f"{manifest.run_id} ({statuses[manifest.run_id]}) {short(manifest.goal, 70)}{session}")  # not markup
 
 
 def _show_scenario(scenario: dict[str, Any], json_: bool) -> None:

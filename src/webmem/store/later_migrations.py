@@ -139,3 +139,9 @@ def element_signals(conn: Connection) -> None:
     """The signals a step's target was known by (its label, row header, name attribute, options...): replay
     finds a field with no accessible name by them. Steps recorded before keep replaying as they did."""
     conn.execute(text("ALTER TABLE run_steps ADD COLUMN element JSON"))
+
+
+def run_owners(conn: Connection) -> None:
+    """The process that last acted on a running run: a run whose process was killed is abandoned at once for a
+    process of the same machine, not after a timeout. Runs started before stay abandoned by the timeout only."""
+    conn.execute(text("ALTER TABLE runs ADD COLUMN owner TEXT"))

@@ -40,6 +40,7 @@ from .later_migrations import (
     lesson_scopes,
     namespace_policy,
     replay_outcomes,
+    run_owners,
     site_changes,
     snapshots_apart,
 )
@@ -354,6 +355,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0013_lesson_scopes", lesson_scopes),
     Migration("0014_snapshots_apart", snapshots_apart),
     Migration("0015_element_signals", element_signals),
+    Migration("0016_run_owners", run_owners),
 )
 
 

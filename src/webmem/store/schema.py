@@ -60,6 +60,7 @@ runs = Table(
     Column("turn_count", Integer, nullable=False),
     Column("model", String(NAME)),
     Column("replay", JSON),
+    Column("owner", Text),  # the process that last acted on the run (core.processes): never shown, never exported
 )
 
 run_steps = Table(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
 from typing import Any, NoReturn
 
 from sqlalchemy import (
@@ -19,11 +18,10 @@ from sqlalchemy import (
     update,
 )
 
-from .core.clock import new_id, utcnow
-from .core.elements import compact_signals, stored_signals
-from .core.env import env_number
-from .core.errors import InvalidInput, RunClosed, RunNotFound
-from .core.models import (
+from ..core.clock import new_id, utcnow
+from ..core.elements import compact_signals, stored_signals
+from ..core.errors import InvalidInput, RunClosed, RunNotFound
+from ..core.models import (
     RecordedRun,
     ReplayReport,
     RunManifest,
@@ -32,29 +30,25 @@ from .core.models import (
     positive_int,
     validated,
 )
-from .core.records import stored_mapping
-from .core.urls import check_domain, check_url, domain_of
-from .store.engine import retried
-from .store.prepared import Prepared, Read
-from .store.schema import run_steps, runs
-from .store.scope import Scope
-from .store.statements import lock_rows, new_keys
+from ..core.processes import has_ended, this_process
+from ..core.records import stored_mapping
+from ..core.urls import check_domain, check_url, domain_of
+from ..store.engine import retried
+from ..store.prepared import Prepared, Read
+from ..store.schema import run_steps, runs
+from ..store.scope import Scope
+from ..store.statements import lock_rows, new_keys
+from .liveness import ABANDONED, abandoned_after, shown_status
 
 RUN_STATUSES = ("running", "completed", "failed")
-#: A running run not updated for this long is taken as abandoned: its process died or forgot to finish it.
-#: Every recorded step and ``update`` moves ``updated_at``; ``$WEBMEM_ABANDONED_AFTER_MINUTES`` changes it.
-ABANDONED_AFTER = timedelta(minutes=30)
-ENV_ABANDONED_AFTER = "WEBMEM_ABANDONED_AFTER_MINUTES"
-#: The state ``list`` filters on and the CLI shows for such a run (stored, it is still ``running``).
-ABANDONED = "abandoned"
-_MANIFEST_COLUMNS = [column for column in runs.c if column.name != "namespace"]
+_MANIFEST_COLUMNS = [column for column in runs.c if column.name not in ("namespace", "owner")]
 _STEP_COLUMNS = [column for column in run_steps.c if column.name not in ("namespace", "run_id", "seq", "recorded_at")]
 _STEP_NAMES = [column.name for column in _STEP_COLUMNS]
 _SIGNALS = frozenset({"element"})  # dumped apart, compact
 _RUN_KEY = (runs.c.namespace == bindparam("ns"), runs.c.run_id == bindparam("run_id"))
 _STEP_KEY = (run_steps.c.namespace == bindparam("ns"), run_steps.c.run_id == bindparam("run_id"))
 ADVANCE_RUN = update(runs).where(*_RUN_KEY, runs.c.status == "running").values(
-    updated_at=bindparam("now"), turn_count=runs.c.turn_count + 1,
+    updated_at=bindparam("now"), turn_count=runs.c.turn_count + 1, owner=bindparam("owner", type_=Text),
     current_url=func.coalesce(bindparam("url", type_=Text), runs.c.current_url),
 )
 _ADVANCE_RUN = Prepared(ADVANCE_RUN)
@@ -132,7 +126,7 @@ class RunRegistry:
                 self._fetch(conn, parent_run_id, field="parent_run_id")
             if run_id is not None and _RUN_EXISTS.first(conn, {"ns": self._ns, "run_id": run_id}):
                 raise InvalidInput(f"run_id: a run {manifest.run_id!r} already exists")
-            _INSERT_RUN.execute(conn, {"namespace": self._ns, **manifest.model_dump()}).close()
+            _INSERT_RUN.execute(conn, {"namespace": self._ns, **manifest.model_dump(), "owner": this_process()}).close()
         self._scope.emit(
             "run_started", run_id=manifest.run_id, goal=manifest.goal, domain=manifest.domain,
             session_id=manifest.session_id, parent_run_id=manifest.parent_run_id,
@@ -158,8 +152,8 @@ class RunRegistry:
             added = new_keys(conn, runs.c.run_id, runs.c.namespace == self._ns,
                                [manifest.run_id for manifest in redacted])
             fresh = [manifest for manifest, new in zip(redacted, added) if new]
-            _INSERT_RUN.execute_many(conn, [{"namespace": self._ns, **manifest.model_dump(exclude={"steps"})}
-                                            for manifest in fresh])
+            _INSERT_RUN.execute_many(conn, [{"namespace": self._ns, **manifest.model_dump(exclude={"steps"}),
+                                             "owner": None} for manifest in fresh])
             _INSERT_STEP.execute_many(conn, [
                 {**self._imported_step(step), "namespace": self._ns, "run_id": manifest.run_id, "seq": seq,
                  "recorded_at": manifest.updated_at}
@@ -188,23 +182,45 @@ class RunRegistry:
         status: str | None = None,
         limit: int | None = None,
     ) -> list[RunManifest]:
-        """Runs newest first, filtered by any of domain, session id and status."""
-        query = select(*_MANIFEST_COLUMNS).where(runs.c.namespace == self._ns)
+        """Runs newest first, filtered by any of domain, session id and status: ``running`` are the runs that
+        someone may still finish, ``abandoned`` the running ones nobody will (:meth:`abandoned`)."""
+        query = select(*_MANIFEST_COLUMNS, runs.c.owner).where(runs.c.namespace == self._ns)
         if domain is not None:
             query = query.where(runs.c.domain == check_domain(domain))
         if session_id is not None:
             query = query.where(runs.c.session_id == _text_filter(session_id, "session_id"))
-        if status == ABANDONED:
-            query = query.where(runs.c.status == "running", runs.c.updated_at < utcnow() - abandoned_after())
-        elif status is not None:
-            if status not in RUN_STATUSES:
-                raise InvalidInput(f"status: {status!r} is not one of {', '.join((*RUN_STATUSES, ABANDONED))}")
-            query = query.where(runs.c.status == status)
+        if status is not None and status not in (*RUN_STATUSES, ABANDONED):
+            raise InvalidInput(f"status: {status!r} is not one of {', '.join((*RUN_STATUSES, ABANDONED))}")
+        if status is not None:
+            query = query.where(runs.c.status == ("running" if status == ABANDONED else status))
         query = query.order_by(runs.c.started_at.desc(), runs.c.run_id.desc())
+        if status in ("running", ABANDONED):  # whether a process ended is known only once its row is read
+            found = self._running(query, abandoned=status == ABANDONED)
+            return found[:positive_int(limit, field="limit")] if limit is not None else found
         if limit is not None:
             query = query.limit(positive_int(limit, field="limit"))
         with self._scope.store.read() as conn:
-            return [_manifest(row) for row in conn.execute(query)]
+            return [_manifest(dict(zip(_MANIFEST_NAMES, row))) for row in conn.execute(query)]
+
+    def _running(self, query: Any, *, abandoned: bool) -> list[RunManifest]:
+        cutoff = utcnow() - abandoned_after()
+        with self._scope.store.read() as conn:
+            rows = conn.execute(query).all()
+        return [_manifest(dict(zip(_MANIFEST_NAMES, row))) for row in rows
+                if (row.updated_at < cutoff or has_ended(row.owner)) == abandoned]
+
+    def statuses(self, manifests: Sequence[RunManifest]) -> dict[str, str]:
+        """Each run's status as people read it (``shown_status``), by run id: ``abandoned`` for a running run
+        whose process ended or that nobody updated for :func:`abandoned_after`."""
+        running = [manifest.run_id for manifest in manifests if manifest.status == "running"]
+        owners: dict[str, str | None] = {}
+        if running:
+            with self._scope.store.read() as conn:
+                owners = dict(conn.execute(select(runs.c.run_id, runs.c.owner).where(
+                    runs.c.namespace == self._ns, runs.c.run_id.in_(running))).all())
+        now = utcnow()
+        return {manifest.run_id: shown_status(manifest, now=now, owner_ended=has_ended(owners.get(manifest.run_id)))
+                for manifest in manifests}
 
     @retried
     def update(
@@ -216,7 +232,7 @@ class RunRegistry:
         artifact_paths: Sequence[str] | None = None,
     ) -> RunManifest:
         """Record a running run's progress: its page, turns used, artifacts (appended)."""
-        values: dict[str, Any] = {"updated_at": utcnow()}
+        values: dict[str, Any] = {"updated_at": utcnow(), "owner": this_process()}
         if current_url is not None:
             values["current_url"] = self._scope.redact(check_url(current_url, field="current_url"))
         if turn_count is not None:
@@ -282,21 +298,18 @@ class RunRegistry:
 
     @retried
     def abandoned(self, *, limit: int | None = None) -> list[RunManifest]:
-        """Running runs not updated for :func:`abandoned_after`, oldest update first."""
-        query = select(*_MANIFEST_COLUMNS).where(
-            runs.c.namespace == self._ns, runs.c.status == "running", runs.c.updated_at < utcnow() - abandoned_after(),
-        ).order_by(runs.c.updated_at, runs.c.run_id)
-        if limit is not None:
-            query = query.limit(positive_int(limit, field="limit"))
-        with self._scope.store.read() as conn:
-            return [_manifest(row) for row in conn.execute(query)]
+        """Running runs nobody will finish, oldest update first: the process that last acted on one ended (a
+        process of this machine), or nobody updated it for :func:`abandoned_after`."""
+        query = select(*_MANIFEST_COLUMNS, runs.c.owner).where(runs.c.namespace == self._ns, runs.c.status == "running")
+        found = self._running(query.order_by(runs.c.updated_at, runs.c.run_id), abandoned=True)
+        return found[:positive_int(limit, field="limit")] if limit is not None else found
 
     def step_params(self, run_id: str, step: Step) -> dict[str, Any]:
         """The parameters of :data:`ADVANCE_RUN` and :func:`appending_step` for ``step``, recorded now."""
         now = utcnow()
         return {**step.model_dump(exclude=_SIGNALS), "element": compact_signals(step.element), "ns": self._ns,
                 "run_id": run_id,
-                "namespace": self._ns, "recorded_at": now, "now": now}
+                "namespace": self._ns, "recorded_at": now, "now": now, "owner": this_process()}
 
     def add_step(self, run_id: str, step: Step) -> int:
         """Append a step to a running run; returns its 1-based position."""
@@ -454,20 +467,6 @@ def _check_paths(paths: Sequence[str]) -> list[str]:
     if isinstance(paths, str) or not all(isinstance(path, str) and path for path in paths):
         raise InvalidInput("artifact_paths: expected a list of non-empty strings")
     return list(paths)
-
-
-def abandoned_after() -> timedelta:
-    """How long a running run may go without an update before it counts as abandoned."""
-    default = ABANDONED_AFTER.total_seconds() / 60
-    return timedelta(minutes=env_number(ENV_ABANDONED_AFTER, default, above=0, at_most=60 * 24 * 365))
-
-
-def shown_status(manifest: RunManifest, *, now: datetime | None = None) -> str:
-    """The run's status as people read it: ``abandoned`` for a running run not updated for too long."""
-    moment = now or utcnow()
-    if manifest.status == "running" and manifest.updated_at < moment - abandoned_after():
-        return ABANDONED
-    return manifest.status
 
 
 def _stored_step(row: Sequence[Any]) -> Step:
