@@ -10,11 +10,10 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..core.models import ReplayReport, RunManifest, Step
-from ..runs import shown_status
 from .output import COUNT, console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
+    from ..core.models import ReplayReport, RunManifest, Step
     from . import Settings
 
 
@@ -32,6 +31,8 @@ def runs_group(
     """List runs, newest first."""
     if ctx.invoked_subcommand is not None:
         return
+    from ..runs import shown_status
+
     settings: Settings = ctx.obj
     with settings.memory() as mem:
         manifests = mem.runs.list(domain=domain, session_id=session_id, status=status, limit=limit)
@@ -54,6 +55,8 @@ def runs_group(
 @click.pass_obj
 def runs_show(settings: Settings, run_id: str, json_: bool) -> None:
     """Show one run's manifest and steps."""
+    from ..runs import shown_status
+
     with settings.memory() as mem:
         manifest = mem.runs.get(run_id)
         steps = mem.runs.steps(run_id)
@@ -150,7 +153,7 @@ def runs_tree(settings: Settings, run_id: str, json_: bool) -> None:
     console().print(root)
 
 
-Lineage = list[tuple[RunManifest, "Lineage"]]
+Lineage = list[tuple["RunManifest", "Lineage"]]
 
 
 def _descendants(mem: Any, run_id: str) -> Lineage:
@@ -168,6 +171,8 @@ def _grow(node: Tree, nodes: Lineage) -> None:
 
 
 def _label(manifest: RunManifest) -> Text:
+    from ..runs import shown_status
+
     session = f" [session {manifest.session_id}]" if manifest.session_id else ""
     return Text(f"{manifest.run_id} ({shown_status(manifest)}) {short(manifest.goal, 70)}{session}")  # not markup
 
