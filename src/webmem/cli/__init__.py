@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..core.errors import WebmemError
 from ..core.version import __version__
-from ..memory import DEFAULT_DIR, ENV_DIR, Memory, database_url, resolve_directory
-from ..store import DB_FILE
+from ..core.locations import DB_FILE, DEFAULT_DIR, ENV_DIR, database_url, resolve_directory
+
+if TYPE_CHECKING:
+    from ..memory import Memory
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -39,6 +41,8 @@ class Settings:
         # namespace: a command that looks (or a dry run) changes nothing.
         options = {"namespace": self.namespace, "prune_lessons": False, "seed_lessons": True if create else None,
                    **options}
+        from ..memory import Memory
+
         chosen = memory_dir if memory_dir is not None else self.memory_dir
         url = database_url(None)
         if url is not None:

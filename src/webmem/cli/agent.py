@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..core.errors import InvalidInput
-from ..memory import Memory, resolve_directory
+from ..core.locations import resolve_directory
 from .output import console, emit_json, json_option, table
 
 if TYPE_CHECKING:
+    from ..memory import Memory
     from ..agent import AgentResult, Policy
     from ..agent.suite import Case, CaseResult
     from . import Settings

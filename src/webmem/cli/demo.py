@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..store import DB_FILE
+from ..core.locations import DB_FILE
 from .output import console, table, webmem_command
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ..core.events import EVENTS_FILE, kept_files, rotated
-from ..memory import resolve_directory
+from ..core.locations import resolve_directory
 from .output import COUNT
 
 POLL_SECONDS = 0.5

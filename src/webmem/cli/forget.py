@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..core.models import FACT_TYPES
-from ..forgetting import ForgetReport, Forgetting
+from ..core.vocabulary import FACT_TYPES
 from .output import emit_json, json_option
 
 if TYPE_CHECKING:
+    from ..forgetting import ForgetReport, Forgetting
     from . import Settings
 
 SHOWN_IDS = 5

@@ -6,12 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..core.embeddings import WordLlamaEmbedder
-from ..core.models import FACT_TYPES
-from ..core.urls import origin_of
-from ..episodes.export import export_memories
-from ..service import DEFAULT_MATCH_LIMIT
-from ..trajectories.store import TrajectoryStore
+from ..core.vocabulary import DEFAULT_MATCH_LIMIT, FACT_TYPES
 from .output import (
     COUNT,
     console,
@@ -122,6 +117,8 @@ def trajectories_show(settings: Settings, trajectory_id: str, json_: bool) -> No
         return
     click.echo(f"{found.id} on {found.origin} ({'successful' if found.success else 'failed'}, "
                f"{found.duration_ms / 1000:.1f}s, saved {when(found.created_at)} UTC)")
+    from ..trajectories.store import TrajectoryStore
+
     click.echo(TrajectoryStore.format_reference(found))
 
 
@@ -142,6 +139,9 @@ def trajectories_match(
     """Show how a goal matches the trajectories of a site: the closest candidates, their scores, the verdict."""
     if every and limit is not None:
         raise click.UsageError("give --limit or --all, not both")
+    from ..core.embeddings import WordLlamaEmbedder
+    from ..core.urls import origin_of
+
     options = {"goal_embedder": WordLlamaEmbedder()} if semantic else {}
     with settings.memory(**options) as mem:
         report = mem.trajectories.match(goal, origin=origin_of(url), trace_scoring=trace_scoring or None,
@@ -259,6 +259,8 @@ def episodes(settings: Settings, session_id: str, output: str, raw_csv: bool, js
     if json_:
         emit_json([entry.model_dump(mode="json", exclude={"internal_state_embedding"}) for entry in found])
     elif output != "table":
+        from ..episodes.export import export_memories
+
         click.echo(export_memories(found, output, raw_csv=raw_csv), nl=False)
     elif not found:
         nothing("episode entries")

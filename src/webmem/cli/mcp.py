@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -42,11 +43,12 @@ def mcp_command(ctx: click.Context, port: int | None, token: str | None, browser
     try:
         import anyio
 
-        from ..mcp.serving import run_server
+        from ..mcp.serving import run_server_opening
     except ImportError as exc:
         raise click.ClickException(str(exc)) from None
-    with ctx.obj.memory(create=True, secrets=secrets) as mem:
-        anyio.run(lambda: run_server(mem, port=port, token=token, browser=command))
+    # The memory opens while the server answers initialize (clients start a server for every session).
+    open_memory = functools.partial(ctx.obj.memory, create=True, secrets=secrets)
+    anyio.run(lambda: run_server_opening(open_memory, port=port, token=token, browser=command))
 
 
 def _secrets(names: tuple[str, ...], path: Path | None) -> dict[str, str]:

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from ..core.models import MAX_COUNT
+from ..core.vocabulary import MAX_COUNT
 
 #: A count option (--limit, --episodes...): at least 1, at most what a database column holds.
 COUNT = click.IntRange(min=1, max=MAX_COUNT)

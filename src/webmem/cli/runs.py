@@ -10,10 +10,10 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..core.models import ReplayReport, RunManifest, Step
 from .output import COUNT, console, emit_json, json_option, nothing, short, table, when
 
 if TYPE_CHECKING:
+    from ..core.models import ReplayReport, RunManifest, Step
     from . import Settings
 
 
@@ -153,7 +153,7 @@ def runs_tree(settings: Settings, run_id: str, json_: bool) -> None:
     console().print(root)
 
 
-Lineage = list[tuple[RunManifest, "Lineage"]]
+Lineage = list[tuple["RunManifest", "Lineage"]]
 
 
 def _descendants(mem: Any, run_id: str) -> Lineage:

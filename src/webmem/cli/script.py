@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..scripts import LANGUAGES
+from ..core.vocabulary import SCRIPT_LANGUAGES as LANGUAGES
 from .output import refuse_to_overwrite
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import os
 
 import click
 
-from ..memory import ENV_DIR, database_url, resolve_directory
+from ..core.locations import ENV_DIR, database_url, resolve_directory
 
 LOOPBACK = "127.0.0.1"
 

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..interop.agent_memory import TransferReport, export_agent_memory
-from ..interop.transfer import FORMATS, KINDS, collect, detect, import_path, render
+from ..core.vocabulary import TRANSFER_FORMATS as FORMATS
+from ..core.vocabulary import TRANSFER_KINDS as KINDS
 from .output import emit_json, progress_bar, refuse_to_overwrite, table
 
 if TYPE_CHECKING:
+    from ..interop.agent_memory import TransferReport
     from . import Settings
 
 AGENT_MEMORY = "agent-memory"
@@ -33,6 +34,9 @@ def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path
     """Export the namespace's memory."""
     if output != AGENT_MEMORY:  # a directory to write into, not a file to replace
         refuse_to_overwrite(target, force)
+    from ..interop.agent_memory import export_agent_memory
+    from ..interop.transfer import collect, render
+
     chosen = list(KINDS) if "all" in kinds else list(dict.fromkeys(kinds))
     with settings.memory() as mem:
         if output == AGENT_MEMORY:
@@ -62,6 +66,8 @@ def export(settings: Settings, kinds: tuple[str, ...], output: str, target: Path
 @click.pass_obj
 def import_command(settings: Settings, path: Path, dry_run: bool, json_: bool) -> None:
     """Import an .agent-memory directory, a lesson memory.json, or a webmem export (detected)."""
+    from ..interop.transfer import detect, import_path
+
     detect(path)  # an unusable path is refused before any memory is created
     with settings.memory(create=True) as mem, progress_bar("Importing", enabled=not json_) as progress:
         report = import_path(mem, path, dry_run=dry_run, progress=progress)

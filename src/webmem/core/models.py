@@ -23,6 +23,7 @@ from pydantic import (
 
 from .errors import InvalidInput
 from .text import storable
+from .vocabulary import FACT_TYPES, MAX_COUNT, MAX_MILLIS, FactType  # noqa: F401 (importable from here too)
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:@-]+$")]
 Namespace = Annotated[str, StringConstraints(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -31,9 +32,6 @@ LongText = Annotated[str, StringConstraints(max_length=10_000)]
 ShortText = Annotated[str, StringConstraints(max_length=1000)]
 Url = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-#: The largest count and duration stored (a 32-bit column on PostgreSQL; 2**53 ms is 285,000 years).
-MAX_COUNT = 2**31 - 1
-MAX_MILLIS = 2**53 - 1
 Count = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 Millis = Annotated[int, Field(ge=0, le=MAX_MILLIS, strict=False)]
 
@@ -41,8 +39,6 @@ RunStatus = Literal["running", "completed", "failed"]
 LessonCategory = Literal["tool_fallback", "best_practice", "error_recovery", "site_specific"]
 LessonSource = Literal["seed", "learned"]
 LESSON_CATEGORIES: tuple[str, ...] = ("tool_fallback", "best_practice", "error_recovery", "site_specific")
-FactType = Literal["timing", "selector", "pattern", "quirk", "site_changed"]
-FACT_TYPES: tuple[str, ...] = get_args(FactType)
 
 
 class Record(BaseModel):

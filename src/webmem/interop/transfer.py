@@ -34,14 +34,15 @@ from ..core.models import (
 )
 from ..core.spreadsheet import safe_row
 from ..core.urls import check_domain
+from ..core.vocabulary import TRANSFER_FORMATS, TRANSFER_KINDS
 from ..episodes.export import export_memories
 from .agent_memory import TransferReport, import_agent_memory, is_agent_memory_dir
 
 if TYPE_CHECKING:
     from ..memory import Memory
 
-KINDS = ("runs", "trajectories", "facts", "sessions", "selectors", "lessons", "episodes")
-FORMATS = ("json", "jsonl", "csv", "prompt")
+KINDS = TRANSFER_KINDS
+FORMATS = TRANSFER_FORMATS
 EXPORT_MARKER = "webmem_export"
 Progress = Callable[[int, int], None]
 IMPORT_BATCH = 1_000  # runs or trajectories stored per batch

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -17,11 +17,10 @@ from mcp.types import ToolAnnotations
 
 from ..core.errors import WebmemError
 from ..core.version import __version__
-from ..service import (
-    DEFAULT_MATCH_LIMIT,
+from ..core.vocabulary import DEFAULT_MATCH_LIMIT
+from ..service.models import (
     FinishedRun,
     Lessons,
-    MemoryService,
     RecordedStep,
     RunContext,
     RunDetail,
@@ -29,6 +28,9 @@ from ..service import (
     StartedRun,
     TrajectorySearch,
 )
+
+if TYPE_CHECKING:
+    from ..service import MemoryService
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import InvalidInput, RunNotFound, TrajectoryNotFound
 from ..core.models import Trajectory
+from ..core.vocabulary import SCRIPT_LANGUAGES
 from .plan import ScriptPlan, plan_script
 from .python import render_python
 from .typescript import render_typescript
@@ -14,7 +15,7 @@ from .typescript import render_typescript
 if TYPE_CHECKING:
     from ..memory import Memory
 
-LANGUAGES = ("python", "typescript")
+LANGUAGES = SCRIPT_LANGUAGES
 
 
 def script_for(trajectory: Trajectory, *, lang: str = "python", start_url: str | None = None) -> str:

@@ -18,6 +18,7 @@ from ..core.errors import InvalidInput
 from ..core.models import Lesson, ReplayReport
 from ..core.pack import check_budget
 from ..core.urls import check_domain, check_url, origin_of
+from ..core.vocabulary import DEFAULT_MATCH_LIMIT
 from ..lessons.store import system_prompt_text
 from ..memory import Memory
 from ..run import DEFAULT_BUDGET_TOKENS, Run
@@ -46,7 +47,6 @@ MAX_OPEN_RUNS = 256
 START_BUDGET_TOKENS = 1500
 DEFAULT_LIST_LIMIT = 20
 #: The candidates a trajectory search lists unless asked for every one (``all``).
-DEFAULT_MATCH_LIMIT = 5
 MAX_LIST_LIMIT = 1000
 
 

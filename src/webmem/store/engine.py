@@ -19,11 +19,11 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.pool import NullPool
 
 from ..core.errors import InvalidInput, StoreCorrupt, StoreError, StoreLocked, StoreReadOnly
+from ..core.locations import DB_FILE
 from . import sqlite_connections as sqlite
 from .pool_checks import note_checkin, ping_if_idle
 from .types import json_loads
 
-DB_FILE = "memory.db"
 RETRY_ATTEMPTS = 5
 T = TypeVar("T")
 #: How long a write that gives way (``write_if_free``) lets PostgreSQL wait for a lock before it gives up.
