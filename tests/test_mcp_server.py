@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -362,6 +364,30 @@ def test_command_line_refusals(memory_dir: Path) -> None:
     result = runner.invoke(cli, ["--memory-dir", str(memory_dir), "mcp", "--secrets-file", str(bad)])
     assert result.exit_code == 1 and "line 1 is not NAME=value" in result.output
     assert not (memory_dir / "memory.db").exists()  # refused before anything was opened
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}) + "\n"
+QUIET_EXIT = f"{sys.executable} -c pass"
+LOUD_EXIT = f"{sys.executable} -c \"import sys; print('starting', file=sys.stderr); sys.exit('port 9 is taken')\""
+
+
+@pytest.mark.parametrize(("browser", "reason"), [
+    pytest.param("node /nonexistent/cli.js", "Error: Cannot find module '/nonexistent/cli.js'", id="missing-script",
+                 marks=pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")),
+    pytest.param("/nonexistent/browser-mcp --headless", "No such file or directory: /nonexistent/browser-mcp",
+                 id="not-found"),
+    pytest.param(LOUD_EXIT, ": port 9 is taken", id="exits-with-a-reason"),
+    pytest.param(QUIET_EXIT, "ended before answering the MCP handshake", id="exits-silently"),
+])
+def test_a_browser_command_that_cannot_start_is_one_line(memory_dir: Path, browser: str, reason: str) -> None:
+    finished = subprocess.run(webmem_command(memory_dir, "--browser", browser), input=INITIALIZE,
+                              capture_output=True, text=True, timeout=120)
+    lines = finished.stderr.splitlines()
+    assert len(lines) == 1, finished.stderr
+    shown = shlex.join(shlex.split(browser))  # the command as the shell would read it
+    assert f'the browser command "{shown}" could not start: ' in lines[0] and reason in lines[0]
+    assert finished.returncode == 1 and finished.stdout == ""
 
 
 def test_hostile_arguments_are_refused_and_leave_the_store_as_it_was(mem: webmem.Memory) -> None:

@@ -28,6 +28,7 @@ from ..core.redaction import redact_tree
 from ..core.urls import domain_of
 from ..core.version import __version__
 from ..service import FinishedRun, MemoryService, StartedRun
+from .child import browser_session
 from .recording import Answer, drafts, snapshot_refs
 from .replay import ReplayResult, replay_plan
 from .server import WRITES, build_server, register
@@ -65,10 +66,10 @@ class BrowserProxy(MCPServer):
     @asynccontextmanager
     async def connected(self) -> AsyncIterator[BrowserProxy]:
         """Start the browser server and keep it for as long as the block runs; an unfinished run is then
-        finished as failed (its steps are kept)."""
-        async with Client(self.browser) as child:
+        finished as failed (its steps are kept). Raises BrowserUnavailable when it cannot start."""
+        async with browser_session(self.browser) as (child, tools):
             self._child = child
-            self._child_tools = list((await child.list_tools()).tools)
+            self._child_tools = tools
             try:
                 yield self
             finally:
