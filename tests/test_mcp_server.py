@@ -131,6 +131,32 @@ def test_errors_are_tool_errors_named_after_webmem_errors(mem: webmem.Memory) ->
     assert mem.runs.list(status="running") == []
 
 
+def test_arguments_that_do_not_fit_a_tool_are_refused_as_invalid_input(mem: webmem.Memory) -> None:
+    server = build_server(MemoryService(mem))
+
+    async def scenario(client: Client) -> None:
+        run_id = structured(await client.call_tool("webmem_start_run", {"goal": "Find a pie", "start_url": SITE}))[
+            "run_id"]
+        refused: list[tuple[str, dict[str, Any], str]] = [
+            ("webmem_start_run", {"start_url": SITE}, "goal: required, but not given"),
+            ("webmem_start_run", {"goal": 5, "start_url": SITE}, "goal: expected a string, got 5"),
+            ("webmem_record_step", {"run_id": run_id, "action": "click", "ok": "maybe"},
+             "ok: expected true or false, got 'maybe'"),
+            ("webmem_record_step", {"run_id": run_id, "action": ["click"]}, "action: expected a string, got ['click']"),
+            ("webmem_get_context", {"run_id": run_id, "budget_tokens": "lots"},
+             "budget_tokens: expected a whole number, got 'lots'"),
+            ("webmem_finish_run", {"run_id": run_id}, "success: required, but not given"),
+            ("webmem_list_runs", {"limit": "ten"}, "limit: expected a whole number, got 'ten'"),
+        ]
+        for tool, arguments, problem in refused:
+            text = error_text(await client.call_tool(tool, arguments))
+            assert text == f"Error executing tool {tool}: InvalidInput: {problem}", text
+        detail = structured(await client.call_tool("webmem_get_run", {"run_id": run_id}))
+        assert detail["steps"] == [] and detail["run"]["status"] == "running"
+
+    with_client(server, scenario)
+
+
 def test_a_search_lists_the_closest_few_unless_asked_for_every_candidate(mem: webmem.Memory) -> None:
     """webmem_search_trajectories answers the closest ``limit`` (default 5) from the pruned ranking; ``all`` scores
     and explains every candidate; ``scored`` says how many there were; a wrong ``all`` is a tool error naming it."""

@@ -19,7 +19,6 @@ import anyio
 import anyio.to_thread
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, Tool
 
@@ -31,7 +30,7 @@ from ..service import FinishedRun, MemoryService, StartedRun
 from .child import browser_session
 from .recording import Answer, drafts, snapshot_refs
 from .replay import ReplayResult, replay_plan
-from .server import WRITES, build_server, register
+from .server import WRITES, WebmemServer, build_server, register
 
 CONTEXT_BUDGET_TOKENS = 600
 AUTO_GOAL = "Browse {host} (the agent did not call webmem_start_run)"
@@ -45,7 +44,7 @@ webmem records this browser session as it goes: every browser tool call is a ste
 3. Call webmem_finish_run(run_id, success) at the end."""
 
 
-class BrowserProxy(MCPServer):
+class BrowserProxy(WebmemServer):
     """An MCP server with webmem's tools and, passed through, the tools of a browser MCP server."""
 
     def __init__(self, service: MemoryService, browser: StdioServerParameters, **options: Any) -> None:
