@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 import webmem
 from webmem.mcp import build_server
-from webmem.service import MemoryService
+from webmem.service import AGENT_ACTIONS, MemoryService
 
 SITE = "https://news.example.org/"
 SECRET = "s3cr3t-Passw0rd"
@@ -153,6 +153,26 @@ def test_arguments_that_do_not_fit_a_tool_are_refused_as_invalid_input(mem: webm
             assert text == f"Error executing tool {tool}: InvalidInput: {problem}", text
         detail = structured(await client.call_tool("webmem_get_run", {"run_id": run_id}))
         assert detail["steps"] == [] and detail["run"]["status"] == "running"
+
+    with_client(server, scenario)
+
+
+def test_an_unknown_action_is_refused_with_the_valid_ones_and_nothing_is_stored(mem: webmem.Memory) -> None:
+    server = build_server(MemoryService(mem))
+
+    async def scenario(client: Client) -> None:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert all(action in (tools["webmem_record_step"].description or "") for action in AGENT_ACTIONS)
+        run_id = structured(await client.call_tool("webmem_start_run", {"goal": "Find a pie", "start_url": SITE}))[
+            "run_id"]
+        structured(await client.call_tool("webmem_record_step", {"run_id": run_id, "action": "click",
+                                                                  "target": 'link "Pies"', "url": SITE}))
+        text = error_text(await client.call_tool("webmem_record_step", {"run_id": run_id, "action": "teleport",
+                                                                        "target": 'link "Pies"', "url": SITE}))
+        assert text.endswith(f"InvalidInput: action: unknown action 'teleport'; valid actions: "
+                             f"{', '.join(AGENT_ACTIONS)}"), text
+        detail = structured(await client.call_tool("webmem_get_run", {"run_id": run_id}))
+        assert [step["action"] for step in detail["steps"]] == ["click"]
 
     with_client(server, scenario)
 

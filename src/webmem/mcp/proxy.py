@@ -134,7 +134,7 @@ class BrowserProxy(WebmemServer):
         if run_id is None:
             return notes
         for draft in steps:
-            recorded = await anyio.to_thread.run_sync(lambda draft=draft: self.service.record_step(
+            recorded = await anyio.to_thread.run_sync(lambda draft=draft: self.service.record_observed_step(
                 run_id, action=draft.action, target=draft.target, selector=draft.selector, value=draft.value,
                 url=page_before, ok=not answer.is_error, error=answer.error, duration_ms=draft.duration_ms,
             ))

@@ -131,8 +131,8 @@ def register(server: MCPServer, service: MemoryService) -> None:
     def webmem_record_step(run_id: str, action: str, target: str | None = None, selector: str | None = None,
                            value: str | None = None, url: str | None = None, ok: bool = True,
                            error: str | None = None, secret: bool = False) -> RecordedStep:
-        """Record one browser action of the run: action (goto, click, fill, type, select, check, press, hover,
-        scroll, wait), target as role and accessible name ('button "Search"'), the selector used, the value
+        """Record one browser action of the run: action (goto, click, fill, type, select, check, uncheck, press,
+        hover, scroll, wait, back), target as role and accessible name ('button "Search"'), the selector used, the value
         typed or chosen, the page URL, whether it worked and its error. secret=true stores the value as a
         placeholder. Returns the step as stored and, after a failure, the tips memory has for that error."""
         return service.record_step(run_id, action=action, target=target, selector=selector, value=value, url=url,

@@ -16,9 +16,10 @@ from .models import (
     TrajectoryCandidate,
     TrajectorySearch,
 )
-from .service import DEFAULT_MATCH_LIMIT, MemoryService
+from .service import AGENT_ACTIONS, DEFAULT_MATCH_LIMIT, MemoryService
 
 __all__ = [
+    "AGENT_ACTIONS",
     "DEFAULT_MATCH_LIMIT",
     "FinishedRun",
     "LessonView",
