@@ -7,7 +7,11 @@ from __future__ import annotations
 import functools
 import http.server
 import json
+import os
+import re
+import shlex
 import shutil
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +20,7 @@ from typing import Any
 import asyncrun
 import pytest
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 import webmem
 from webmem.agent.browser import find_chromium
@@ -187,3 +192,51 @@ def test_an_agent_that_never_calls_webmem_is_recorded_and_told_what_memory_knows
         auto = [run for run in mem.runs.list() if run.run_id != earlier.id]
         assert len(auto) == 1 and auto[0].status == "failed" and auto[0].summary == UNFINISHED
         assert [(step.action, step.ok) for step in mem.runs.steps(auto[0].run_id)] == [("goto", True), ("click", False)]
+
+
+def readme_proxy_configurations() -> dict[str, list[str]]:
+    """The README's proxy configurations (``--browser`` in the args of ``webmem mcp``), by the browser they run."""
+    found: dict[str, list[str]] = {}
+    for block in re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(encoding="utf-8"), re.S):
+        for server in json.loads(block)["mcpServers"].values():
+            if "--browser" in server["args"]:
+                command = [server["command"], *server["args"]]
+                found["chromium" if "--executable-path" in command[-1] else "chrome"] = command
+    assert set(found) == {"chrome", "chromium"}, "the README shows the proxy with Chrome and with Linux's Chromium"
+    return found
+
+
+def test_the_readmes_linux_proxy_configuration_runs_as_pasted(newsletter: tuple[str, Path], tmp_path: Path) -> None:
+    configurations = readme_proxy_configurations()
+    linux = configurations["chromium"]
+    browser = shlex.split(linux[-1])
+    assert browser[:2] == ["npx", "@playwright/mcp@latest"]
+    assert shlex.split(configurations["chrome"][-1]) == [  # the same, less what Linux's Chromium needs
+        part for part in browser if part not in ("--browser", "chromium", "--executable-path", "/usr/bin/chromium")]
+    assert browser[browser.index("--browser") + 1] == "chromium"
+    chromium = browser[browser.index("--executable-path") + 1]
+    if not Path(chromium).is_file():
+        chromium = find_chromium() or pytest.skip(f"no Chromium at {chromium} nor on PATH")
+    # Only what is local changes: npx cannot fetch @playwright/mcp without the network, so the copy that
+    # scripts/setup.sh installed runs instead; this interpreter's webmem, a memory in tmp_path, and
+    # Chromium where this machine has it when it is not at the README's path.
+    assert PLAYWRIGHT_MCP.is_file(), f"{PLAYWRIGHT_MCP} is missing: run scripts/setup.sh (it installs @playwright/mcp)"
+    browser = ["node", str(PLAYWRIGHT_MCP), *browser[2:]]
+    browser[browser.index("--executable-path") + 1] = chromium
+    assert linux[0] == "webmem" and linux[1] == "--memory-dir"
+    command = [sys.executable, "-m", "webmem", "--memory-dir", str(tmp_path / "memory"), *linux[3:-1],
+               shlex.join(browser)]
+    url, _ = newsletter
+    parameters = StdioServerParameters(command=command[0], args=command[1:], cwd=str(tmp_path),
+                                       env={**os.environ, "SHOP_PASSWORD": "Tr0ub4dor&3-shop"})
+
+    async def scenario() -> str:
+        async with Client(parameters) as client:
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"browser_navigate", "browser_click", "browser_snapshot", "webmem_start_run"} <= tools
+            result = await client.call_tool("browser_navigate", {"url": url})
+            text = "\n".join(item.text for item in result.content if hasattr(item, "text"))
+            assert not result.is_error, text
+            return text
+
+    assert "Page Title: Newsletter" in asyncrun.run(scenario)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 
 import webmem
 from webmem.mcp import build_server
-from webmem.service import MemoryService
+from webmem.service import AGENT_ACTIONS, MemoryService
 
 SITE = "https://news.example.org/"
 SECRET = "s3cr3t-Passw0rd"
@@ -127,6 +129,52 @@ def test_errors_are_tool_errors_named_after_webmem_errors(mem: webmem.Memory) ->
 
     with_client(server, scenario)
     assert mem.runs.list(status="running") == []
+
+
+def test_arguments_that_do_not_fit_a_tool_are_refused_as_invalid_input(mem: webmem.Memory) -> None:
+    server = build_server(MemoryService(mem))
+
+    async def scenario(client: Client) -> None:
+        run_id = structured(await client.call_tool("webmem_start_run", {"goal": "Find a pie", "start_url": SITE}))[
+            "run_id"]
+        refused: list[tuple[str, dict[str, Any], str]] = [
+            ("webmem_start_run", {"start_url": SITE}, "goal: required, but not given"),
+            ("webmem_start_run", {"goal": 5, "start_url": SITE}, "goal: expected a string, got 5"),
+            ("webmem_record_step", {"run_id": run_id, "action": "click", "ok": "maybe"},
+             "ok: expected true or false, got 'maybe'"),
+            ("webmem_record_step", {"run_id": run_id, "action": ["click"]}, "action: expected a string, got ['click']"),
+            ("webmem_get_context", {"run_id": run_id, "budget_tokens": "lots"},
+             "budget_tokens: expected a whole number, got 'lots'"),
+            ("webmem_finish_run", {"run_id": run_id}, "success: required, but not given"),
+            ("webmem_list_runs", {"limit": "ten"}, "limit: expected a whole number, got 'ten'"),
+        ]
+        for tool, arguments, problem in refused:
+            text = error_text(await client.call_tool(tool, arguments))
+            assert text == f"Error executing tool {tool}: InvalidInput: {problem}", text
+        detail = structured(await client.call_tool("webmem_get_run", {"run_id": run_id}))
+        assert detail["steps"] == [] and detail["run"]["status"] == "running"
+
+    with_client(server, scenario)
+
+
+def test_an_unknown_action_is_refused_with_the_valid_ones_and_nothing_is_stored(mem: webmem.Memory) -> None:
+    server = build_server(MemoryService(mem))
+
+    async def scenario(client: Client) -> None:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert all(action in (tools["webmem_record_step"].description or "") for action in AGENT_ACTIONS)
+        run_id = structured(await client.call_tool("webmem_start_run", {"goal": "Find a pie", "start_url": SITE}))[
+            "run_id"]
+        structured(await client.call_tool("webmem_record_step", {"run_id": run_id, "action": "click",
+                                                                  "target": 'link "Pies"', "url": SITE}))
+        text = error_text(await client.call_tool("webmem_record_step", {"run_id": run_id, "action": "teleport",
+                                                                        "target": 'link "Pies"', "url": SITE}))
+        assert text.endswith(f"InvalidInput: action: unknown action 'teleport'; valid actions: "
+                             f"{', '.join(AGENT_ACTIONS)}"), text
+        detail = structured(await client.call_tool("webmem_get_run", {"run_id": run_id}))
+        assert [step["action"] for step in detail["steps"]] == ["click"]
+
+    with_client(server, scenario)
 
 
 def test_a_search_lists_the_closest_few_unless_asked_for_every_candidate(mem: webmem.Memory) -> None:
@@ -362,6 +410,30 @@ def test_command_line_refusals(memory_dir: Path) -> None:
     result = runner.invoke(cli, ["--memory-dir", str(memory_dir), "mcp", "--secrets-file", str(bad)])
     assert result.exit_code == 1 and "line 1 is not NAME=value" in result.output
     assert not (memory_dir / "memory.db").exists()  # refused before anything was opened
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}) + "\n"
+QUIET_EXIT = f"{sys.executable} -c pass"
+LOUD_EXIT = f"{sys.executable} -c \"import sys; print('starting', file=sys.stderr); sys.exit('port 9 is taken')\""
+
+
+@pytest.mark.parametrize(("browser", "reason"), [
+    pytest.param("node /nonexistent/cli.js", "Error: Cannot find module '/nonexistent/cli.js'", id="missing-script",
+                 marks=pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js")),
+    pytest.param("/nonexistent/browser-mcp --headless", "No such file or directory: /nonexistent/browser-mcp",
+                 id="not-found"),
+    pytest.param(LOUD_EXIT, ": port 9 is taken", id="exits-with-a-reason"),
+    pytest.param(QUIET_EXIT, "ended before answering the MCP handshake", id="exits-silently"),
+])
+def test_a_browser_command_that_cannot_start_is_one_line(memory_dir: Path, browser: str, reason: str) -> None:
+    finished = subprocess.run(webmem_command(memory_dir, "--browser", browser), input=INITIALIZE,
+                              capture_output=True, text=True, timeout=120)
+    lines = finished.stderr.splitlines()
+    assert len(lines) == 1, finished.stderr
+    shown = shlex.join(shlex.split(browser))  # the command as the shell would read it
+    assert f'the browser command "{shown}" could not start: ' in lines[0] and reason in lines[0]
+    assert finished.returncode == 1 and finished.stdout == ""
 
 
 def test_hostile_arguments_are_refused_and_leave_the_store_as_it_was(mem: webmem.Memory) -> None:

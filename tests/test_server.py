@@ -112,6 +112,16 @@ def test_each_error_is_a_problem(client: TestClient) -> None:
     assert_problem(client.get("/v1/runs", headers={"X-Webmem-Namespace": "no spaces"}), 422, "InvalidInput")
 
 
+def test_an_unknown_action_is_refused_and_not_stored(client: TestClient) -> None:
+    run_id = started(client)["run_id"]
+    steps = f"/v1/runs/{run_id}/steps"
+    assert client.post(steps, json={"action": "click", "target": 'button "Subscribe"', "url": SITE}).status_code == 201
+    body = assert_problem(client.post(steps, json={"action": "teleport", "url": SITE}), 422, "InvalidInput")
+    assert body["detail"] == ("action: unknown action 'teleport'; valid actions: goto, click, fill, type, select, "
+                              "check, uncheck, press, hover, scroll, wait, back")
+    assert [step["action"] for step in client.get(steps).json()["steps"]] == ["click"]
+
+
 def test_a_match_lists_the_closest_few_unless_asked_for_every_candidate(client: TestClient, memory_location: str,
                                                                        memory_dir: Path) -> None:
     """``GET /v1/trajectories/match`` answers the closest ``limit`` (default 5) from the pruned ranking; ``all=true``

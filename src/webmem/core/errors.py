@@ -9,7 +9,8 @@ Every error is a :class:`WebmemError`; catch that to handle them all::
     │   └── TrajectoryNotFound              no trajectory with that id in this namespace
     ├── RunClosed                           a finished run was asked to record more
     ├── MemoryDisabled                      a component was used on a memory opened with enabled=False
-    ├── BrowserUnavailable                  no Chromium to drive (demo, agent)
+    ├── BrowserUnavailable                  no Chromium to drive (demo, agent), or the browser MCP server
+    │                                       of webmem mcp --browser could not start
     ├── PolicyError                         a policy could not decide (an LLM endpoint failed or answered nonsense)
     └── StoreError                          the database cannot be used
         ├── StoreLocked                     another process held the database for too long
@@ -52,7 +53,7 @@ class MemoryDisabled(WebmemError):
 
 
 class BrowserUnavailable(WebmemError):
-    """No browser could be launched."""
+    """No browser could be launched, or the browser MCP server the proxy starts could not start."""
 
 
 class PolicyError(WebmemError):

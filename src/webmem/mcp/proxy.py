@@ -19,7 +19,6 @@ import anyio
 import anyio.to_thread
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, Tool
 
@@ -28,9 +27,10 @@ from ..core.redaction import redact_tree
 from ..core.urls import domain_of
 from ..core.version import __version__
 from ..service import FinishedRun, MemoryService, StartedRun
+from .child import browser_session
 from .recording import Answer, drafts, snapshot_refs
 from .replay import ReplayResult, replay_plan
-from .server import WRITES, build_server, register
+from .server import WRITES, WebmemServer, build_server, register
 
 CONTEXT_BUDGET_TOKENS = 600
 AUTO_GOAL = "Browse {host} (the agent did not call webmem_start_run)"
@@ -44,7 +44,7 @@ webmem records this browser session as it goes: every browser tool call is a ste
 3. Call webmem_finish_run(run_id, success) at the end."""
 
 
-class BrowserProxy(MCPServer):
+class BrowserProxy(WebmemServer):
     """An MCP server with webmem's tools and, passed through, the tools of a browser MCP server."""
 
     def __init__(self, service: MemoryService, browser: StdioServerParameters, **options: Any) -> None:
@@ -65,10 +65,10 @@ class BrowserProxy(MCPServer):
     @asynccontextmanager
     async def connected(self) -> AsyncIterator[BrowserProxy]:
         """Start the browser server and keep it for as long as the block runs; an unfinished run is then
-        finished as failed (its steps are kept)."""
-        async with Client(self.browser) as child:
+        finished as failed (its steps are kept). Raises BrowserUnavailable when it cannot start."""
+        async with browser_session(self.browser) as (child, tools):
             self._child = child
-            self._child_tools = list((await child.list_tools()).tools)
+            self._child_tools = tools
             try:
                 yield self
             finally:
@@ -134,7 +134,7 @@ class BrowserProxy(MCPServer):
         if run_id is None:
             return notes
         for draft in steps:
-            recorded = await anyio.to_thread.run_sync(lambda draft=draft: self.service.record_step(
+            recorded = await anyio.to_thread.run_sync(lambda draft=draft: self.service.record_observed_step(
                 run_id, action=draft.action, target=draft.target, selector=draft.selector, value=draft.value,
                 url=page_before, ok=not answer.is_error, error=answer.error, duration_ms=draft.duration_ms,
             ))

@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError
 
-from ..core.errors import WebmemError
+from ..core.errors import InvalidInput, WebmemError
 from ..core.version import __version__
 from ..core.vocabulary import DEFAULT_MATCH_LIMIT
 from ..service.models import (
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+#: The longest argument value an error shows back (a longer one is cut).
+MAX_SHOWN_VALUE = 80
+#: What an argument should have been, by pydantic's error type (others say it in pydantic's words).
+EXPECTED = {"string_type": "a string", "bool_type": "true or false", "bool_parsing": "true or false",
+            "int_type": "a whole number", "int_parsing": "a whole number", "int_from_float": "a whole number"}
 FINISHES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
 INSTRUCTIONS = """\
@@ -73,9 +79,39 @@ def tool_errors(function: Callable[..., T]) -> Callable[..., T]:
     return call
 
 
+class WebmemServer(MCPServer):
+    """An MCP server whose tools' arguments, when they do not fit the tool, are refused as webmem refuses
+    any other input (``InvalidInput: goal: required, but not given``), not as pydantic's report."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            refused = InvalidInput(argument_problems(exc.__cause__))
+            raise ToolError(f"Error executing tool {name}: {type(refused).__name__}: {refused}") from refused
+
+
+def argument_problems(exc: ValidationError) -> str:
+    """What is wrong with each argument, as ``field: problem`` (``goal: expected a string, got 5``)."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        field = ".".join(str(part) for part in error["loc"]) or "arguments"
+        if error["type"] == "missing":
+            problem = "required, but not given"
+        else:
+            message = EXPECTED.get(error["type"]) or error["msg"].removeprefix("Input should be ")
+            given = repr(error.get("input"))
+            shown = given if len(given) <= MAX_SHOWN_VALUE else given[: MAX_SHOWN_VALUE - 3] + "..."
+            problem = f"expected {message}, got {shown}"
+        problems.append(f"{field}: {problem}")
+    return "; ".join(problems)
+
+
 def build_server(service: MemoryService, *, name: str = "webmem", **options: Any) -> MCPServer:
     """An MCP server over ``service``: the tools, resources and prompt of webmem."""
-    server = MCPServer(name, version=__version__, instructions=INSTRUCTIONS, **options)
+    server = WebmemServer(name, version=__version__, instructions=INSTRUCTIONS, **options)
     register(server, service)
     return server
 
@@ -97,8 +133,8 @@ def register(server: MCPServer, service: MemoryService) -> None:
     def webmem_record_step(run_id: str, action: str, target: str | None = None, selector: str | None = None,
                            value: str | None = None, url: str | None = None, ok: bool = True,
                            error: str | None = None, secret: bool = False) -> RecordedStep:
-        """Record one browser action of the run: action (goto, click, fill, type, select, check, press, hover,
-        scroll, wait), target as role and accessible name ('button "Search"'), the selector used, the value
+        """Record one browser action of the run: action (goto, click, fill, type, select, check, uncheck, press,
+        hover, scroll, wait, back), target as role and accessible name ('button "Search"'), the selector used, the value
         typed or chosen, the page URL, whether it worked and its error. secret=true stores the value as a
         placeholder. Returns the step as stored and, after a failure, the tips memory has for that error."""
         return service.record_step(run_id, action=action, target=target, selector=selector, value=value, url=url,

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
         TrajectoryCandidate,
         TrajectorySearch,
     )
-    from .service import DEFAULT_MATCH_LIMIT, MemoryService
+    from .service import AGENT_ACTIONS, DEFAULT_MATCH_LIMIT, MemoryService
 
 __all__ = [
+    "AGENT_ACTIONS",
     "DEFAULT_MATCH_LIMIT",
     "FinishedRun",
     "LessonView",
@@ -47,6 +48,7 @@ __all__ = [
 # Loaded on first use (PEP 562): the MCP server declares its tools with the models before the memory,
 # and the library under it, are loaded.
 _HOMES = {
+    "AGENT_ACTIONS": ".service",
     "DEFAULT_MATCH_LIMIT": "..core.vocabulary",
     "FinishedRun": ".models",
     "LessonView": ".models",

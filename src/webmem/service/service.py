@@ -48,6 +48,11 @@ START_BUDGET_TOKENS = 1500
 DEFAULT_LIST_LIMIT = 20
 #: The candidates a trajectory search lists unless asked for every one (``all``).
 MAX_LIST_LIMIT = 1000
+#: The actions an agent may report: those a replay plan performs (each with its Playwright MCP tool, see
+#: ``tool_calls.TOOLS``) and scrolling. The Python API takes any action; a protocol's client is told these.
+AGENT_ACTIONS: tuple[str, ...] = (
+    "goto", "click", "fill", "type", "select", "check", "uncheck", "press", "hover", "scroll", "wait", "back",
+)
 
 
 class MemoryService:
@@ -109,7 +114,18 @@ class MemoryService:
         value: str | None = None, url: str | None = None, ok: bool = True, error: str | None = None,
         secret: bool = False, **details: Any,
     ) -> RecordedStep:
-        """Record what one action did; a failed one recalls the lessons its error matches."""
+        """Record what one action did, as an agent reports it; a failed one recalls the lessons its error
+        matches. The action is one of :data:`AGENT_ACTIONS`: any other is refused, and nothing is stored."""
+        return self.record_observed_step(run_id, action=agent_action(action), target=target, selector=selector,
+                                         value=value, url=url, ok=ok, error=error, secret=secret, **details)
+
+    def record_observed_step(
+        self, run_id: str, *, action: str, target: str | None = None, selector: str | None = None,
+        value: str | None = None, url: str | None = None, ok: bool = True, error: str | None = None,
+        secret: bool = False, **details: Any,
+    ) -> RecordedStep:
+        """Record a step that webmem saw done (the recording proxy's browser tool calls), whose action is
+        named after the tool that was called (drag, upload, evaluate...): any action is kept."""
         if not isinstance(ok, bool):
             raise InvalidInput(f"ok: expected true or false, got {ok!r}")
         with self._run(run_id) as run:
@@ -290,6 +306,14 @@ def lesson_view(lesson: Lesson) -> LessonView:
         failed_command=lesson.failed_command, error_pattern=lesson.error_pattern, source=lesson.source,
         use_count=lesson.use_count, helpful_count=lesson.helpful_count, unhelpful_count=lesson.unhelpful_count,
     )
+
+
+def agent_action(action: object) -> str:
+    """``action`` if it is one of :data:`AGENT_ACTIONS` (around spaces aside), else InvalidInput listing them."""
+    name = _text(action, "action")
+    if name.strip() not in AGENT_ACTIONS:
+        raise InvalidInput(f"action: unknown action {name!r}; valid actions: {', '.join(AGENT_ACTIONS)}")
+    return name
 
 
 def _text(value: object, field: str, *, empty: bool = False) -> str:
