@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import socket
 import subprocess
@@ -28,7 +30,8 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def served(memory_dir: Path) -> Iterator[str]:
+def serving(memory_dir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``webmem serve`` with a token and two workers, answering: its address, and the process."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "webmem", "--memory-dir", str(memory_dir), "serve", "--port",
                                 str(port), "--token", "tok-9", "--workers", "2"],
@@ -47,12 +50,37 @@ def served(memory_dir: Path) -> Iterator[str]:
             process.kill()
             raise AssertionError("webmem serve did not answer within 60 s")
         time.sleep(0.2)
-    yield base
+    yield base, process
     process.terminate()
     try:
         process.wait(timeout=15)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+@pytest.fixture
+def served(serving: tuple[str, subprocess.Popen[bytes]]) -> str:
+    return serving[0]
+
+
+def test_serve_names_the_viewer_and_the_docs_on_start(serving: tuple[str, subprocess.Popen[bytes]],
+                                                      memory_dir: Path) -> None:
+    base, process = serving
+    assert process.stderr is not None
+    os.set_blocking(process.stderr.fileno(), False)  # said before it listened: all there, nothing to wait for
+    said = (process.stderr.read() or b"").decode()
+    assert f"webmem serving {memory_dir}" in said
+    for name, url in (("API", f"{base}/v1"), ("viewer", f"{base}/"), ("docs", f"{base}/docs")):
+        assert re.search(rf"^\s*{name}\s+{re.escape(url)}$", said, re.MULTILINE), said
+    assert httpx.get(f"{base}/").headers["content-type"].startswith("text/html")
+
+
+def test_the_banner_hides_a_database_password() -> None:
+    from webmem.cli.serve import banner
+
+    said = banner("postgresql://webmem:s3cret@db.internal:5432/webmem", "::1", 8765)
+    assert "s3cret" not in said and "postgresql://webmem:***@db.internal:5432/webmem" in said
+    assert "viewer  http://[::1]:8765/" in said
 
 
 def test_the_node_example_records_a_run_through_webmem_serve(served: str, memory_dir: Path) -> None:
