@@ -97,6 +97,18 @@ def test_the_node_example_records_a_run_through_webmem_serve(served: str, memory
         assert mem.trajectories.list()[0].goal == "Subscribe node@example.org to the newsletter"
 
 
+@pytest.mark.parametrize("token", [None, "wrong"], ids=["missing", "refused"])
+def test_the_node_example_says_in_one_line_that_its_token_is_missing_or_refused(served: str, token: str | None) -> None:
+    node = shutil.which("node")
+    assert node, "Node.js is needed for this test (scripts/setup.sh installs it)"
+    finished = subprocess.run([node, str(ROOT / "examples" / "node" / "record_run.mjs"), served,
+                               *([token] if token else [])], capture_output=True, text=True, timeout=120,
+                              env={name: value for name, value in os.environ.items() if name != "WEBMEM_API_TOKEN"})
+    assert finished.returncode == 1 and finished.stdout == ""
+    lines = finished.stderr.splitlines()
+    assert len(lines) == 1 and "token" in lines[0] and "401" in lines[0], finished.stderr
+
+
 def test_serve_refuses_to_listen_off_loopback_without_a_token(memory_dir: Path) -> None:
     result = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "serve", "--host", "0.0.0.0"])
     assert result.exit_code == 2 and "give --token" in result.output
