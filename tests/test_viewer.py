@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
@@ -147,3 +148,19 @@ def test_each_trajectory_links_to_its_playwright_script(page: Any, memory_dir: P
     page.get_by_role("link", name="TypeScript").first.click()
     page.get_by_text("@playwright/test").first.wait_for()
     assert page.get_by_role("button", name="Download").inner_text().endswith(".spec.ts") and problems == []
+
+
+def only_local(requests: list[str]) -> list[str]:
+    """The requests that went anywhere but 127.0.0.1 (data: and blob: URLs go nowhere)."""
+    return [url for url in requests if urlsplit(url).scheme not in ("data", "blob")
+            and urlsplit(url).hostname != "127.0.0.1"]
+
+
+def test_the_api_docs_render_from_local_assets_alone(page: Any, viewer_url: str) -> None:
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(viewer_url + "docs")
+    page.locator(".opblock-summary-path", has_text="/v1/runs/{run_id}/steps").first.wait_for()
+    assert page.locator(".opblock").count() >= 20
+    assert requests and only_local(requests) == []
+    assert page.request.get(viewer_url + "redoc").status == 404  # ReDoc would load its logo from a CDN

@@ -30,7 +30,8 @@ def serve_command(ctx: click.Context, host: str, port: int, workers: int, token:
         from ..server import app as server_app
         from ..server import workers as server_workers
     except ImportError:
-        raise click.ClickException("the HTTP server needs FastAPI and uvicorn: pip install 'webmem[server]'") from None
+        raise click.ClickException("the HTTP server needs FastAPI, uvicorn and fastapi-offline: "
+                                   "pip install 'webmem[server]'") from None
     url = database_url(None)
     location = url if url is not None else str(resolve_directory(ctx.obj.memory_dir))
     os.environ[server_app.ENV_LOCATION] = location
