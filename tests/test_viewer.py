@@ -7,6 +7,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,22 +46,30 @@ def populate(memory_dir: Path) -> str:
         return run.id
 
 
-@pytest.fixture
-def viewer_url(memory_dir: Path) -> Iterator[str]:
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """``app`` served by uvicorn on a free port of 127.0.0.1, as ``webmem serve`` serves it: its address."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(str(memory_dir)), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "the viewer's server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        while not server.started:
+            assert time.monotonic() < deadline, "the viewer's server did not start"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def viewer_url(memory_dir: Path) -> Iterator[str]:
+    with serving(create_app(str(memory_dir))) as url:
+        yield url
 
 
 def test_the_viewer_shows_runs_steps_and_a_chart(page: Any, memory_dir: Path, viewer_url: str) -> None:
@@ -89,26 +98,26 @@ def test_the_viewer_shows_runs_steps_and_a_chart(page: Any, memory_dir: Path, vi
     assert problems == []
 
 
-def test_the_viewer_asks_for_the_token(page: Any, memory_dir: Path) -> None:
+def test_the_viewer_asks_for_the_token_and_keeps_it_for_the_session(page: Any, memory_dir: Path) -> None:
     populate(memory_dir)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(str(memory_dir), token="tok-v"), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            time.sleep(0.05)
-        page.goto(f"http://127.0.0.1:{port}/")
+    with serving(create_app(str(memory_dir), token="tok-v")) as url:
+        page.goto(url)
         assert "Unauthorized" in page.get_by_role("alert").inner_text()
         page.get_by_label("Token").fill("tok-v")
         page.get_by_role("button", name="Use").click()
-        page.get_by_role("link", name="Subscribe a@b.com to the newsletter").wait_for()
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+        a_run = page.get_by_role("link", name="Subscribe a@b.com to the newsletter")
+        a_run.wait_for()
+        page.reload()
+        a_run.wait_for()
+        assert page.get_by_label("Token").input_value() == "tok-v"
+        page.get_by_label("Namespace").fill("another")
+        page.get_by_role("button", name="Use").click()
+        page.get_by_text("Nothing yet.").wait_for()
+        assert page.get_by_role("alert").count() == 0
+        page.get_by_label("Namespace").fill("default")
+        page.get_by_role("button", name="Use").click()
+        a_run.wait_for()
+        assert page.evaluate("localStorage.length") == 0  # the token does not outlive the browser session
 
 
 def test_the_viewer_says_which_trajectory_a_new_run_would_get_and_why(page: Any, memory_dir: Path,

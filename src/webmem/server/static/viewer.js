@@ -4,7 +4,9 @@
 const main = document.getElementById("main");
 const settings = { namespace: sessionStorage.getItem("webmem.namespace") || "default",
                    token: sessionStorage.getItem("webmem.token") || "" };
+// Kept in sessionStorage: through reloads and namespace switches, never past the browser session.
 document.getElementById("namespace").value = settings.namespace;
+document.getElementById("token").value = settings.token;
 
 document.getElementById("settings").addEventListener("submit", (event) => {
   event.preventDefault();
