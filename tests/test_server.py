@@ -146,6 +146,28 @@ def test_a_match_lists_the_closest_few_unless_asked_for_every_candidate(client: 
         "limit": 5, "all": False}
 
 
+
+def test_no_answer_names_where_the_memory_lives(client: TestClient, memory_location: str, memory_dir: Path) -> None:
+    """A client learns the backend's name, never the server's files or database URL: every GET, with simple
+    arguments, on a memory with a finished run, a trajectory and a script."""
+    run_id = started(client)["run_id"]
+    client.post(f"/v1/runs/{run_id}/steps", json={"action": "click", "target": 'button "Subscribe"', "url": SITE})
+    client.post(f"/v1/runs/{run_id}/finish", json={"success": True, "outcome": "Subscribed"})
+    stats = client.get("/v1/stats").json()
+    assert stats["backend"] == ("sqlite" if memory_location == str(memory_dir) else "postgresql")
+    trajectory_id = client.get("/v1/trajectories").json()["trajectories"][0]["id"]
+    arguments = {"run_id": run_id, "domain": "news.example.org", "source_id": trajectory_id}
+    query = {"goal": "Subscribe c@d.org to the newsletter", "url": SITE}
+    swept = []
+    for route in client.app.routes:
+        if "GET" not in getattr(route, "methods", ()) or not route.path.startswith("/v1"):
+            continue
+        answer = client.get(route.path.format(**arguments), params=query)
+        assert answer.status_code == 200, (route.path, answer.text)
+        assert str(memory_dir) not in answer.text and memory_location not in answer.text, route.path
+        swept.append(route.path)
+    assert "/v1/stats" in swept and len(swept) >= 15
+
 @pytest.mark.parametrize("hot_path", [True, False], ids=["hot-path", "routes"])
 def test_a_token_guards_everything_but_health(memory_dir: Path, hot_path: bool) -> None:
     with TestClient(create_app(str(memory_dir), token="tok-123", hot_path=hot_path)) as client:

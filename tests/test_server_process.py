@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import socket
 import subprocess
@@ -28,7 +30,8 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def served(memory_dir: Path) -> Iterator[str]:
+def serving(memory_dir: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``webmem serve`` with a token and two workers, answering: its address, and the process."""
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "webmem", "--memory-dir", str(memory_dir), "serve", "--port",
                                 str(port), "--token", "tok-9", "--workers", "2"],
@@ -47,12 +50,37 @@ def served(memory_dir: Path) -> Iterator[str]:
             process.kill()
             raise AssertionError("webmem serve did not answer within 60 s")
         time.sleep(0.2)
-    yield base
+    yield base, process
     process.terminate()
     try:
         process.wait(timeout=15)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+@pytest.fixture
+def served(serving: tuple[str, subprocess.Popen[bytes]]) -> str:
+    return serving[0]
+
+
+def test_serve_names_the_viewer_and_the_docs_on_start(serving: tuple[str, subprocess.Popen[bytes]],
+                                                      memory_dir: Path) -> None:
+    base, process = serving
+    assert process.stderr is not None
+    os.set_blocking(process.stderr.fileno(), False)  # said before it listened: all there, nothing to wait for
+    said = (process.stderr.read() or b"").decode()
+    assert f"webmem serving {memory_dir}" in said
+    for name, url in (("API", f"{base}/v1"), ("viewer", f"{base}/"), ("docs", f"{base}/docs")):
+        assert re.search(rf"^\s*{name}\s+{re.escape(url)}$", said, re.MULTILINE), said
+    assert httpx.get(f"{base}/").headers["content-type"].startswith("text/html")
+
+
+def test_the_banner_hides_a_database_password() -> None:
+    from webmem.cli.serve import banner
+
+    said = banner("postgresql://webmem:s3cret@db.internal:5432/webmem", "::1", 8765)
+    assert "s3cret" not in said and "postgresql://webmem:***@db.internal:5432/webmem" in said
+    assert "viewer  http://[::1]:8765/" in said
 
 
 def test_the_node_example_records_a_run_through_webmem_serve(served: str, memory_dir: Path) -> None:
@@ -67,6 +95,18 @@ def test_the_node_example_records_a_run_through_webmem_serve(served: str, memory
     with webmem.Memory.open(memory_dir) as mem:
         assert [step.action for step in mem.runs.steps(answer["run_id"])] == ["goto", "fill", "click", "click"]
         assert mem.trajectories.list()[0].goal == "Subscribe node@example.org to the newsletter"
+
+
+@pytest.mark.parametrize("token", [None, "wrong"], ids=["missing", "refused"])
+def test_the_node_example_says_in_one_line_that_its_token_is_missing_or_refused(served: str, token: str | None) -> None:
+    node = shutil.which("node")
+    assert node, "Node.js is needed for this test (scripts/setup.sh installs it)"
+    finished = subprocess.run([node, str(ROOT / "examples" / "node" / "record_run.mjs"), served,
+                               *([token] if token else [])], capture_output=True, text=True, timeout=120,
+                              env={name: value for name, value in os.environ.items() if name != "WEBMEM_API_TOKEN"})
+    assert finished.returncode == 1 and finished.stdout == ""
+    lines = finished.stderr.splitlines()
+    assert len(lines) == 1 and "token" in lines[0] and "401" in lines[0], finished.stderr
 
 
 def test_serve_refuses_to_listen_off_loopback_without_a_token(memory_dir: Path) -> None:

@@ -31,6 +31,7 @@ from ..service import (
 )
 from ..service.overview import SiteHistory, Sites, TrajectoryList
 from . import problems
+from .api_docs import mount_api_docs
 from .bodies import FinishBody, ForkBody, ResumeBody, StartBody, StepBody
 from .hot_path import HotPath, TokenCheck
 from .namespaces import NAMESPACE_HEADER, Namespaces
@@ -62,7 +63,7 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
             yield
         namespaces.close()
 
-    app = FastAPI(title="webmem", version=__version__, lifespan=lifespan,
+    app = FastAPI(title="webmem", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   description="A persistent, learning memory for browser agents.", **_without_telemetry())
     app.add_exception_handler(WebmemError, problems.on_webmem_error)
     app.add_exception_handler(RequestValidationError, problems.on_validation_error)
@@ -180,6 +181,7 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
         app.add_middleware(HotPath, namespaces=namespaces, token=token_check)
     if mcp_app is not None:
         app.mount("/mcp", _guarded_asgi(mcp_app, token))
+    mount_api_docs(app)
     mount_viewer(app)
     return app
 

@@ -15,6 +15,22 @@ from .models import Answer
 MAX_RUNS_READ = 5000
 
 
+#: How many of a site's latest finished runs its summary pictures.
+RECENT_RUNS = 30
+
+
+class RunPoint(Answer):
+    """One finished run, as a site's summary pictures it: its steps, how many of them the model decided (the
+    rest a replay did as remembered), and what became of it."""
+
+    run_id: str
+    started_at: str
+    steps: int
+    decided: int
+    success: bool | None
+    replay: str | None = None
+
+
 class SiteSummary(Answer):
     domain: str
     runs: int
@@ -22,6 +38,7 @@ class SiteSummary(Answer):
     replayed: int
     trajectories: int
     last_run: str | None = None
+    recent: list[RunPoint] = []
 
 
 class DayFigures(Answer):
@@ -57,7 +74,7 @@ def sites(memory: Memory) -> Sites:
     found = [
         SiteSummary(domain=domain, runs=len(runs), succeeded=sum(run.success is True for run in runs),
                     replayed=sum(_replayed(run) for run in runs), trajectories=stored.get(domain, 0),
-                    last_run=runs[0].started_at.isoformat())
+                    last_run=runs[0].started_at.isoformat(), recent=_recent(runs))
         for domain, runs in by_domain.items()
     ]
     return Sites(sites=sorted(found, key=lambda site: (-site.runs, site.domain)))
@@ -84,6 +101,21 @@ def trajectory_list(memory: Memory, *, domain: str | None = None, limit: int = 5
                           goal_template=t.goal_template)
         for t in memory.trajectories.list(domain=domain, limit=limit)
     ])
+
+
+def _recent(runs: list[RunManifest]) -> list[RunPoint]:
+    """The latest finished of ``runs`` (newest first), oldest first."""
+    finished = [run for run in runs if run.status != "running"][:RECENT_RUNS]
+    return [RunPoint(run_id=run.run_id, started_at=run.started_at.isoformat(), steps=run.turn_count,
+                     decided=max(0, run.turn_count - _steps_replayed(run)), success=run.success,
+                     replay=run.replay.outcome if run.replay else None)
+            for run in reversed(finished)]
+
+
+def _steps_replayed(run: RunManifest) -> int:
+    if run.replay is None:
+        return 0
+    return sum(step.status in ("hit", "healed") for step in run.replay.steps)
 
 
 def _replayed(run: RunManifest) -> bool:

@@ -248,8 +248,11 @@ class MemoryService:
         return Lessons(lessons=[lesson_view(lesson) for lesson in self.memory.lessons.list(category, domain)])
 
     def stats(self) -> dict[str, Any]:
-        """Record counts per kind, and the database's size."""
-        return self.memory.stats()
+        """Record counts per kind, the database's size and its backend ("sqlite" or "postgresql"); not where the
+        database lives, which is the server's business."""
+        found = self.memory.stats()
+        del found["location"]
+        return {**found, "backend": self.memory.store.dialect}
 
     def sites(self) -> Sites:
         """Every site the memory has runs on, with its counts."""

@@ -4,7 +4,9 @@
 const main = document.getElementById("main");
 const settings = { namespace: sessionStorage.getItem("webmem.namespace") || "default",
                    token: sessionStorage.getItem("webmem.token") || "" };
+// Kept in sessionStorage: through reloads and namespace switches, never past the browser session.
 document.getElementById("namespace").value = settings.namespace;
+document.getElementById("token").value = settings.token;
 
 document.getElementById("settings").addEventListener("submit", (event) => {
   event.preventDefault();
@@ -59,7 +61,8 @@ async function runsPage(params) {
   const query = new URLSearchParams({ limit: "100" });
   if (params.get("domain")) query.set("domain", params.get("domain"));
   if (params.get("status")) query.set("status", params.get("status"));
-  const { runs } = await api(`/runs?${query}`);
+  const [{ runs }, { sites }] = await Promise.all([api(`/runs?${query}`), api("/sites")]);
+  const shown = params.get("domain") ? sites.filter((site) => site.domain === params.get("domain")) : sites;
   const domain = el("input", { placeholder: "domain", value: params.get("domain") || "" });
   const state = el("select", {}, ["", "running", "completed", "failed"].map((s) => {
     const option = el("option", { value: s }, s || "any status");
@@ -74,7 +77,7 @@ async function runsPage(params) {
     if (state.value) next.set("status", state.value);
     location.hash = `#/?${next}`;
   });
-  return [el("h1", {}, "Runs"), filter, table(["Started", "Goal", "Site", "Status", "Steps", "Replay"], runs.map((run) =>
+  return [el("h1", {}, "Runs"), siteCards(shown), filter, table(["Started", "Goal", "Site", "Status", "Steps", "Replay"], runs.map((run) =>
     el("tr", {}, el("td", {}, when(run.started_at)), el("td", {}, link(`#/run/${run.run_id}`, run.goal)),
        el("td", {}, link(`#/site/${encodeURIComponent(run.domain)}`, run.domain)), el("td", {}, status(run)),
        el("td", {}, String(run.turn_count)), el("td", {}, run.replay ? run.replay.outcome : ""))))];
@@ -85,6 +88,7 @@ async function runPage(id) {
   return [
     el("h1", {}, run.goal), el("p", {}, status(run), " on ", link(`#/site/${encodeURIComponent(run.domain)}`, run.domain),
        `, started ${when(run.started_at)}. `, run.summary || ""),
+    replaySection(run.replay),
     el("h2", {}, "Steps"),
     table(["#", "Action", "Target", "Value", "Page", "Result", "Error"], steps.map((step, index) =>
       el("tr", {}, el("td", {}, String(index + 1)), el("td", {}, step.action), el("td", {}, el("code", {}, step.target || step.selector || "")),
@@ -97,32 +101,19 @@ async function runPage(id) {
   ];
 }
 
-function chart(days) {
-  const width = 640, height = 200, pad = 32;
-  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-  svg.setAttribute("class", "chart"); svg.setAttribute("width", width); svg.setAttribute("height", height);
-  svg.setAttribute("role", "img"); svg.setAttribute("aria-label", "What memory saved over time");
-  const maxSteps = Math.max(1, ...days.map((d) => d.steps_per_run));
-  const x = (i) => pad + (days.length < 2 ? (width - 2 * pad) / 2 : i * (width - 2 * pad) / (days.length - 1));
-  const series = [["steps_per_run", "#2563eb", (v) => v / maxSteps], ["replay_rate", "#16a34a", (v) => v],
-                  ["success_rate", "#f59e0b", (v) => v]];
-  for (const [key, colour, scale] of series) {
-    const points = days.map((d, i) => `${x(i)},${height - pad - scale(d[key]) * (height - 2 * pad)}`).join(" ");
-    const line = document.createElementNS(svg.namespaceURI, "polyline");
-    line.setAttribute("points", points); line.setAttribute("fill", "none"); line.setAttribute("stroke", colour);
-    line.setAttribute("stroke-width", "2"); line.setAttribute("data-series", key);
-    svg.append(line);
-  }
-  days.forEach((d, i) => {
-    const label = document.createElementNS(svg.namespaceURI, "text");
-    label.setAttribute("x", x(i)); label.setAttribute("y", height - 10); label.setAttribute("text-anchor", "middle");
-    label.textContent = d.day.slice(5); svg.append(label);
-  });
-  const legend = el("p", { class: "legend" },
-    el("span", {}, el("i", { style: "background:#2563eb" }), `steps per run (max ${maxSteps.toFixed(1)})`),
-    el("span", {}, el("i", { style: "background:#16a34a" }), "replayed without the model"),
-    el("span", {}, el("i", { style: "background:#f59e0b" }), "succeeded"));
-  return [svg, legend];
+// What became of the replay a run started with, step by step.
+function replaySection(report) {
+  if (!report) return [];
+  const trajectory = el("code", {}, report.trajectory_id);
+  const why = report.reason ? `: ${report.reason}` : ".";
+  const said = report.outcome === "replayed" ? ["Replayed ", String(report.step), " steps of ", trajectory, " without the model."]
+    : report.outcome === "handed_over" ? ["The replay of ", trajectory, ` handed over at step ${report.step} to the model${why}`]
+    : ["The replay of ", trajectory, ` failed at step ${report.step}${why}`];
+  return [el("h2", {}, "Replay"), el("p", { "data-testid": "replay-outcome" }, ...said),
+          table(["Step", "Action", "Target", "Replayed", "Why", "Page"], report.steps.map((step) =>
+            el("tr", {}, el("td", {}, String(step.step)), el("td", {}, step.action), el("td", {}, el("code", {}, step.target || "")),
+               el("td", { class: ["hit", "healed"].includes(step.status) ? "ok" : "failed" }, step.status),
+               el("td", {}, step.reason || ""), el("td", { class: "muted" }, step.url || ""))))];
 }
 
 async function sitePage(domain) {
