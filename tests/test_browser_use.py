@@ -55,15 +55,15 @@ def browser_session() -> BrowserSession:
     return BrowserSession(browser_profile=profile)
 
 
-def subscribe(memory: webmem.Memory, url: str, email: str, llm: ScriptedChat) -> tuple[Any, str]:
-    """Run the task; the page's status line afterwards."""
+def subscribe(memory: webmem.Memory, url: str, email: str, llm: ScriptedChat, **options: Any) -> tuple[Any, str]:
+    """Run the task (``options``: the agent's, over AGENT_OPTIONS); the page's status line afterwards."""
 
     async def main() -> tuple[Any, str]:
         session = browser_session()
         try:
             result = await run_with_memory(memory, f"Subscribe {email} to the newsletter", llm=llm, start_url=url,
                                            browser_session=session, sensitive_data=SENSITIVE, max_steps=8,
-                                           **AGENT_OPTIONS)
+                                           **{**AGENT_OPTIONS, **options})
             page = await session.get_current_page()
             status = await page.evaluate("() => document.getElementById('result').textContent")
             return result, str(status)
@@ -114,6 +114,21 @@ def test_record_replay_hand_over_and_heal(newsletter: tuple[str, Path], memory_d
     with webmem.Memory.open(memory_dir) as mem:
         exported = render(mem, collect(mem, KINDS), "json")
     assert PASSWORD not in exported and "{news_password}" in exported
+
+
+def test_the_judge_gets_no_memory_and_is_no_decision(newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, _ = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        llm = ScriptedChat()
+        result, status = subscribe(mem, url, "a@b.com", llm, use_judge=True)
+        assert result.success and status == "Subscribed a@b.com"
+        assert llm.kinds == ["step"] * 4 + ["judge"]
+        assert result.llm_calls == 4 and result.other_llm_calls == 1
+        judged = llm.messages[-1]
+        assert "judge" in str(judged[0].content)  # browser-use's own judge prompt
+        assert not any(MEMORY_OPEN in str(message.content) for message in judged)
+        assert all(MEMORY_OPEN in str(messages[-1].content) for messages in llm.messages[:4])
+        assert result.history.judgement()["verdict"] is True
 
 
 def test_a_failing_llm_is_a_failed_run(newsletter: tuple[str, Path], memory_dir: Path) -> None:

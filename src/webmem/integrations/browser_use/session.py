@@ -55,7 +55,9 @@ class StepRecorder:
 
 @dataclass(frozen=True)
 class MemoryRunResult:
-    """How a task went: the webmem run, what the replay did, the agent's history, and the LLM calls made."""
+    """How a task went: the webmem run, what the replay did, the agent's history, and the LLM calls made:
+    ``llm_calls`` the agent's decisions (each given the memory), ``other_llm_calls`` browser-use's other
+    calls of the model (its judge, page extraction, message compaction)."""
 
     run_id: str
     success: bool
@@ -63,6 +65,7 @@ class MemoryRunResult:
     llm_calls: int
     replay: ReplayReport | None = None
     history: Any = None
+    other_llm_calls: int = 0
 
 
 def register_sensitive_data(memory: Memory, sensitive_data: Mapping[str, Any] | None) -> None:
@@ -140,7 +143,8 @@ async def run_with_memory(
         raise
     success, final = _ending(history)
     run.finish(success=success, outcome=final or _failure(history), replay=replayed.report if replayed else None)
-    return MemoryRunResult(run.id, success, final, chat.calls, replayed.report if replayed else None, history)
+    return MemoryRunResult(run.id, success, final, chat.calls, replayed.report if replayed else None, history,
+                           chat.other_calls)
 
 
 def _ending(history: Any) -> tuple[bool, str | None]:
