@@ -116,6 +116,20 @@ def test_record_replay_hand_over_and_heal(newsletter: tuple[str, Path], memory_d
     assert PASSWORD not in exported and "{news_password}" in exported
 
 
+def test_a_run_done_by_replay_answers_as_an_agent_would(newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, _ = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        subscribe(mem, url, "a@b.com", ScriptedChat())
+        llm = ScriptedChat()
+        warm, status = subscribe(mem, url, "c@d.org", llm)
+        assert status == "Subscribed c@d.org" and llm.calls == 0 and warm.replay.outcome == "replayed"
+        assert warm.final_result == "Subscribed c@d.org"  # what the page's status line says now
+        history = warm.history
+        assert history.is_done() and history.is_successful() and history.final_result() == "Subscribed c@d.org"
+        assert len(history.history) == 5 and history.urls()[1:] == [url] * 4  # goto, email, password, click; done
+        assert mem.runs.get(warm.run_id).summary == "Subscribed c@d.org"
+
+
 def test_the_judge_gets_no_memory_and_is_no_decision(newsletter: tuple[str, Path], memory_dir: Path) -> None:
     url, _ = newsletter
     with webmem.Memory.open(memory_dir) as mem:
