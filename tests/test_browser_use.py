@@ -24,7 +24,7 @@ from scripted_chat import ScriptedChat  # noqa: E402
 import webmem  # noqa: E402
 from webmem.agent.browser import find_chromium  # noqa: E402
 from webmem.integrations.browser_use import run_with_memory  # noqa: E402
-from webmem.integrations.browser_use.chat import MEMORY_OPEN  # noqa: E402
+from webmem.integrations.browser_use.chat import MEMORY_CLOSE, MEMORY_OPEN  # noqa: E402
 from webmem.interop.transfer import KINDS, collect, render  # noqa: E402
 
 SITE_DIR = Path(__file__).parent / "sites" / "newsletter"
@@ -114,6 +114,27 @@ def test_record_replay_hand_over_and_heal(newsletter: tuple[str, Path], memory_d
     with webmem.Memory.open(memory_dir) as mem:
         exported = render(mem, collect(mem, KINDS), "json")
     assert PASSWORD not in exported and "{news_password}" in exported
+
+
+def test_after_a_hand_over_the_memory_advises_no_step_of_the_abandoned_path(
+        newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, root = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        subscribe(mem, url, "a@b.com", ScriptedChat())
+        page = root / "index.html"
+        page.write_text(page.read_text().replace(">Subscribe</button>", ">Join</button>"))
+        llm = ScriptedChat()
+        healed, status = subscribe(mem, url, "e@f.net", llm)
+        assert healed.success and status == "Subscribed e@f.net"
+        assert healed.replay is not None and healed.replay.outcome == "handed_over" and healed.replay.step == 4
+        assert llm.calls == 2
+        for messages in llm.messages:
+            told = str(messages[-1].content)
+            block = told[told.index(MEMORY_OPEN):told.index(MEMORY_CLOSE)]
+            assert 'click button "Subscribe"' not in block and "REFERENCE TRAJECTORY" not in block
+            assert "REPLAY HANDED OVER" in block and "handed over to you at its step 4" in block
+            assert 'button "Subscribe" is not on the page any more' in block
+            assert '3. fill textbox "Password"' in block  # done, and said so
 
 
 def test_a_run_done_by_replay_answers_as_an_agent_would(newsletter: tuple[str, Path], memory_dir: Path) -> None:

@@ -125,6 +125,7 @@ async def run_with_memory(
                     final = history.final_result()
                     run.finish(success=True, outcome=final, replay=replayed.report)
                     return MemoryRunResult(run.id, True, final, chat.calls, replayed.report, history, chat.other_calls)
+                run.on_handover(replayed.report)
         options = dict(agent_options)
         lessons = run.system_prompt()
         if lessons:
