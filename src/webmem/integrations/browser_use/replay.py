@@ -123,14 +123,21 @@ async def finished_history(session: Any, replayed: ReplayResult) -> Any:
     from browser_use.agent.views import ActionResult, AgentHistory, AgentHistoryList
 
     state = await session.get_browser_state_summary(include_screenshot=False)
-    page = await session.get_current_page()
-    says = clean_for_prompt(str(await page.evaluate(PAGE_SAYS) or ""), MAX_ANSWER_CHARS) if page else ""
+    says = clean_for_prompt(await _page_says(session), MAX_ANSWER_CHARS)
     answer = says or clean_for_prompt(
         f'Replayed a remembered run of this task ({len(replayed.done)} steps, no LLM call); the page is now '
         f'"{getattr(state, "title", "")}" ({getattr(state, "url", "")})', MAX_ANSWER_CHARS)
     done = ActionResult(is_done=True, success=True, extracted_content=answer, long_term_memory=answer)
     return AgentHistoryList(history=[*replayed.history, AgentHistory(model_output=None, result=[done],
                                                                      state=_state_history(state))])
+
+
+async def _page_says(session: Any) -> str:
+    page = await session.get_current_page()
+    try:
+        return str(await page.evaluate(PAGE_SAYS) or "") if page is not None else ""
+    except Exception:  # a page that runs no script (a PDF, a crashed tab) says nothing: the answer names the page
+        return ""
 
 
 def _state_history(state: Any) -> Any:
