@@ -4,7 +4,9 @@ part of an LLM by reading the page state browser-use sends it, with no network a
 It knows one kind of task, "Subscribe EMAIL to the newsletter": fill Email, fill Password (with
 browser-use's ``<secret>news_password</secret>``), click the form's button (Subscribe, or the only
 button when there is none of that name), then done. Steps that the task text says were already done
-(a replay's hand-over note) are skipped, and so are those it did itself. Every call's messages are kept.
+(a replay's hand-over note) are skipped, and so are those it did itself. Every call's messages are kept,
+with what it asked for (``kinds``): the agent's next actions ("step"), the judge's verdict on a finished
+run ("judge", which it gives as passed) or plain text ("text").
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class ScriptedChat:
     def __init__(self, *, fail_with: str | None = None) -> None:
         self.fail_with = fail_with
         self.messages: list[list[Any]] = []
+        self.kinds: list[str] = []
         self.done: set[str] = set()  # what it did already (its own earlier answers, as an LLM sees them)
 
     @property
@@ -55,10 +58,15 @@ class ScriptedChat:
 
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
         self.messages.append(messages)
+        fields = getattr(output_format, "model_fields", {})
+        self.kinds.append("text" if output_format is None else "judge" if "verdict" in fields else "step")
         if self.fail_with is not None:
             raise RuntimeError(self.fail_with)
         if output_format is None:
             return ChatInvokeCompletion(completion="ok", usage=None)
+        if self.kinds[-1] == "judge":
+            verdict = {"reasoning": "the page says so", "verdict": True, "failure_reason": ""}
+            return ChatInvokeCompletion(completion=output_format.model_validate(verdict), usage=None)
         user = _text(messages[-1])
         action = self._next(user.split("</webmem_memory>", 1)[-1])  # what the memory says is not the task
         answer = {"evaluation_previous_goal": "", "memory": "", "next_goal": "", "action": [action]}

@@ -24,7 +24,7 @@ from scripted_chat import ScriptedChat  # noqa: E402
 import webmem  # noqa: E402
 from webmem.agent.browser import find_chromium  # noqa: E402
 from webmem.integrations.browser_use import run_with_memory  # noqa: E402
-from webmem.integrations.browser_use.chat import MEMORY_OPEN  # noqa: E402
+from webmem.integrations.browser_use.chat import MEMORY_CLOSE, MEMORY_OPEN  # noqa: E402
 from webmem.interop.transfer import KINDS, collect, render  # noqa: E402
 
 SITE_DIR = Path(__file__).parent / "sites" / "newsletter"
@@ -55,15 +55,15 @@ def browser_session() -> BrowserSession:
     return BrowserSession(browser_profile=profile)
 
 
-def subscribe(memory: webmem.Memory, url: str, email: str, llm: ScriptedChat) -> tuple[Any, str]:
-    """Run the task; the page's status line afterwards."""
+def subscribe(memory: webmem.Memory, url: str, email: str, llm: ScriptedChat, **options: Any) -> tuple[Any, str]:
+    """Run the task (``options``: the agent's, over AGENT_OPTIONS); the page's status line afterwards."""
 
     async def main() -> tuple[Any, str]:
         session = browser_session()
         try:
             result = await run_with_memory(memory, f"Subscribe {email} to the newsletter", llm=llm, start_url=url,
                                            browser_session=session, sensitive_data=SENSITIVE, max_steps=8,
-                                           **AGENT_OPTIONS)
+                                           **{**AGENT_OPTIONS, **options})
             page = await session.get_current_page()
             status = await page.evaluate("() => document.getElementById('result').textContent")
             return result, str(status)
@@ -114,6 +114,56 @@ def test_record_replay_hand_over_and_heal(newsletter: tuple[str, Path], memory_d
     with webmem.Memory.open(memory_dir) as mem:
         exported = render(mem, collect(mem, KINDS), "json")
     assert PASSWORD not in exported and "{news_password}" in exported
+
+
+def test_after_a_hand_over_the_memory_advises_no_step_of_the_abandoned_path(
+        newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, root = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        subscribe(mem, url, "a@b.com", ScriptedChat())
+        page = root / "index.html"
+        page.write_text(page.read_text().replace(">Subscribe</button>", ">Join</button>"))
+        llm = ScriptedChat()
+        healed, status = subscribe(mem, url, "e@f.net", llm)
+        assert healed.success and status == "Subscribed e@f.net"
+        assert healed.replay is not None and healed.replay.outcome == "handed_over" and healed.replay.step == 4
+        assert llm.calls == 2
+        for messages in llm.messages:
+            told = str(messages[-1].content)
+            block = told[told.index(MEMORY_OPEN):told.index(MEMORY_CLOSE)]
+            assert 'click button "Subscribe"' not in block and "REFERENCE TRAJECTORY" not in block
+            assert "REPLAY HANDED OVER" in block and "handed over to you at its step 4" in block
+            assert 'button "Subscribe" is not on the page any more' in block
+            assert '3. fill textbox "Password"' in block  # done, and said so
+
+
+def test_a_run_done_by_replay_answers_as_an_agent_would(newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, _ = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        subscribe(mem, url, "a@b.com", ScriptedChat())
+        llm = ScriptedChat()
+        warm, status = subscribe(mem, url, "c@d.org", llm)
+        assert status == "Subscribed c@d.org" and llm.calls == 0 and warm.replay.outcome == "replayed"
+        assert warm.final_result == "Subscribed c@d.org"  # what the page's status line says now
+        history = warm.history
+        assert history.is_done() and history.is_successful() and history.final_result() == "Subscribed c@d.org"
+        assert len(history.history) == 5 and history.urls()[1:] == [url] * 4  # goto, email, password, click; done
+        assert mem.runs.get(warm.run_id).summary == "Subscribed c@d.org"
+
+
+def test_the_judge_gets_no_memory_and_is_no_decision(newsletter: tuple[str, Path], memory_dir: Path) -> None:
+    url, _ = newsletter
+    with webmem.Memory.open(memory_dir) as mem:
+        llm = ScriptedChat()
+        result, status = subscribe(mem, url, "a@b.com", llm, use_judge=True)
+        assert result.success and status == "Subscribed a@b.com"
+        assert llm.kinds == ["step"] * 4 + ["judge"]
+        assert result.llm_calls == 4 and result.other_llm_calls == 1
+        judged = llm.messages[-1]
+        assert "judge" in str(judged[0].content)  # browser-use's own judge prompt
+        assert not any(MEMORY_OPEN in str(message.content) for message in judged)
+        assert all(MEMORY_OPEN in str(messages[-1].content) for messages in llm.messages[:4])
+        assert result.history.judgement()["verdict"] is True
 
 
 def test_a_failing_llm_is_a_failed_run(newsletter: tuple[str, Path], memory_dir: Path) -> None:

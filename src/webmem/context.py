@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from .core.models import Fact, Lesson, MatchReport
+from .core.models import Fact, Lesson, MatchReport, ReplayReport
 from .core.pack import ContextPart
 from .core.text import clean_for_prompt
 from .core.urls import domain_of, origin_of, site_of
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 PRIORITY_LAST_ERROR = 60
+PRIORITY_HANDOVER = 55
 PRIORITY_SESSIONS = 50
 PRIORITY_SITE_TIPS = 45
 PRIORITY_EPISODE_ADVICE = 42
@@ -28,6 +29,7 @@ PRIORITY_REFERENCE = 40
 PRIORITY_KNOWLEDGE = 30
 PRIORITY_SELECTORS = 25
 REFERENCE_HEADING = "REFERENCE TRAJECTORY (a similar earlier run succeeded this way: follow these steps or adapt them)"
+HANDOVER_HEADING = "REPLAY HANDED OVER"
 
 BUILT_IN_MARK = " (built-in default)"
 SITE_CHANGED_NOTE = "(recorded before the site changed on {when} UTC: check every step against the page)"
@@ -93,13 +95,18 @@ def context_reads(
 def memory_parts(
     mem: Memory, *, goal: str, domain: str, reference: Reference, last_failure: LastFailure | None,
     site_tips: list[Lesson], episode_advice: str, parts_off: Mapping[str, str], known: Sequence[Fact] | None = None,
+    handover: ReplayReport | None = None,
 ) -> list[ContextPart]:
     """The memory's own parts for one turn on ``domain`` (read inside the caller's transaction); the
     reference trajectory is cut by whole steps when it does not fit. A part turned off on this site by
     the outcome gate (``parts_off``: part -> why) is left empty, with the reason in its report. ``known``:
-    the domain's facts, already read."""
+    the domain's facts, already read. Once the run's replay handed over (``handover``), where it stopped
+    and why takes the reference's place: the remembered path no longer fits the page from that step on."""
+    if handover is not None:
+        reference = Reference(reference.report, "", withheld="the run's replay of a remembered run handed over")
     parts = [
         ContextPart("last_error", "", PRIORITY_LAST_ERROR, failure_text(last_failure)),
+        ContextPart("replay_handover", HANDOVER_HEADING, PRIORITY_HANDOVER, handover_text(handover)),
         ContextPart("site_tips", "", PRIORITY_SITE_TIPS, tips_text("Tips for this site:", site_tips)),
         ContextPart("episode_advice", "", PRIORITY_EPISODE_ADVICE, episode_advice),
         ContextPart("session_history", "SESSION HISTORY", PRIORITY_SESSIONS,
@@ -117,6 +124,22 @@ def memory_parts(
         if part.name in parts_off else part
         for part in parts
     ]
+
+
+def handover_text(handover: ReplayReport | None) -> str:
+    """Where the run's replay stopped and why, and the steps it did before; nothing of the remembered
+    steps after it, which followed from the one that failed."""
+    if handover is None:
+        return ""
+    done = [step for step in handover.steps if step.status in ("hit", "healed")]
+    lines = [f"Memory replayed an earlier run of this task and handed over to you at its step {handover.step}: "
+             f"{clean_for_prompt(handover.reason or 'the page did not fit it', 600)}."]
+    if done:
+        lines.append("Already done on the page (do not repeat):")
+        lines += [f"  {step.step}. {clean_for_prompt(' '.join([step.action, step.target or step.url or '']), 200)}"
+                  for step in done]
+    lines.append("The earlier run's steps from there on no longer fit this page: carry on from the page as it is now.")
+    return "\n".join(lines)
 
 
 def failure_text(last_failure: LastFailure | None) -> str:

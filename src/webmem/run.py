@@ -66,6 +66,7 @@ class Run:
         self._feedback = TipFeedback()
         self._given = GivenAdvice()
         self._parts_off: dict[str, dict[str, str]] = {}  # per site, read once per run
+        self._handover: ReplayReport | None = None
 
     @property
     def id(self) -> str:
@@ -156,7 +157,7 @@ class Run:
             parts = memory_parts(
                 mem, goal=self.goal, domain=domain, reference=reference, last_failure=self._last_failure,
                 site_tips=self._site_tips, episode_advice=self._episode_advice(env, internal_state),
-                parts_off=self._parts_off_on(conn, site_of(domain)), known=known,
+                parts_off=self._parts_off_on(conn, site_of(domain)), known=known, handover=self._handover,
             )
             if self._working is not None:
                 parts += self._working.context_parts(domain)
@@ -270,6 +271,13 @@ class Run:
         self._last_failure = (self._memory.secrets.redact(command) or command, stored_error, tips)
         self._feedback.recalled(tips, command, stored_error)
         return tips
+
+    def on_handover(self, report: ReplayReport) -> None:
+        """Tell the run that its replay handed over to the agent (``report``): from the next context on,
+        where the replay stopped and why takes the place of the reference trajectory."""
+        if not isinstance(report, ReplayReport) or report.outcome != "handed_over":
+            raise InvalidInput("report: expected the webmem.ReplayReport of a replay that handed over")
+        self._handover = report
 
     def on_domain(self, url: str) -> list[Lesson]:
         """The agent entered a page: when its domain is new to this run, recall the lessons about that site.

@@ -6,7 +6,7 @@ One call::
     result = await run_with_memory(mem, "Subscribe a@b.com to the newsletter", llm=ChatOpenAI(model="gpt-4.1-mini"),
                                    start_url="https://news.example.org/", browser_session=BrowserSession(...))
 
-or its parts: :class:`MemoryChatModel` (the memory's context in every LLM call), :class:`StepRecorder`
+or its parts: :class:`MemoryChatModel` (the memory's context in every decision call), :class:`StepRecorder`
 (the agent's history recorded as webmem steps), :func:`replay_on_session` (a remembered run replayed
 on browser-use's browser with no LLM call) and :func:`register_sensitive_data`.
 """

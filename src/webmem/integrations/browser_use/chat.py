@@ -3,7 +3,9 @@
 browser-use has no hook between turns, but every turn is one call of its chat model: wrapping the
 model puts the memory's context (the run's last error and the tips it recalled, site tips, the
 reference trajectory, session history, facts, known selectors) into the last user message of every
-call, fitted into a token budget, and counts the calls.
+decision call (the one that answers with the agent's next actions), fitted into a token budget, and
+counts those calls. browser-use's other calls of the same model (its judge of the finished run, page
+extraction, message compaction) go through unchanged, counted apart.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ NOTHING_YET = "Nothing is remembered about this page yet."
 
 class MemoryChatModel:
     """Wraps any browser-use chat model (``ChatOpenAI``, ``ChatAnthropic``, ...): same answers, with the
-    run's memory context added to the last user message of each call."""
+    run's memory context added to the last user message of each decision call. ``calls`` counts the
+    decision calls, ``other_calls`` the rest (the judge's, extraction's, compaction's)."""
 
     _verified_api_keys = True
 
@@ -34,6 +37,7 @@ class MemoryChatModel:
         self.current_url = current_url
         self.budget_tokens = budget_tokens
         self.calls = 0
+        self.other_calls = 0
 
     @property
     def model(self) -> str:
@@ -55,6 +59,9 @@ class MemoryChatModel:
         return getattr(self.__dict__["llm"], attribute)  # anything else browser-use reads from its model
 
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
+        if not is_decision(output_format):
+            self.other_calls += 1
+            return await self.llm.ainvoke(messages, output_format, **kwargs)
         self.calls += 1
         return await self.llm.ainvoke(with_memory(messages, self.memory_text()), output_format, **kwargs)
 
@@ -64,6 +71,13 @@ class MemoryChatModel:
                                 budget_tokens=self.budget_tokens)
         body = pack.text if pack.text.strip() else NOTHING_YET
         return f"{MEMORY_OPEN}\nFrom earlier runs (webmem):\n{body}\n{MEMORY_CLOSE}"
+
+
+def is_decision(output_format: Any) -> bool:
+    """Whether a call asks for the agent's next actions (browser-use's ``AgentOutput``, whatever its actions)."""
+    from browser_use.agent.views import AgentOutput
+
+    return isinstance(output_format, type) and issubclass(output_format, AgentOutput)
 
 
 def with_memory(messages: list[Any], text: str) -> list[Any]:

@@ -5,7 +5,9 @@ Each step's element is looked up in browser-use's current page state by its role
 done; then browser-use's own action performs it (``navigate``, ``click``, ``input``, ``select_dropdown``,
 ``send_keys``). The first step that does not fit (an element gone or ambiguous, an action that
 failed, a value the goal does not give, a secret nobody registered) ends the replay there: the steps
-before stay done, and :class:`ReplayResult` says where and why, for the agent that takes over.
+before stay done, and :class:`ReplayResult` says where and why, for the agent that takes over. A replay
+that does every step ends as a browser-use agent would: :func:`finished_history` gives browser-use's
+history of the steps with a last ``done`` result that says what the page shows at the end.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from ...trajectories.plans import ReplayPlan
 from .steps import element_role, element_selector
 
 MAX_WAIT_SECONDS = 5
+MAX_ANSWER_CHARS = 1000
+#: The text of the page's visible live regions: where a page says what became of what was just done.
+PAGE_SAYS = """() => Array.from(document.querySelectorAll(
+    '[role=status], [role=alert], [aria-live=polite], [aria-live=assertive], output'))
+  .filter(element => element.getClientRects().length > 0)
+  .map(element => (element.innerText || element.textContent || '').trim()).filter(Boolean).join('\\n')"""
 _ON_ELEMENT = {"click": "click", "check": "click", "fill": "input", "type": "input", "select": "select_dropdown"}
 
 
@@ -34,6 +42,7 @@ class ReplayResult:
     report: ReplayReport
     done: list[Step] = field(default_factory=list)
     total: int = 0
+    history: list[Any] = field(default_factory=list)  # browser-use's AgentHistory of each step done
 
     @property
     def complete(self) -> bool:
@@ -58,8 +67,11 @@ async def replay_on_session(plan: ReplayPlan, run: Run, session: Any, tools: Any
                             secrets: SecretRegistry) -> ReplayResult:
     """Perform ``plan`` on browser-use's ``session`` with its ``tools``, recording each step in ``run``;
     ``secrets`` gives the values of the plan's placeholders."""
+    from browser_use.agent.views import AgentHistory
+
     replayed: list[ReplayedStep] = []
     done: list[Step] = []
+    history: list[Any] = []
     total = len(plan.steps)
     for index, step in enumerate(plan.steps):
         number = index + 1
@@ -87,7 +99,8 @@ async def replay_on_session(plan: ReplayPlan, run: Run, session: Any, tools: Any
         name, params = _browser_use_action(step, typed, found[0] if isinstance(found, tuple) else None)
         if name is None:
             return _stopped(plan, replayed, done, number, f"browser-use has no action for {step.action!r}")
-        url = getattr(await session.get_browser_state_summary(include_screenshot=False, cached=True), "url", None)
+        before = await session.get_browser_state_summary(include_screenshot=False, cached=True)
+        url = getattr(before, "url", None)
         result = await tools.registry.execute_action(name, params, browser_session=session)
         error = getattr(result, "error", None)
         selector = found[1] if isinstance(found, tuple) else step.selector
@@ -100,7 +113,38 @@ async def replay_on_session(plan: ReplayPlan, run: Run, session: Any, tools: Any
             return _stopped(plan, replayed, done, number, f"{step.action} failed: {clean_for_prompt(str(error), 300)}")
         replayed.append(step_hit(plan, number))
         done.append(step)
-    return ReplayResult(completed(plan, replayed), done, total)
+        history.append(AgentHistory(model_output=None, result=[result], state=_state_history(before)))
+    return ReplayResult(completed(plan, replayed), done, total, history)
+
+
+async def finished_history(session: Any, replayed: ReplayResult) -> Any:
+    """browser-use's ``AgentHistoryList`` of a replay that did every step: the steps, then a ``done`` result
+    whose text is what the page's live regions say now (a status line, an alert), else which page it is on."""
+    from browser_use.agent.views import ActionResult, AgentHistory, AgentHistoryList
+
+    state = await session.get_browser_state_summary(include_screenshot=False)
+    says = clean_for_prompt(await _page_says(session), MAX_ANSWER_CHARS)
+    answer = says or clean_for_prompt(
+        f'Replayed a remembered run of this task ({len(replayed.done)} steps, no LLM call); the page is now '
+        f'"{getattr(state, "title", "")}" ({getattr(state, "url", "")})', MAX_ANSWER_CHARS)
+    done = ActionResult(is_done=True, success=True, extracted_content=answer, long_term_memory=answer)
+    return AgentHistoryList(history=[*replayed.history, AgentHistory(model_output=None, result=[done],
+                                                                     state=_state_history(state))])
+
+
+async def _page_says(session: Any) -> str:
+    page = await session.get_current_page()
+    try:
+        return str(await page.evaluate(PAGE_SAYS) or "") if page is not None else ""
+    except Exception:  # a page that runs no script (a PDF, a crashed tab) says nothing: the answer names the page
+        return ""
+
+
+def _state_history(state: Any) -> Any:
+    from browser_use.browser.views import BrowserStateHistory
+
+    return BrowserStateHistory(url=str(getattr(state, "url", "") or ""), title=str(getattr(state, "title", "") or ""),
+                               tabs=list(getattr(state, "tabs", None) or []), interacted_element=[None])
 
 
 def _unfit(plan: ReplayPlan, index: int, step: Step) -> str | None:

@@ -1,9 +1,10 @@
 """Running a browser-use agent with webmem: one call, or its parts.
 
 :func:`run_with_memory` starts a webmem run for the task, replays a remembered run when one fits
-(no LLM call), and otherwise, or from where the replay stopped, runs a browser-use ``Agent`` whose
-chat model carries the memory's context in every call, whose system message carries the tier-1
-lessons, and whose every step is recorded as it goes; it finishes the run with the agent's result.
+(no LLM call; its history reads as an agent's: done, with what the page says at the end), and
+otherwise, or from where the replay stopped, runs a browser-use ``Agent`` whose chat model carries the
+memory's context in every decision call, whose system message carries the tier-1 lessons, and whose
+every step is recorded as it goes; it finishes the run with the agent's result.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ...core.urls import check_url, origin_of
 from ...memory import Memory
 from ...run import Run
 from .chat import DEFAULT_BUDGET_TOKENS, MemoryChatModel
-from .replay import ReplayResult, replay_on_session
+from .replay import ReplayResult, finished_history, replay_on_session
 from .steps import outcome_of, step_drafts
 
 INSTALL_HINT = "the browser-use integration needs browser-use: pip install 'webmem[browser-use]'"
@@ -55,7 +56,9 @@ class StepRecorder:
 
 @dataclass(frozen=True)
 class MemoryRunResult:
-    """How a task went: the webmem run, what the replay did, the agent's history, and the LLM calls made."""
+    """How a task went: the webmem run, what the replay did, the agent's history, and the LLM calls made:
+    ``llm_calls`` the agent's decisions (each given the memory), ``other_llm_calls`` browser-use's other
+    calls of the model (its judge, page extraction, message compaction)."""
 
     run_id: str
     success: bool
@@ -63,6 +66,7 @@ class MemoryRunResult:
     llm_calls: int
     replay: ReplayReport | None = None
     history: Any = None
+    other_llm_calls: int = 0
 
 
 def register_sensitive_data(memory: Memory, sensitive_data: Mapping[str, Any] | None) -> None:
@@ -117,8 +121,11 @@ async def run_with_memory(
                 replayed = await replay_on_session(plan, run, session, agent_options.get("tools") or Tools(),
                                                    memory.secrets)
                 if replayed.complete:
-                    run.finish(success=True, outcome="Replayed a remembered run", replay=replayed.report)
-                    return MemoryRunResult(run.id, True, None, chat.calls, replayed.report)
+                    history = await finished_history(session, replayed)
+                    final = history.final_result()
+                    run.finish(success=True, outcome=final, replay=replayed.report)
+                    return MemoryRunResult(run.id, True, final, chat.calls, replayed.report, history, chat.other_calls)
+                run.on_handover(replayed.report)
         options = dict(agent_options)
         lessons = run.system_prompt()
         if lessons:
@@ -140,7 +147,8 @@ async def run_with_memory(
         raise
     success, final = _ending(history)
     run.finish(success=success, outcome=final or _failure(history), replay=replayed.report if replayed else None)
-    return MemoryRunResult(run.id, success, final, chat.calls, replayed.report if replayed else None, history)
+    return MemoryRunResult(run.id, success, final, chat.calls, replayed.report if replayed else None, history,
+                           chat.other_calls)
 
 
 def _ending(history: Any) -> tuple[bool, str | None]:
