@@ -43,18 +43,31 @@ async def run_server_opening(open_memory: Callable[[], AbstractContextManager[Me
 
             service.opened(MemoryService(stack.enter_context(open_memory())))
 
-        async with anyio.create_task_group() as group:
+        try:
+            async with anyio.create_task_group() as group:
 
-            async def open_meanwhile() -> None:
-                try:
-                    await anyio.to_thread.run_sync(open_service)
-                except Exception as exc:
-                    service.failed(exc)
-                    group.cancel_scope.cancel()
+                async def open_meanwhile() -> None:
+                    try:
+                        await anyio.to_thread.run_sync(open_service)
+                    except Exception as exc:
+                        service.failed(exc)
+                        group.cancel_scope.cancel()
 
-            group.start_soon(open_meanwhile)
-            await _serve(service, port=port, token=token, browser=browser)
+                group.start_soon(open_meanwhile)
+                await _serve(service, port=port, token=token, browser=browser)
+        except BaseExceptionGroup as group_error:  # the server's own error, as run_server raises it
+            raise _sole(group_error) from None
         service.raise_failure()
+
+
+def _sole(group_error: BaseExceptionGroup) -> BaseException:
+    """The one error inside nested task groups, else the group itself."""
+    while len(group_error.exceptions) == 1:
+        inner = group_error.exceptions[0]
+        if not isinstance(inner, BaseExceptionGroup):
+            return inner
+        group_error = inner
+    return group_error
 
 
 class OpeningService:
