@@ -15,9 +15,9 @@ site's session history, the facts learned about it and the selectors known to wo
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .core.lazy import lazy_names
 
 from .core.version import __version__
 
@@ -143,77 +143,65 @@ __all__ = [
 # The public names are loaded on first use (PEP 562), so that ``import webmem`` and the command line's
 # help stay fast: opening a memory needs SQLAlchemy and pydantic, reading ``__version__`` does not.
 _HOMES = {
-    "AppKnowledge": "knowledge",
-    "BrowserUnavailable": "core.errors",
-    "ContextPack": "core.pack",
-    "ContextPart": "core.pack",
-    "ElementSignals": "core.models",
-    "Embedder": "core.embeddings",
-    "EnvironmentState": "core.episode_records",
-    "Episode": "episodes.store",
-    "EpisodeEntry": "core.episode_records",
-    "EpisodeStore": "episodes.store",
-    "Fact": "core.models",
-    "ForgetReport": "forgetting",
-    "Forgetting": "forgetting",
-    "GradingResult": "core.episode_records",
-    "HashingEmbedder": "core.embeddings",
-    "ImportReport": "lessons.store",
-    "InvalidInput": "core.errors",
-    "Lesson": "core.models",
-    "LessonStore": "lessons.store",
-    "LineCut": "core.pack",
-    "MatchCandidate": "core.models",
-    "MatchReport": "core.models",
-    "Memory": "memory",
-    "MemoryDisabled": "core.errors",
-    "NotFound": "core.errors",
-    "PageElement": "core.episode_records",
-    "PartReport": "core.pack",
-    "PolicyError": "core.errors",
-    "RecordedRun": "core.models",
-    "ReplayReport": "core.models",
-    "ReplayedStep": "core.models",
-    "RetrievedMemory": "core.episode_records",
-    "Run": "run",
-    "RunClosed": "core.errors",
-    "RunManifest": "core.models",
-    "RunNotFound": "core.errors",
-    "RunRegistry": "runs",
-    "Scenario": "core.models",
-    "SchemaTooNew": "core.errors",
-    "SecretRegistry": "core.redaction",
-    "SelectorCache": "selectors",
-    "SelectorEntry": "core.models",
-    "SentenceTransformerEmbedder": "core.embeddings",
-    "Session": "core.models",
-    "Step": "core.models",
-    "StepGrade": "core.episode_records",
-    "StoreCorrupt": "core.errors",
-    "StoreError": "core.errors",
-    "StoreLocked": "core.errors",
-    "StoreReadOnly": "core.errors",
-    "Trajectory": "core.models",
-    "TrajectoryNotFound": "core.errors",
-    "TrajectoryStore": "trajectories.store",
-    "TrajectorySummary": "core.models",
-    "ValueRead": "core.models",
-    "WebmemError": "core.errors",
-    "WordLlamaEmbedder": "core.embeddings",
-    "export_memories": "episodes.export",
+    "AppKnowledge": ".knowledge",
+    "BrowserUnavailable": ".core.errors",
+    "ContextPack": ".core.pack",
+    "ContextPart": ".core.pack",
+    "ElementSignals": ".core.models",
+    "Embedder": ".core.embeddings",
+    "EnvironmentState": ".core.episode_records",
+    "Episode": ".episodes.store",
+    "EpisodeEntry": ".core.episode_records",
+    "EpisodeStore": ".episodes.store",
+    "Fact": ".core.models",
+    "ForgetReport": ".forgetting",
+    "Forgetting": ".forgetting",
+    "GradingResult": ".core.episode_records",
+    "HashingEmbedder": ".core.embeddings",
+    "ImportReport": ".lessons.store",
+    "InvalidInput": ".core.errors",
+    "Lesson": ".core.models",
+    "LessonStore": ".lessons.store",
+    "LineCut": ".core.pack",
+    "MatchCandidate": ".core.models",
+    "MatchReport": ".core.models",
+    "Memory": ".memory",
+    "MemoryDisabled": ".core.errors",
+    "NotFound": ".core.errors",
+    "PageElement": ".core.episode_records",
+    "PartReport": ".core.pack",
+    "PolicyError": ".core.errors",
+    "RecordedRun": ".core.models",
+    "ReplayReport": ".core.models",
+    "ReplayedStep": ".core.models",
+    "RetrievedMemory": ".core.episode_records",
+    "Run": ".run",
+    "RunClosed": ".core.errors",
+    "RunManifest": ".core.models",
+    "RunNotFound": ".core.errors",
+    "RunRegistry": ".runs",
+    "Scenario": ".core.models",
+    "SchemaTooNew": ".core.errors",
+    "SecretRegistry": ".core.redaction",
+    "SelectorCache": ".selectors",
+    "SelectorEntry": ".core.models",
+    "SentenceTransformerEmbedder": ".core.embeddings",
+    "Session": ".core.models",
+    "Step": ".core.models",
+    "StepGrade": ".core.episode_records",
+    "StoreCorrupt": ".core.errors",
+    "StoreError": ".core.errors",
+    "StoreLocked": ".core.errors",
+    "StoreReadOnly": ".core.errors",
+    "Trajectory": ".core.models",
+    "TrajectoryNotFound": ".core.errors",
+    "TrajectoryStore": ".trajectories.store",
+    "TrajectorySummary": ".core.models",
+    "ValueRead": ".core.models",
+    "WebmemError": ".core.errors",
+    "WordLlamaEmbedder": ".core.embeddings",
+    "export_memories": ".episodes.export",
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(f".{home}", __name__), name)
-        globals()[name] = value
-        return value
-    if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
-        return importlib.import_module(f".{name}", __name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, __all__)

@@ -8,5 +8,7 @@
 - ``tokens`` and ``pack``: token counts, and fitting ranked parts into a token budget;
 - ``terms``: recall's word handling (stems, stop words, contrasts);
 - ``elements``: an element's identity (the signals a person knows it by) and how two identities compare;
-- ``version``: webmem's version.
+- ``version``: webmem's version;
+- ``lazy``: a package's public names loaded on first use;
+- ``processes``: which process holds a run, checked by another process of the machine.
 """
