@@ -238,6 +238,7 @@ def test_run_context_has_the_four_parts_in_order_with_their_priorities(mem: webm
     assert text.startswith("## SESSION HISTORY\n")
     assert [(r.name, r.priority, r.status) for r in pack.report] == [
         ("last_error", 60, "empty"),
+        ("replay_handover", 58, "empty"),
         ("session_history", 50, "included"),
         ("site_tips", 45, "empty"),
         ("episode_advice", 42, "empty"),
@@ -325,6 +326,7 @@ def test_an_empty_memory_gives_an_empty_context_with_every_part_reported_empty(m
     assert pack.tokens == 0
     assert [(r.name, r.status, r.tokens) for r in pack.report] == [
         ("last_error", "empty", 0),
+        ("replay_handover", "empty", 0),
         ("session_history", "empty", 0),
         ("site_tips", "empty", 0),
         ("episode_advice", "empty", 0),

@@ -355,7 +355,8 @@ def test_context_built_reports_its_parts(mem: webmem.Memory, events: list[dict[s
     assert built["budget_tokens"] == 1500 and built["tokens"] == pack.tokens
     parts = {part["name"]: part for part in built["parts"]}
     assert set(parts) == {
-        "last_error", "site_tips", "episode_advice", "session_history", "reference_trajectory", "app_knowledge", "known_selectors"
+        "last_error", "replay_handover", "site_tips", "episode_advice", "session_history", "reference_trajectory",
+        "app_knowledge", "known_selectors",
     }
     for part in built["parts"]:
         assert part["status"] in ("included", "truncated", "dropped", "empty")

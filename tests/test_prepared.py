@@ -208,7 +208,7 @@ def test_a_finish_reads_its_steps_and_the_origins_stamp_ahead_together_on_postgr
 ) -> None:
     """A successful run's finish reads its steps and its origin's stamp (for the trajectory) in one pipeline, and
     the trajectory is saved as when they were read one by one."""
-    from webmem import runs as run_registry
+    from webmem.runs import registry as run_registry
     from webmem.trajectories import index
 
     watched = {id(run_registry._STEPS_OF_RUN): "steps", id(index._STAMP_AND_SNAPSHOT): "stamp"}

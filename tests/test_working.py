@@ -53,7 +53,8 @@ WORKING_PRIORITIES = {
     "patterns": 28, "navigation_path": 20, "scratch_pad": 15, "sitemap": 12,
 }
 PERSISTENT_PRIORITIES = {  # the foundation's parts, with the priorities webmem.run gives them
-    "last_error": run_module.PRIORITY_LAST_ERROR, "session_history": run_module.PRIORITY_SESSIONS,
+    "last_error": run_module.PRIORITY_LAST_ERROR, "replay_handover": run_module.PRIORITY_HANDOVER,
+    "session_history": run_module.PRIORITY_SESSIONS,
     "site_tips": run_module.PRIORITY_SITE_TIPS, "episode_advice": run_module.PRIORITY_EPISODE_ADVICE,
     "reference_trajectory": run_module.PRIORITY_REFERENCE, "app_knowledge": run_module.PRIORITY_KNOWLEDGE,
     "known_selectors": run_module.PRIORITY_SELECTORS,
@@ -864,7 +865,7 @@ def test_run_context_includes_the_working_parts_beside_the_persistent_ones(mem: 
     assert [report.name for report in pack.report] == sorted(priorities, key=lambda name: -priorities[name])
     assert [report.name for report in pack.report][:3] == ["task", "loop_warnings", "user_context"]
     assert {r.name for r in pack.report if r.status == "included"} == (
-        set(WORKING_PRIORITIES) | set(PERSISTENT_PRIORITIES)) - {"episode_advice"}  # no episode in this run
+        set(WORKING_PRIORITIES) | set(PERSISTENT_PRIORITIES)) - {"episode_advice", "replay_handover"}  # no episode, no replay
     text = str(pack)
     for heading in ("TASK", "LOOP WARNINGS", "CONTEXT", "RECENT ACTIONS", "SESSION HISTORY", "REFERENCE TRAJECTORY",
                     "EXTRACTED DATA", "APP KNOWLEDGE", "KNOWN PATTERNS", "KNOWN SELECTORS", "NAVIGATION PATH",

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 PRIORITY_LAST_ERROR = 60
-PRIORITY_HANDOVER = 55
+PRIORITY_HANDOVER = 58  # above the recent history (55): the replay that just stopped is news
 PRIORITY_SESSIONS = 50
 PRIORITY_SITE_TIPS = 45
 PRIORITY_EPISODE_ADVICE = 42
