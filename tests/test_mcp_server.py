@@ -59,10 +59,10 @@ def test_every_tool_through_a_client(mem: webmem.Memory) -> None:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"webmem_start_run", "webmem_record_step", "webmem_get_context", "webmem_finish_run",
                               "webmem_recall_lessons", "webmem_search_trajectories", "webmem_list_runs",
-                              "webmem_get_run"}
+                              "webmem_get_run", "webmem_list_skills", "webmem_plan_skill"}
         read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
         assert read_only == {"webmem_get_context", "webmem_recall_lessons", "webmem_search_trajectories",
-                             "webmem_list_runs", "webmem_get_run"}
+                             "webmem_list_runs", "webmem_get_run", "webmem_list_skills", "webmem_plan_skill"}
         assert all(tool.output_schema for tool in tools.values())  # typed, structured answers
         started = structured(await client.call_tool("webmem_start_run", {
             "goal": "Subscribe a@b.com to the newsletter", "start_url": SITE}))

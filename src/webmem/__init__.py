@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     )
     from .core.pack import ContextPack, ContextPart, LineCut, PartReport
     from .core.redaction import SecretRegistry
+    from .core.skill_records import Skill, SkillParameter, SkillRecord
     from .episodes.export import export_memories
     from .episodes.store import Episode, EpisodeStore
     from .forgetting import ForgetReport, Forgetting
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from .run import Run
     from .runs import RunRegistry
     from .selectors import SelectorCache
+    from .skills import Skills
     from .trajectories.store import TrajectoryStore
 
 __all__ = [
@@ -123,6 +125,10 @@ __all__ = [
     "SelectorEntry",
     "SentenceTransformerEmbedder",
     "Session",
+    "Skill",
+    "SkillParameter",
+    "SkillRecord",
+    "Skills",
     "Step",
     "StepGrade",
     "StoreCorrupt",
@@ -187,6 +193,10 @@ _HOMES = {
     "SelectorEntry": ".core.models",
     "SentenceTransformerEmbedder": ".core.embeddings",
     "Session": ".core.models",
+    "Skill": ".core.skill_records",
+    "SkillParameter": ".core.skill_records",
+    "SkillRecord": ".core.skill_records",
+    "Skills": ".skills",
     "Step": ".core.models",
     "StepGrade": ".core.episode_records",
     "StoreCorrupt": ".core.errors",

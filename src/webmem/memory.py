@@ -35,6 +35,7 @@ from .runs import RunRegistry, new_manifest
 from .scripts import script_of
 from .selectors import SelectorCache
 from .site_changes import SiteChanges
+from .skills import Skills
 from .store import MigrationState, Store, apply_migrations, migration_states
 from .store import inspect as inspect_store
 from .store.redacting import redact_parameters
@@ -319,6 +320,13 @@ class Memory(metaclass=_OpenedOnly):
         return self._require(self._outcomes)
 
     @property
+    def skills(self) -> Skills:
+        """The sites' remembered tasks as skills: tools with typed parameters any agent may call, each one a goal
+        template of a site, trusted by the replays that did new instances of it."""
+        self._require(self._site_changes)
+        return Skills(self)
+
+    @property
     def site_changes(self) -> SiteChanges:
         """Pages that no longer have what memory remembers of them: recorded from replays that found a
         remembered target gone; what was remembered there before is not replayed until a run succeeds again."""
@@ -361,8 +369,11 @@ class Memory(metaclass=_OpenedOnly):
         return Run(self, self.runs.get(run_id))
 
     def script(self, source_id: str, *, lang: str = "python") -> str:
-        """A successful run (by its run id or its trajectory's id) as a runnable Playwright script in ``lang``
-        (``python``: sync Playwright with a command line; ``typescript``: a ``@playwright/test`` spec)."""
+        """A successful run (by its run id, its trajectory's id, or the id of a skill: its newest recording) as a
+        runnable Playwright script in ``lang`` (``python``: sync Playwright with a command line; ``typescript``: a
+        ``@playwright/test`` spec)."""
+        if isinstance(source_id, str) and source_id.startswith("skill_"):
+            source_id = self.skills.get(source_id).trajectory_id
         return script_of(self, source_id, lang=lang)
 
     def preview_context(self, *, goal: str, url: str, budget_tokens: int = 2000) -> ContextPack:

@@ -100,9 +100,9 @@ def main() -> None:
 
 
 def _register() -> None:
-    from . import agent, bench, demo, events, forget, inspect, maintenance, mcp, runs, script, serve, transfer
+    from . import agent, bench, demo, events, forget, inspect, maintenance, mcp, runs, script, serve, skills, transfer
 
-    for module in (runs, inspect, transfer, maintenance, forget, agent, demo, bench, mcp, serve, events, script):
+    for module in (runs, inspect, transfer, maintenance, forget, agent, demo, bench, mcp, serve, events, script, skills):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -15,15 +15,16 @@ if TYPE_CHECKING:
 
 
 @click.command("script")
-@click.argument("source_id", metavar="RUN_ID|TRAJECTORY_ID")
+@click.argument("source_id", metavar="RUN_ID|TRAJECTORY_ID|SKILL_ID")
 @click.option("--lang", type=click.Choice(LANGUAGES), default="python", show_default=True,
               help="python (sync Playwright, runs on its own) or typescript (a @playwright/test spec).")
 @click.option("-o", "--output", "target", type=click.Path(path_type=Path), help="Write here instead of stdout.")
 @click.option("--force", is_flag=True, help="Overwrite the -o file when it exists.")
 @click.pass_obj
 def script(settings: Settings, source_id: str, lang: str, target: Path | None, force: bool) -> None:
-    """Write a successful run's path as a Playwright script: the goal's values become parameters (defaulting to
-    the recorded ones), secrets environment variables, and each verified effect an assertion."""
+    """Write a successful run's path (or a skill's newest recording) as a Playwright script: the goal's values become
+    parameters (defaulting to the recorded ones), secrets environment variables, and each verified effect an
+    assertion."""
     refuse_to_overwrite(target, force)
     with settings.memory() as mem:
         text = mem.script(source_id, lang=lang)

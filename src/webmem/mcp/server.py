@@ -26,6 +26,8 @@ from ..service.models import (
     RunContext,
     RunDetail,
     RunList,
+    SkillCall,
+    SkillList,
     StartedRun,
     TrajectorySearch,
 )
@@ -186,6 +188,23 @@ def register(server: MCPServer, service: MemoryService) -> None:
     def webmem_get_run(run_id: str) -> RunDetail:
         """One run's manifest and its steps as stored (secrets as placeholders)."""
         return service.get_run(run_id)
+
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    def webmem_list_skills(site: str) -> SkillList:
+        """The tasks memory can do on a site (site: its URL or domain) as skills, most trusted first: each one's
+        name, what it does with an example, its parameters (text, number, date, time, or a choice among the options
+        the page offered; secrets are filled by memory, never asked), its record and whether a replay verified it.
+        Call one with webmem_plan_skill."""
+        return service.list_skills(site)
+
+    @server.tool(annotations=READ_ONLY)
+    @tool_errors
+    def webmem_plan_skill(skill_id: str, parameters: dict[str, Any], site: str | None = None) -> SkillCall:
+        """A call of a skill (its id, or its name with site) with parameters (name -> value): the goal it
+        stands for and the replay plan's steps as ready browser tool calls. Perform them in order; a step whose
+        element is not there means the page differs: carry on yourself from there."""
+        return service.plan_skill(skill_id, parameters, site=site)
 
     @server.resource("webmem://runs", name="runs", mime_type="application/json",
                      description="The 20 newest runs.")

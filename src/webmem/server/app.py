@@ -26,13 +26,15 @@ from ..service import (
     RunList,
     SiteFacts,
     SiteSelectors,
+    SkillCall,
+    SkillList,
     StartedRun,
     TrajectorySearch,
 )
 from ..service.overview import SiteHistory, Sites, TrajectoryList
 from . import problems
 from .api_docs import mount_api_docs
-from .bodies import FinishBody, ForkBody, ResumeBody, StartBody, StepBody
+from .bodies import FinishBody, ForkBody, ResumeBody, SkillCallBody, StartBody, StepBody
 from .hot_path import HotPath, TokenCheck
 from .namespaces import NAMESPACE_HEADER, Namespaces
 from .viewer import mount_viewer
@@ -151,6 +153,16 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     @app.get(f"{API}/sites/{{domain}}/selectors", dependencies=guarded)
     def site_selectors(domain: str, svc: Service) -> SiteSelectors:
         return svc.site_selectors(domain)
+
+    @app.get(f"{API}/sites/{{domain}}/skills", dependencies=guarded)
+    def site_skills(domain: str, svc: Service) -> SkillList:
+        """The site's remembered tasks as skills (tools with typed parameters), most trusted first."""
+        return svc.list_skills(domain)
+
+    @app.post(f"{API}/skills/{{skill_id}}/plan", dependencies=guarded)
+    def plan_skill(skill_id: str, body: SkillCallBody, svc: Service) -> SkillCall:
+        """A call of the skill with ``parameters``, as the replay plan's steps and their tool calls."""
+        return svc.plan_skill(skill_id, body.parameters, site=body.site)
 
     @app.get(f"{API}/runs/{{run_id}}/lineage", dependencies=guarded)
     def lineage(run_id: str, svc: Service) -> RunList:

@@ -3,6 +3,8 @@ query of a context (read by the hot path; FastAPI reads the route's parameters).
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -52,3 +54,8 @@ class ContextQuery(BaseModel):
 
     url: str | None = None
     budget_tokens: int | None = None
+
+
+class SkillCallBody(Body):
+    parameters: dict[str, Any] = {}
+    site: str | None = None  # needed only when the skill is named by its name, not its id

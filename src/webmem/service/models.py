@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.models import Fact, RunManifest, SelectorEntry, Step, ValueRead
+from ..core.skill_records import Skill
 
 
 class Answer(BaseModel):
@@ -150,3 +151,19 @@ class SiteFacts(Answer):
 class SiteSelectors(Answer):
     domain: str
     selectors: list[SelectorEntry]
+
+
+class SkillList(Answer):
+    """A site's skills, most trusted first."""
+
+    site: str
+    skills: list[Skill]
+
+
+class SkillCall(Answer):
+    """A call of a skill as a replay: the goal its parameters stand for and the plan's steps as tool calls.
+    Replaying it keeps every guarantee replay has: a step whose element is not the one remembered hands over."""
+
+    skill: Skill
+    goal: str
+    replay: ReplayOffer

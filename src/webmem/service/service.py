@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,6 +35,8 @@ from .models import (
     RunList,
     SiteFacts,
     SiteSelectors,
+    SkillCall,
+    SkillList,
     StartedRun,
     TrajectoryCandidate,
     TrajectorySearch,
@@ -253,6 +255,17 @@ class MemoryService:
         found = self.memory.stats()
         del found["location"]
         return {**found, "backend": self.memory.store.dialect}
+
+    def list_skills(self, site: str) -> SkillList:
+        """The skills of ``site`` (a URL, an origin or a domain), most trusted first."""
+        return SkillList(site=_text(site, "site"), skills=self.memory.skills.list(site))
+
+    def plan_skill(self, skill_id: str, parameters: Mapping[str, Any], *, site: str | None = None) -> SkillCall:
+        """A call of a skill (by id, or by name on ``site``) with ``parameters``, as a replay plan."""
+        skills = self.memory.skills
+        skill = skills.get(_text(skill_id, "skill_id"), site)
+        plan = skills.plan(skill.id, parameters)
+        return SkillCall(skill=skill, goal=skills.goal(skill, parameters), replay=replay_offer(plan))
 
     def sites(self) -> Sites:
         """Every site the memory has runs on, with its counts."""

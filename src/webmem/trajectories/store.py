@@ -405,6 +405,23 @@ class TrajectoryStore(ReplaySearch):
         with self._scope.store.read() as conn:
             return [_trajectory(dict(row._mapping)) for row in conn.execute(query)]
 
+    def templated(self, *, domain: str) -> list[Trajectory]:
+        """The trajectories of ``domain`` recorded with a goal template, newest first: the tasks this memory can
+        replay there for new values (one template per task)."""
+        query = select(*_TRAJECTORY_COLUMNS).where(
+            trajectories.c.namespace == self._ns, trajectories.c.domain == check_domain(domain),
+            trajectories.c.goal_template.is_not(None),
+        ).order_by(trajectories.c.created_at.desc(), trajectories.c.trajectory_id.desc())
+        with self._scope.store.read() as conn:
+            return [_trajectory(dict(row._mapping)) for row in conn.execute(query)]
+
+    def template_domains(self) -> list[str]:
+        """The domains with trajectories recorded with a goal template."""
+        query = select(trajectories.c.domain).where(
+            trajectories.c.namespace == self._ns, trajectories.c.goal_template.is_not(None)).distinct()
+        with self._scope.store.read() as conn:
+            return sorted(row[0] for row in conn.execute(query))
+
 
 def _trajectory(data: dict[str, Any]) -> Trajectory:
     """A trajectory from its row's values by column name (validated when it was written: not again)."""
