@@ -14,13 +14,17 @@ import shutil
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import asyncrun
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp.types import ToolListChangedNotification
 
 import webmem
 from webmem.agent.browser import find_chromium
@@ -36,20 +40,32 @@ PASSWORD = "Tr0ub4dor&3-news"
 @pytest.fixture
 def newsletter(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """The newsletter page served on 127.0.0.1 from a copy the test may change."""
-    root = tmp_path / "site"
-    shutil.copytree(SITE_DIR, root)
+    with served(SITE_DIR, tmp_path / "site") as site:
+        yield site
+
+
+@contextmanager
+def served(site: Path, root: Path) -> Iterator[tuple[str, Path]]:
+    """A copy of ``site`` at ``root``, served on 127.0.0.1 (a port, and so an origin, of its own)."""
+    shutil.copytree(site, root)
     handler = functools.partial(_QuietHandler, directory=str(root))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/", root
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", root
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass
+
+    def end_headers(self) -> None:
+        self.send_header("Cache-Control", "no-store")  # a page the test changes is read anew by the same browser
+        super().end_headers()
 
 
 def browser_command() -> list[str]:
@@ -240,3 +256,104 @@ def test_the_readmes_linux_proxy_configuration_runs_as_pasted(newsletter: tuple[
             return text
 
     assert "Page Title: Newsletter" in asyncrun.run(scenario)
+
+
+HELPDESK_DIR = Path(__file__).parent / "sites" / "helpdesk"
+TICKET = 'Create a ticket titled "{}" with priority {}'
+PRIORITIES = ["Low", "Normal", "High", "Urgent"]
+
+
+def test_a_sites_remembered_task_is_a_tool_while_the_browser_is_on_it(
+    newsletter: tuple[str, Path], memory_dir: Path, tmp_path: Path
+) -> None:
+    other_site, _ = newsletter
+    changes: list[str] = []
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        nonlocal changed
+        if isinstance(message, ToolListChangedNotification):
+            changes.append("tools")
+            changed.set()
+
+    async def told(session: Session, tool: str, arguments: dict[str, Any]) -> set[str]:
+        """Call ``tool``, see the client told that the tools changed, and list them."""
+        nonlocal changed
+        changed = anyio.Event()
+        await session.call(tool, arguments)
+        with anyio.fail_after(60):  # the notification comes before the answer: this only guards a hang
+            await changed.wait()
+        return {tool.name for tool in (await session.client.list_tools()).tools}
+
+    async def create_ticket(session: Session, url: str, title: str, priority: str) -> set[str]:
+        """Record the task as an agent does it through the proxy: the tools once its run is finished."""
+        started = (await session.call("webmem_start_run", {"goal": TICKET.format(title, priority),
+                                                           "start_url": url})).structured_content
+        await session.call("browser_navigate", {"url": url})
+        snapshot = session.text(await session.call("browser_snapshot"))
+        refs = {name: line.split("[ref=")[1].split("]")[0] for line in snapshot.splitlines()
+                for name in ('textbox "Summary"', 'combobox "Priority"', 'button "Create ticket"') if name in line}
+        await session.call("browser_type", {"element": "Summary", "target": refs['textbox "Summary"'], "text": title})
+        await session.call("browser_select_option", {"element": "Priority", "target": refs['combobox "Priority"'],
+                                                     "values": [priority]})
+        await session.call("browser_click", {"element": "Create ticket", "target": refs['button "Create ticket"']})
+        return await told(session, "webmem_finish_run", {"run_id": started["run_id"], "success": True})
+
+    with served(HELPDESK_DIR, tmp_path / "helpdesk") as (url, root), webmem.Memory.open(memory_dir) as mem:
+        proxy = build_proxy(MemoryService(mem), browser_command(), cwd=str(tmp_path), log_level="WARNING")
+
+        async def scenario() -> dict[str, Any]:
+            async with proxy.connected(), Client(proxy, mode="legacy", message_handler=on_message) as client:
+                assert client.server_capabilities.tools.list_changed is True
+                session = Session(client)
+                assert not any(tool.name.startswith("skill_") for tool in (await client.list_tools()).tools)
+                assert "skill_create_ticket" in await create_ticket(session, url, "Printer jam", "High")
+                assert "skill_create_ticket" not in await told(session, "browser_navigate", {"url": other_site})
+                assert "skill_create_ticket" in await told(session, "browser_navigate", {"url": url})
+                tool = next(t for t in (await client.list_tools()).tools if t.name == "skill_create_ticket")
+                assert tool.input_schema["required"] == ["summary", "priority"]
+                assert tool.input_schema["properties"]["priority"]["enum"] == PRIORITIES
+                assert tool.input_schema["properties"]["summary"]["type"] == "string"
+                assert "Status: unverified" in (tool.description or "")
+
+                done = (await session.call("skill_create_ticket", {"summary": "Disk full", "priority": "urgent"}))
+                assert done.structured_content["outcome"] == "done", done.structured_content
+                assert 'Created "Disk full" with priority Urgent' in session.text(done)
+                assert 'Created "Disk full" with priority Urgent' in session.text(await session.call("browser_snapshot"))
+                refused = session.text(await session.call("skill_create_ticket", {
+                    "summary": "Disk full", "priority": "Someday"}, ok=False))
+                assert refused == "InvalidInput: priority: 'Someday' is not one of the options: " + ", ".join(PRIORITIES)
+                found = (await session.call("webmem_find_skill", {"query": "new tickets"})).structured_content
+                assert [skill["name"] for skill in found["skills"]] == ["create_ticket"]
+
+                page = root / "index.html"
+                page.write_text(page.read_text().replace(">Create ticket</button>", ">Open ticket</button>"))
+                handed = (await session.call("webmem_call_skill", {"skill_id": found["skills"][0]["id"], "parameters": {
+                    "summary": "Fan noise", "priority": "Low"}})).structured_content
+                assert handed["outcome"] == "handed_over" and handed["stopped_at"] == 4, handed
+                assert 'button "Open ticket"' in handed["snapshot"]  # the page as it is, to carry on from
+                await session.call("browser_click", {"element": "Open ticket",
+                                                     "target": 'getByRole("button", { name: "Open ticket" })'})
+                await session.call("webmem_finish_run", {"run_id": handed["run_id"], "success": True})
+
+                async with Client(proxy) as listener, listener.listen(tools_list_changed=True) as events:
+                    # a client of the 2026-07-28 protocol is told on its subscription stream
+                    assert "skill_create_ticket" not in await told(session, "browser_navigate", {"url": "about:blank"})
+                    with anyio.fail_after(60):
+                        assert isinstance(await anext(events), ToolsListChanged)
+                    assert not any(tool.name.startswith("skill_") for tool in (await listener.list_tools()).tools)
+                return {"done": done.structured_content, "handed": handed}
+
+        runs = asyncrun.run(scenario)
+        done = mem.runs.get(runs["done"]["run_id"])
+        assert done.success is True and done.replay is not None and done.replay.outcome == "replayed"
+        assert done.goal == TICKET.format("Disk full", "Urgent")
+        handed = mem.runs.get(runs["handed"]["run_id"])
+        assert handed.success is True and handed.replay is not None and handed.replay.outcome == "handed_over"
+        steps = mem.runs.steps(handed.run_id)
+        assert [(step.action, step.ok) for step in steps] == [
+            ("goto", True), ("fill", True), ("select", True), ("click", False), ("click", True)]
+        assert steps[-1].target == 'button "Open ticket"'  # the replay's steps, then the agent's
+        skill = mem.skills.get("create_ticket", url)
+        assert skill.status == "verified" and skill.record.replays == 2 and skill.record.handovers == 1
+    assert len(changes) >= 3

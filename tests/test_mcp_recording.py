@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from webmem import Step
-from webmem.mcp.recording import Answer, StepDraft, drafts, locators, snapshot_refs
+from webmem.mcp.recording import Answer, StepDraft, drafts, locators, snapshot_options, snapshot_refs
 from webmem.service.tool_calls import locator, planned_call
 
 JS_TYPE = """### Ran Playwright code
@@ -104,3 +104,18 @@ def test_planned_calls_find_elements_as_playwright_mcp_accepts_them() -> None:
     assert planned_call(1, Step(action="check", target='checkbox "Weekly"')).arguments == {
         "fields": [{"name": 'checkbox "Weekly"', "target": 'getByRole("checkbox", { name: "Weekly", exact: true })',
                     "type": "checkbox", "value": "true"}]}
+
+
+def test_a_selects_options_are_read_from_the_snapshot_by_its_identity() -> None:
+    snapshot = """### Snapshot
+```yaml
+- generic [active] [ref=e1]:
+  - combobox "Priority" [ref=e5]:
+    - option "Low"
+    - option "Normal" [selected]
+    - option "Say \\"hi\\""
+  - button "Create ticket" [ref=e6]
+  - listbox [ref=e7]:
+    - option "Unnamed"
+```"""
+    assert snapshot_options(snapshot) == {'combobox "Priority"': ("Low", "Normal", 'Say "hi"')}

@@ -16,6 +16,7 @@ import webmem
 from webmem import ElementSignals, ReplayReport
 from webmem.cli import cli
 from webmem.mcp import build_server
+from webmem.mcp.skill_tools import MAX_SKILL_TOOLS, find, offered, skill_tool, tool_name
 from webmem.core.skill_records import Skill
 from webmem.server.app import create_app
 from webmem.service import MemoryService
@@ -78,6 +79,8 @@ def test_a_template_becomes_a_skill_named_and_typed_as_people_know_its_fields(re
     assert [(p.name, p.kind, p.slot, p.example) for p in create.parameters] == [
         ("summary", "text", 1, "Login page slow"), ("owner", "choice", 2, "bob"), ("priority", "choice", 3, "minor")]
     assert create.parameters[1].options == list(OWNERS)  # a field with no accessible name, known by its label
+    assert create.parameters[1].description == 'chosen in the combobox labelled "Owner"'
+    assert create.parameters[0].description == 'typed into textbox "Summary"'
     assert create.parameters[2].options == list(PRIORITIES)
     assert create.description.splitlines() == [
         'Does: Create a ticket titled "{summary}" assigned to {owner} with priority {priority}',
@@ -207,3 +210,44 @@ def test_the_mcp_server_lists_and_plans_skills(recorded: webmem.Memory) -> None:
             await scenario(client)
 
     asyncrun.run(main)
+
+
+def test_the_proxy_offers_a_sites_most_trusted_skills_as_tools_with_their_parameters_typed(
+    recorded: webmem.Memory,
+) -> None:
+    create_ticket(recorded, "Export fails", "carol", "critical", replay="replayed")
+    skills = recorded.skills.list(SITE)
+    create = skills[0]
+    assert create.name == "create_ticket" and create.status == "verified"
+    tool = skill_tool(create)
+    assert tool.name == "skill_create_ticket" and tool.title == create.template
+    assert (tool.description or "").startswith(create.description + "\nStatus: verified (a replay did a new instance")
+    assert "Record: recorded 2 times; 1 replays: 1 done, 0 handed over, 0 failed." in (tool.description or "")
+    assert tool.input_schema == {
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "description": 'text: typed into textbox "Summary" (for example Export '
+                                                         'fails)'},
+            "owner": {"type": "string", "enum": list(OWNERS),
+                      "description": 'choice: chosen in the combobox labelled "Owner" (for example carol)'},
+            "priority": {"type": "string", "enum": list(PRIORITIES),
+                         "description": 'choice: chosen in combobox "Priority" (for example critical)'},
+        },
+        "required": ["summary", "owner", "priority"],
+        "additionalProperties": False,
+    }
+    counted = create.model_copy(update={"parameters": [create.parameters[0].model_copy(update={"kind": "number"})]})
+    assert skill_tool(counted).input_schema["properties"]["summary"]["type"] == "number"
+    secret = create.model_copy(update={"parameters": [create.parameters[0].model_copy(update={"kind": "secret"})]})
+    assert skill_tool(secret).input_schema["properties"] == {}  # webmem types a secret: never asked
+
+    many = [create.model_copy(update={"name": f"task {number}", "status": "withdrawn" if number % 3 == 0 else
+                                      "unverified"}) for number in range(12)]
+    chosen = offered(many)
+    assert len(chosen) == MAX_SKILL_TOOLS == 8
+    assert [skill.name for skill in chosen] == [f"task {n}" for n in range(12) if n % 3][:8]  # in the order given
+    assert tool_name(chosen[0]) == "skill_task_1"
+
+    assert [skill.name for skill in find(skills, "search for tickets")] == ["search_tickets", "create_ticket"]
+    assert [skill.name for skill in find(skills, "created ticket")] == ["create_ticket", "search_tickets"]
+    assert find(skills, "delete a wiki page") == [] and find(skills, "the") == skills

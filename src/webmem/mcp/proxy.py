@@ -5,7 +5,9 @@ own. Every call that acts on the page is recorded as a step of the current run (
 ``webmem_start_run`` began, or one the proxy starts on the first action), and its answer gains a short
 ``### Memory`` section when memory has something to say: the tips an error recalled, what memory knows
 about a site the run just entered. ``webmem_replay`` performs a remembered run's steps through the
-child's tools with no LLM turn. Registered secrets never appear in what the proxy answers.
+child's tools with no LLM turn. When the browser is on a site whose remembered tasks are skills, the most
+trusted of them are tools too (``skill_<name>``, :mod:`webmem.mcp.skill_tools`): the tool list changes with the
+page's origin, and the client is told. Registered secrets never appear in what the proxy answers.
 """
 
 from __future__ import annotations
@@ -23,14 +25,30 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, Tool
 
 from ..core.errors import InvalidInput, RunNotFound, WebmemError
+from ..core.models import ElementSignals
 from ..core.redaction import redact_tree
-from ..core.urls import domain_of
+from ..core.skill_records import Skill
+from ..core.urls import domain_of, origin_of
 from ..core.version import __version__
-from ..service import FinishedRun, MemoryService, StartedRun
+from ..service import FinishedRun, MemoryService, SkillList, StartedRun
+from ..trajectories.plans import ReplayPlan
 from .child import browser_session
-from .recording import Answer, drafts, snapshot_refs
+from .recording import Answer, drafts, snapshot_options, snapshot_refs
 from .replay import ReplayResult, replay_plan
-from .server import WRITES, WebmemServer, build_server, register
+from .server import READ_ONLY, WRITES, WebmemServer, build_server, register
+from .skill_tools import (
+    SKILL_CALL,
+    SKILL_TOOL_PREFIX,
+    SkillRun,
+    announce_tools_changed,
+    answer_text,
+    declare_tools_change,
+    find,
+    offered,
+    skill_run,
+    skill_tool,
+    tool_name,
+)
 
 CONTEXT_BUDGET_TOKENS = 600
 AUTO_GOAL = "Browse {host} (the agent did not call webmem_start_run)"
@@ -41,7 +59,10 @@ webmem records this browser session as it goes: every browser tool call is a ste
    site, and, when a remembered run fits the goal, a replay offer. webmem_replay(run_id) then performs it
    with no model turn and reports where it stopped if the page no longer fits; take over from there.
 2. Browse with the browser tools; read the ### Memory section that some answers end with.
-3. Call webmem_finish_run(run_id, success) at the end."""
+3. Call webmem_finish_run(run_id, success) at the end.
+On a site with remembered tasks, its skills are tools (skill_<name>): calling one does the task in this browser
+with no model turn and says where it stopped if the page did not fit. webmem_find_skill(query) finds the site's
+other skills, webmem_call_skill(skill_id, parameters) calls any of them."""
 
 
 class BrowserProxy(WebmemServer):
@@ -58,7 +79,14 @@ class BrowserProxy(WebmemServer):
         self._page_url: str | None = None
         self._seen_domain: str | None = None
         self._refs: dict[str, str] = {}
+        self._options: dict[str, tuple[str, ...]] = {}
         self._browser_lock = anyio.Lock()
+        self._skill_lock = anyio.Lock()
+        self._skills_origin: str | None = None
+        self._skills_stale = False
+        self._skill_tools: dict[str, tuple[Skill, Tool]] = {}
+        self._resume_after: dict[str, str | None] = {}  # a skill's handed-over run -> the run it interrupted
+        declare_tools_change(self)
         register(self, service)
         self._register()
 
@@ -77,15 +105,27 @@ class BrowserProxy(WebmemServer):
 
     async def list_tools(self) -> list[Tool]:
         own = [tool for tool in await super().list_tools() if tool.name != "webmem_record_step"]
-        return [*own, *self._child_tools]
+        return [*own, *self._child_tools, *(tool for _, tool in self._skill_tools.values())]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        answered = await self._dispatch(name, arguments, context)
+        await self._offer_skills(context)
+        return answered
+
+    async def _dispatch(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         if any(tool.name == name for tool in self._child_tools):
             async with self._browser_lock:
                 before = _web(self._page_url)
                 answer, result = await self._forward(name, arguments)
                 notes = await self._record(name, arguments, answer, before)
             return self._answer(result, notes)
+        if name in self._skill_tools:
+            done = await self._call_skill(self._skill_tools[name][0].id, arguments)
+            return CallToolResult(content=[TextContent(type="text", text=answer_text(done))],
+                                  structured_content=done.model_dump(mode="json"))
+        if name.startswith(SKILL_TOOL_PREFIX) and self._tool_manager.get_tool(name) is None:
+            raise ToolError(f"NotFound: {name} is not a skill of the page the browser is on "
+                            f"({_web(self._page_url) or 'no web page'}): webmem_find_skill finds its skills")
         if name == "webmem_record_step":
             raise ToolError("webmem_record_step: the proxy records browser tool calls itself")
         return await super().call_tool(name, arguments, context)
@@ -101,6 +141,7 @@ class BrowserProxy(WebmemServer):
         refs = snapshot_refs(text)
         if refs:
             self._refs = refs
+            self._options = snapshot_options(text)
         return answer, result
 
     def _answer(self, result: CallToolResult, notes: Sequence[str]) -> CallToolResult:
@@ -134,10 +175,13 @@ class BrowserProxy(WebmemServer):
         if run_id is None:
             return notes
         for draft in steps:
-            recorded = await anyio.to_thread.run_sync(lambda draft=draft: self.service.record_observed_step(
-                run_id, action=draft.action, target=draft.target, selector=draft.selector, value=draft.value,
-                url=page_before, ok=not answer.is_error, error=answer.error, duration_ms=draft.duration_ms,
-            ))
+            options = self._options.get(draft.target or "") if draft.action == "select" else None
+            element = {"element": ElementSignals(options=options)} if options else {}
+            recorded = await anyio.to_thread.run_sync(lambda draft=draft, element=element: (
+                self.service.record_observed_step(
+                    run_id, action=draft.action, target=draft.target, selector=draft.selector, value=draft.value,
+                    url=page_before, ok=not answer.is_error, error=answer.error, duration_ms=draft.duration_ms,
+                    **element)))
             if recorded.tips:
                 notes.append("Tips from earlier runs for this error:\n" + "\n".join(f"- {tip}" for tip in recorded.tips))
         entered = _web(answer.page_url)
@@ -169,10 +213,96 @@ class BrowserProxy(WebmemServer):
         self._seen_domain = started.domain
 
     async def _finish_open_run(self, outcome: str) -> None:
-        run_id, self._run_id = self._run_id, None
-        if run_id is not None:
+        """Finish the current run as failed, and the runs a skill's handed-over run interrupted."""
+        while self._run_id is not None:
+            run_id = self._run_id
+            self._run_id = self._resume_after.pop(run_id, None)
+            report = self.replay_reports.pop(run_id, None)
+            self._skills_stale = True
             with suppress(RunNotFound):  # forgotten meanwhile: nothing is left to close (a finished run is kept)
-                await anyio.to_thread.run_sync(lambda: self.service.finish_run(run_id, success=False, outcome=outcome))
+                await anyio.to_thread.run_sync(lambda: self.service.finish_run(
+                    run_id, success=False, outcome=outcome, replay=report))
+
+    async def _replay(self, run_id: str, plan: ReplayPlan) -> ReplayResult:
+        """Perform ``plan`` in the browser, each call recorded as a step of the current run."""
+
+        async def call_and_record(tool: str, arguments: dict[str, Any]) -> Answer:
+            async with self._browser_lock:
+                before = _web(self._page_url)
+                answer, _ = await self._forward(tool, arguments)
+                await self._record(tool, arguments, answer, before)
+            return answer
+
+        return await replay_plan(run_id, plan, call_and_record, self.service.memory.secrets)
+
+    # -- skills as tools ----------------------------------------------------------------------------
+
+    async def _offer_skills(self, context: Any) -> None:
+        """Offer the skills of the page's origin as tools, and tell the client when the tools changed."""
+        origin = _origin(self._page_url)
+        if origin == self._skills_origin and not self._skills_stale:
+            return
+        self._skills_origin, self._skills_stale = origin, False
+        skills: list[Skill] = []
+        if origin is not None:
+            with suppress(WebmemError):  # a memory that cannot list them offers none; browsing goes on
+                skills = await anyio.to_thread.run_sync(lambda: self.service.memory.skills.list(origin))
+        tools = {tool_name(skill): (skill, skill_tool(skill)) for skill in offered(skills)}
+        if [tool for _, tool in tools.values()] == [tool for _, tool in self._skill_tools.values()]:
+            return
+        self._skill_tools = tools
+        await announce_tools_changed(context)
+
+    async def _call_skill(self, skill_id: str, values: Any) -> SkillRun:
+        """Do a skill's task in the browser as a run of its own: done, or handed over where the page did not fit
+        (the run then stays the current one, for the agent to carry on and finish)."""
+        service = self.service
+        offered_tool = self._skill_tools.get(skill_id) if isinstance(skill_id, str) else None
+        wanted = offered_tool[0].id if offered_tool else skill_id
+        site = None if isinstance(wanted, str) and wanted.startswith(SKILL_TOOL_PREFIX) else _origin(self._page_url)
+
+        def prepare() -> tuple[Skill, str, ReplayPlan]:
+            skills = service.memory.skills
+            skill = skills.get(wanted, site)
+            return skill, skills.goal(skill, values), skills.plan(skill.id, values)
+
+        async with self._skill_lock:
+            try:
+                skill, goal, plan = await anyio.to_thread.run_sync(prepare)
+                page = _web(self._page_url)
+                start_url = page if page is not None and _origin(page) == skill.origin else skill.origin
+                started = await anyio.to_thread.run_sync(lambda: service.start_run(goal, start_url))
+            except WebmemError as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+            self._resume_after[started.run_id] = self._run_id
+            self._begin(started)
+            result = await self._replay(started.run_id, plan)
+            self.replay_reports[started.run_id] = result.report
+            run = skill_run(skill, goal, result, await self._look())
+            if result.outcome == "replayed":
+                try:
+                    await anyio.to_thread.run_sync(lambda: service.finish_run(
+                        started.run_id, success=True, outcome=f"Done by skill {skill.name}, with no LLM turn",
+                        final_url=_web(self._page_url), replay=self.replay_reports.pop(started.run_id, None)))
+                except WebmemError as exc:
+                    raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+                finally:
+                    if self._run_id == started.run_id:
+                        self._run_id = self._resume_after.pop(started.run_id, None)
+                    self._skills_stale = True
+        redact = service.memory.secrets.redact
+        return run.model_copy(update={key: redact(getattr(run, key)) for key in ("goal", "reason", "snapshot", "summary")
+                                      if getattr(run, key) is not None})
+
+    async def _look(self) -> Answer | None:
+        """The page as the browser server shows it now (its snapshot), when it has a tool for that."""
+        if not any(tool.name == "browser_snapshot" for tool in self._child_tools):
+            return None
+        async with self._browser_lock:
+            answer, _ = await self._forward("browser_snapshot", {})
+        if answer.page_url:
+            self._page_url = answer.page_url
+        return None if answer.is_error else answer
 
     # -- webmem's tools in the proxy ----------------------------------------------------------------
 
@@ -210,7 +340,8 @@ class BrowserProxy(WebmemServer):
             except WebmemError as exc:
                 raise ToolError(f"{type(exc).__name__}: {exc}") from exc
             if self._run_id == run_id:
-                self._run_id = None
+                self._run_id = self._resume_after.pop(run_id, None)
+            self._skills_stale = True
             return finished
 
         @self.tool(annotations=WRITES)
@@ -226,17 +357,30 @@ class BrowserProxy(WebmemServer):
                                 "(webmem_start_run says why under replay_unavailable)")
             if self._run_id != run_id:
                 raise ToolError(f"InvalidInput: run_id: {run_id} is not the run this browser session records")
-
-            async def call_and_record(tool: str, arguments: dict[str, Any]) -> Answer:
-                async with self._browser_lock:
-                    before = _web(self._page_url)
-                    answer, _ = await self._forward(tool, arguments)
-                    await self._record(tool, arguments, answer, before)
-                return answer
-
-            result = await replay_plan(run_id, plan, call_and_record, service.memory.secrets)
+            result = await self._replay(run_id, plan)
             self.replay_reports[run_id] = result.report
             return result
+
+        @self.tool(annotations=READ_ONLY)
+        async def webmem_find_skill(query: str, site: str | None = None) -> SkillList:
+            """The skills of the site the browser is on (or of site: its URL or domain) whose name or description
+            share a word of query, with their parameters, record and status; an empty query lists them all.
+            The first few are tools of their own (skill_<name>); call any of them with webmem_call_skill."""
+            where = site or _origin(self._page_url)
+            if where is None:
+                raise ToolError("InvalidInput: site: the browser is on no web page: give the site's URL or domain")
+            try:
+                skills = await anyio.to_thread.run_sync(lambda: service.memory.skills.list(where))
+            except WebmemError as exc:
+                raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+            return SkillList(site=where, skills=find([s for s in skills if s.status != "withdrawn"], query))
+
+        @self.tool(annotations=SKILL_CALL)
+        async def webmem_call_skill(skill_id: str, parameters: dict[str, Any]) -> SkillRun:
+            """Do a skill's task (skill_id: its id from webmem_find_skill) in this browser with parameters (name ->
+            value), with no model turn. Answers done with the page at the end, or handed_over at the step the page
+            did not fit, with why: carry on from there, then call webmem_finish_run(run_id, success)."""
+            return await self._call_skill(skill_id, parameters)
 
 
 def build_proxy(service: MemoryService, command: Sequence[str], *, cwd: str | None = None,
@@ -252,6 +396,16 @@ def build_proxy(service: MemoryService, command: Sequence[str], *, cwd: str | No
 
 def _web(url: str | None) -> str | None:
     return url if isinstance(url, str) and url.startswith(("http://", "https://")) else None
+
+
+def _origin(url: str | None) -> str | None:
+    page = _web(url)
+    if page is None:
+        return None
+    try:
+        return origin_of(page)
+    except InvalidInput:
+        return None
 
 
 __all__ = ["BrowserProxy", "build_proxy", "build_server"]

@@ -38,6 +38,8 @@ _NAME_OPTION = re.compile(rf"name(?::\s*|=)(?P<name>{_STRING})")
 _SNAPSHOT_LINE = re.compile(
     r'^\s*- (?P<role>[a-z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?[^\n]*\[ref=(?P<ref>[a-z0-9]+)\]', re.M
 )
+_OPTION_LINE = re.compile(r'^(?P<indent>\s*)- option "(?P<name>(?:[^"\\]|\\.)*)"')
+_LISTS = ("combobox", "listbox")
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,29 @@ def snapshot_refs(text: str) -> dict[str, str]:
     for line in _SNAPSHOT_LINE.finditer(text):
         name = line.group("name")
         found[line.group("ref")] = f'{line.group("role")} "{name}"' if name is not None else line.group("role")
+    return found
+
+
+def snapshot_options(text: str) -> dict[str, tuple[str, ...]]:
+    """The options of each select in a snapshot (``- option "Low"`` lines under it), by its identity
+    (``combobox "Priority"``)."""
+    found: dict[str, tuple[str, ...]] = {}
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        match = _SNAPSHOT_LINE.match(line)
+        if match is None or match.group("role") not in _LISTS or match.group("name") is None:
+            continue
+        indent = len(line) - len(line.lstrip())
+        options = []
+        for child in lines[index + 1:]:
+            option = _OPTION_LINE.match(child)
+            if option is None or len(option.group("indent")) <= indent:
+                if len(child) - len(child.lstrip()) <= indent:
+                    break
+                continue
+            options.append(_unquote(f'"{option.group("name")}"'))
+        if options:
+            found[f'{match.group("role")} "{match.group("name")}"'] = tuple(options)
     return found
 
 

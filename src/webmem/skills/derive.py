@@ -146,7 +146,12 @@ def _described(step: Step | None, kind: str) -> str:
     if step is None:
         return "a value of the goal"
     verb = {"select": "chosen in", "fill": "typed into", "type": "typed into"}.get(step.action, "used by")
-    return f"{verb} {step.target}" if step.target else f"{verb} the step {step.action}"
+    named = _NAMED_TARGET.match(step.target or "")
+    label = step.element.label if step.element and step.element.label else ""
+    if named is None or not named.group(1):  # a field with no accessible name is known by its label
+        role = (step.target or "").split(" ", 1)[0] or "field"
+        return f'{verb} the {role} labelled "{label}"' if label else f"{verb} the step {step.action}"
+    return f"{verb} {step.target}"
 
 
 def _identifier(word: str) -> str:
