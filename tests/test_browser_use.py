@@ -338,3 +338,35 @@ def test_a_skill_call_the_page_no_longer_fits_hands_over_at_its_step(
         report = mem.runs.get(result.run_id).replay
         assert report is not None and report.outcome == "handed_over" and report.step == 5
         assert mem.skills.get("create_ticket", url).record.handovers == 1
+
+
+def test_skill_actions_are_offered_on_their_sites_pages_and_taken_away_after_the_run(memory_dir: Path) -> None:
+    from browser_use import Tools
+
+    from webmem.integrations.browser_use import SkillActions
+
+    first, second = "http://127.0.0.1:8000/new", "http://localhost:8001/new"
+    with webmem.Memory.open(memory_dir) as mem:
+        for site in (first, second):
+            record_ticket(mem, site, "Crash on save", "alice", "major")
+            record_ticket(mem, site, "Login page slow", "bob", "minor")
+        run = mem.start_run(goal="Triage the tickets", start_url=first)
+        tools = Tools()
+        actions = SkillActions(mem, run, tools)
+        assert actions.offer("http://127.0.0.1:8000/list") == ["skill_create_ticket"]
+        assert actions.offer(first) == [] and actions.offer("about:blank") == []  # once per site; no site
+        assert actions.offer(second) == ["skill_create_ticket_2"]  # the same name on another site
+        on_first, on_second = (tools.registry.get_prompt_description(url) for url in (first, second))
+        assert "skill_create_ticket: A task remembered on http://127.0.0.1:8000" in on_first
+        assert "skill_create_ticket_2" not in on_first and "skill_create_ticket_2: " in on_second
+        assert tools.registry.get_prompt_description("https://example.org/") == ""
+        assert "skill_create_ticket" not in tools.registry.get_prompt_description()  # not in the system prompt
+        actions.remove()
+        assert not any(name.startswith("skill_") for name in tools.registry.registry.actions)
+
+        mem.site_changes.record(second, 'button "Create ticket" is gone')
+        assert SkillActions(mem, run, Tools()).offer(second) == []  # withdrawn
+        assert SkillActions(mem, run, Tools(), max_skills=0).offer(first) == []
+        with pytest.raises(webmem.InvalidInput, match="max_skills"):
+            SkillActions(mem, run, tools, max_skills=-1)
+        run.finish(success=False)

@@ -104,17 +104,23 @@ class SkillActions:
             goal = self.memory.skills.goal(skill, values)
             plan = self.memory.skills.plan(skill.id, values, site=skill.origin)
         except (InvalidInput, NotFound) as exc:
-            return ActionResult(error=clean_for_prompt(f"{name} was not called: {exc}", MAX_RESULT_CHARS))
+            return ActionResult(error=self._told(f"{name} was not called: {exc}", MAX_RESULT_CHARS))
         self.before_call()
         replayed = await replay_on_session(plan, self.run, session, self.tools, self.memory.secrets)
         self.last_report = replayed.report
         if replayed.complete:
-            done = clean_for_prompt(f"{name} done: {goal}. The page shows: {await page_answer(session, replayed)}",
-                                    MAX_RESULT_CHARS)
+            done = self._told(f"{name} done: {goal}. The page shows: {await page_answer(session, replayed)}",
+                              MAX_RESULT_CHARS)
             return ActionResult(extracted_content=done, long_term_memory=done)
         self.run.on_handover(replayed.report)
         stop, carry_on = handover_text(name, goal, replayed)
-        return ActionResult(error=stop, long_term_memory=carry_on)
+        return ActionResult(error=self._told(stop, MAX_ERROR_CHARS), long_term_memory=self._told(carry_on,
+                                                                                                MAX_RESULT_CHARS))
+
+    def _told(self, text: str, limit: int) -> str:
+        """``text`` as the model may read it: no registered secret in it (browser-use puts the values of its
+        ``sensitive_data`` into any action's parameters), and not past ``limit`` characters."""
+        return clean_for_prompt(self.memory.secrets.redact(text) or "", limit)
 
 
 def action_description(skill: Skill) -> str:
