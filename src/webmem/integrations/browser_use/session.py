@@ -22,7 +22,7 @@ from ...memory import Memory
 from ...run import Run
 from .chat import DEFAULT_BUDGET_TOKENS, MemoryChatModel
 from .replay import ReplayResult, finished_history, replay_on_session
-from .skill_actions import DEFAULT_MAX_SKILLS, SkillActions
+from .skill_actions import DEFAULT_MAX_SKILLS, SkillActions, checked_max_skills
 from .steps import outcome_of, step_drafts
 
 INSTALL_HINT = "the browser-use integration needs browser-use: pip install 'webmem[browser-use]'"
@@ -112,6 +112,7 @@ async def run_with_memory(
     except ImportError:
         raise ImportError(INSTALL_HINT) from None
     page = check_url(start_url, field="start_url")
+    checked_max_skills(max_skills)
     register_sensitive_data(memory, sensitive_data)
     session = browser_session if browser_session is not None else BrowserSession()
     run = memory.start_run(goal=task, start_url=page)

@@ -46,12 +46,10 @@ class SkillActions:
 
     def __init__(self, memory: Memory, run: Run, tools: Any, *, max_skills: int = DEFAULT_MAX_SKILLS,
                  before_call: Callable[[], None] = lambda: None) -> None:
-        if isinstance(max_skills, bool) or not isinstance(max_skills, int) or max_skills < 0:
-            raise InvalidInput(f"max_skills: expected a whole number of 0 or more, got {max_skills!r}")
         self.memory = memory
         self.run = run
         self.tools = tools
-        self.max_skills = max_skills
+        self.max_skills = checked_max_skills(max_skills)
         self.before_call = before_call
         self.actions: dict[str, Skill] = {}
         self.last_report: ReplayReport | None = None
@@ -121,6 +119,12 @@ class SkillActions:
         """``text`` as the model may read it: no registered secret in it (browser-use puts the values of its
         ``sensitive_data`` into any action's parameters), and not past ``limit`` characters."""
         return clean_for_prompt(self.memory.secrets.redact(text) or "", limit)
+
+
+def checked_max_skills(max_skills: object) -> int:
+    if isinstance(max_skills, bool) or not isinstance(max_skills, int) or max_skills < 0:
+        raise InvalidInput(f"max_skills: expected a whole number of 0 or more, got {max_skills!r}")
+    return max_skills
 
 
 def action_description(skill: Skill) -> str:
