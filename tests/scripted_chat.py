@@ -6,12 +6,16 @@ browser-use's ``<secret>news_password</secret>``), click the form's button (Subs
 button when there is none of that name), then done. Steps that the task text says were already done
 (a replay's hand-over note) are skipped, and so are those it did itself. Every call's messages are kept,
 with what it asked for (``kinds``): the agent's next actions ("step"), the judge's verdict on a finished
-run ("judge", which it gives as passed) or plain text ("text").
+run ("judge", which it gives as passed) or plain text ("text"), and the output format it was asked for
+(``formats``: browser-use's ``AgentOutput`` with the actions it offers). Given ``actions``, it answers
+the steps with those actions in turn instead (an action, or a function of the last message's text that
+gives one), then with done.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from browser_use.llm.views import ChatInvokeCompletion
@@ -42,9 +46,12 @@ class ScriptedChat:
     name = "scripted-newsletter"
     _verified_api_keys = True
 
-    def __init__(self, *, fail_with: str | None = None) -> None:
+    def __init__(self, *, fail_with: str | None = None,
+                 actions: list[dict[str, Any] | Callable[[str], dict[str, Any]]] | None = None) -> None:
         self.fail_with = fail_with
+        self.actions = list(actions) if actions is not None else None
         self.messages: list[list[Any]] = []
+        self.formats: list[Any] = []
         self.kinds: list[str] = []
         self.done: set[str] = set()  # what it did already (its own earlier answers, as an LLM sees them)
 
@@ -58,6 +65,7 @@ class ScriptedChat:
 
     async def ainvoke(self, messages: list[Any], output_format: Any = None, **kwargs: Any) -> Any:
         self.messages.append(messages)
+        self.formats.append(output_format)
         fields = getattr(output_format, "model_fields", {})
         self.kinds.append("text" if output_format is None else "judge" if "verdict" in fields else "step")
         if self.fail_with is not None:
@@ -68,7 +76,11 @@ class ScriptedChat:
             verdict = {"reasoning": "the page says so", "verdict": True, "failure_reason": ""}
             return ChatInvokeCompletion(completion=output_format.model_validate(verdict), usage=None)
         user = _text(messages[-1])
-        action = self._next(user.split("</webmem_memory>", 1)[-1])  # what the memory says is not the task
+        if self.actions is not None:
+            action = self.actions.pop(0) if self.actions else {"done": {"text": "Done", "success": True}}
+            action = action(user) if callable(action) else action
+        else:
+            action = self._next(user.split("</webmem_memory>", 1)[-1])  # what the memory says is not the task
         answer = {"evaluation_previous_goal": "", "memory": "", "next_goal": "", "action": [action]}
         return ChatInvokeCompletion(completion=output_format.model_validate(answer), usage=None)
 

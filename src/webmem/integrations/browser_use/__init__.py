@@ -8,18 +8,21 @@ One call::
 
 or its parts: :class:`MemoryChatModel` (the memory's context in every decision call), :class:`StepRecorder`
 (the agent's history recorded as webmem steps), :func:`replay_on_session` (a remembered run replayed
-on browser-use's browser with no LLM call) and :func:`register_sensitive_data`.
+on browser-use's browser with no LLM call), :class:`SkillActions` (the site's skills as actions of the
+agent's ``Tools``) and :func:`register_sensitive_data`.
 """
 
 from .chat import MemoryChatModel
 from .replay import ReplayResult, replay_on_session
 from .session import MemoryRunResult, StepRecorder, register_sensitive_data, run_with_memory
+from .skill_actions import SkillActions
 from .steps import element_target, step_drafts
 
 __all__ = [
     "MemoryChatModel",
     "MemoryRunResult",
     "ReplayResult",
+    "SkillActions",
     "StepRecorder",
     "element_target",
     "register_sensitive_data",

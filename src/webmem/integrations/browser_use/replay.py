@@ -123,13 +123,22 @@ async def finished_history(session: Any, replayed: ReplayResult) -> Any:
     from browser_use.agent.views import ActionResult, AgentHistory, AgentHistoryList
 
     state = await session.get_browser_state_summary(include_screenshot=False)
-    says = clean_for_prompt(await _page_says(session), MAX_ANSWER_CHARS)
-    answer = says or clean_for_prompt(
-        f'Replayed a remembered run of this task ({len(replayed.done)} steps, no LLM call); the page is now '
-        f'"{getattr(state, "title", "")}" ({getattr(state, "url", "")})', MAX_ANSWER_CHARS)
+    answer = await page_answer(session, replayed, state)
     done = ActionResult(is_done=True, success=True, extracted_content=answer, long_term_memory=answer)
     return AgentHistoryList(history=[*replayed.history, AgentHistory(model_output=None, result=[done],
                                                                      state=_state_history(state))])
+
+
+async def page_answer(session: Any, replayed: ReplayResult, state: Any = None) -> str:
+    """What the page shows after a replay: its live regions' text, else which page it is on."""
+    says = clean_for_prompt(await _page_says(session), MAX_ANSWER_CHARS)
+    if says:
+        return says
+    if state is None:
+        state = await session.get_browser_state_summary(include_screenshot=False)
+    return clean_for_prompt(
+        f'Replayed a remembered run of this task ({len(replayed.done)} steps, no LLM call); the page is now '
+        f'"{getattr(state, "title", "")}" ({getattr(state, "url", "")})', MAX_ANSWER_CHARS)
 
 
 async def _page_says(session: Any) -> str:

@@ -3,8 +3,9 @@
 :func:`run_with_memory` starts a webmem run for the task, replays a remembered run when one fits
 (no LLM call; its history reads as an agent's: done, with what the page says at the end), and
 otherwise, or from where the replay stopped, runs a browser-use ``Agent`` whose chat model carries the
-memory's context in every decision call, whose system message carries the tier-1 lessons, and whose
-every step is recorded as it goes; it finishes the run with the agent's result.
+memory's context in every decision call, whose system message carries the tier-1 lessons, whose tools
+offer the skills of the site it is on (``skill_actions``), and whose every step is recorded as it goes;
+it finishes the run with the agent's result.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ...memory import Memory
 from ...run import Run
 from .chat import DEFAULT_BUDGET_TOKENS, MemoryChatModel
 from .replay import ReplayResult, finished_history, replay_on_session
+from .skill_actions import DEFAULT_MAX_SKILLS, SkillActions, checked_max_skills
 from .steps import outcome_of, step_drafts
 
 INSTALL_HINT = "the browser-use integration needs browser-use: pip install 'webmem[browser-use]'"
@@ -58,7 +60,8 @@ class StepRecorder:
 class MemoryRunResult:
     """How a task went: the webmem run, what the replay did, the agent's history, and the LLM calls made:
     ``llm_calls`` the agent's decisions (each given the memory), ``other_llm_calls`` browser-use's other
-    calls of the model (its judge, page extraction, message compaction)."""
+    calls of the model (its judge, page extraction, message compaction). ``replay`` is the report the run
+    finished with: the last skill action's the agent called, else the replay the run started with."""
 
     run_id: str
     success: bool
@@ -94,25 +97,29 @@ async def run_with_memory(
     max_steps: int = 50,
     replay: bool = True,
     budget_tokens: int = DEFAULT_BUDGET_TOKENS,
+    max_skills: int = DEFAULT_MAX_SKILLS,
     **agent_options: Any,
 ) -> MemoryRunResult:
     """Do ``task`` from ``start_url`` with a browser-use agent and this memory.
 
     A remembered run that fits the task is replayed first on the browser session with no LLM call; at
     the first step the page no longer fits, the rest goes to a browser-use ``Agent`` on the same session,
-    told which steps are done. ``agent_options`` go to ``Agent`` (``use_vision``, ``tools``, ...).
+    told which steps are done. The agent's tools offer up to ``max_skills`` skills of the site it is on as
+    actions (``skill_<name>``; 0 offers none). ``agent_options`` go to ``Agent`` (``use_vision``, ``tools``, ...).
     """
     try:
         from browser_use import Agent, BrowserSession, Tools
     except ImportError:
         raise ImportError(INSTALL_HINT) from None
     page = check_url(start_url, field="start_url")
+    checked_max_skills(max_skills)
     register_sensitive_data(memory, sensitive_data)
     session = browser_session if browser_session is not None else BrowserSession()
     run = memory.start_run(goal=task, start_url=page)
     recorder = StepRecorder(run)
     chat = MemoryChatModel(llm, run, current_url=lambda: recorder.current_url or page, budget_tokens=budget_tokens)
     replayed: ReplayResult | None = None
+    skills: SkillActions | None = None
     try:
         if replay:
             plan = memory.trajectories.search_replay(task, origin_of(page), run_id=run.id).plan
@@ -138,17 +145,31 @@ async def run_with_memory(
         agent = Agent(task=task if replayed is None else f"{task}\n\n{replayed.handover_note()}", llm=chat,
                       browser_session=session, sensitive_data=dict(sensitive_data) if sensitive_data else None,
                       **options)
+        skills = SkillActions(memory, run, agent.tools, max_skills=max_skills,
+                              before_call=lambda: recorder.record(agent.history))
+        skills.offer(page)
         recorder.recorded = 0
-        history = await agent.run(max_steps=max_steps, on_step_end=recorder.on_step_end)
+        history = await agent.run(max_steps=max_steps, on_step_start=skills.on_step_start,
+                                  on_step_end=recorder.on_step_end)
         recorder.record(history)
     except BaseException as exc:
         run.finish(success=False, outcome=clean_for_prompt(f"{type(exc).__name__}: {exc}", 1000),
-                   replay=replayed.report if replayed else None)
+                   replay=_last_report(skills, replayed))
         raise
+    finally:
+        if skills is not None:
+            skills.remove()
     success, final = _ending(history)
-    run.finish(success=success, outcome=final or _failure(history), replay=replayed.report if replayed else None)
-    return MemoryRunResult(run.id, success, final, chat.calls, replayed.report if replayed else None, history,
-                           chat.other_calls)
+    report = _last_report(skills, replayed)
+    run.finish(success=success, outcome=final or _failure(history), replay=report)
+    return MemoryRunResult(run.id, success, final, chat.calls, report, history, chat.other_calls)
+
+
+def _last_report(skills: SkillActions | None, replayed: ReplayResult | None) -> ReplayReport | None:
+    """The replay a run finishes with: its last skill call's, else the one it started with."""
+    if skills is not None and skills.last_report is not None:
+        return skills.last_report
+    return replayed.report if replayed else None
 
 
 def _ending(history: Any) -> tuple[bool, str | None]:
