@@ -451,3 +451,41 @@ def test_probing_the_mode_does_not_retry_a_refusal_and_answers_are_bounded(endpo
     assert all(request["body"]["max_tokens"] == llm.ANSWER_RESERVE_TOKENS for request in endpoint.requests)
     hosted = LLMPolicy(base_url="https://api.openai.com/v1", api_key="k", model="m")
     assert not hosted.limit_answer  # some of OpenAI's models refuse max_tokens
+
+
+def test_skills_are_offered_as_tools_and_a_call_of_one_is_a_skill_action(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    from webmem.agent.actions import SkillCall
+    from webmem.core.skill_records import Skill, SkillParameter
+
+    skill = Skill(id="skill_0123", name="create_ticket", origin="http://127.0.0.1", domain="127.0.0.1",
+                  description='Does: Create a ticket titled "{summary}" with priority {priority} in {days} days',
+                  template='Create a ticket titled "{summary}" with priority {priority} in {days} days',
+                  parameters=[SkillParameter(name="summary", kind="text", slot=1),
+                              SkillParameter(name="priority", kind="choice", slot=2, options=["low", "high"]),
+                              SkillParameter(name="days", kind="number", slot=3),
+                              SkillParameter(name="password", kind="secret", slot=4)],
+                  status="verified", status_reason="a replay did a new instance", trajectory_id="traj_1")
+    endpoint.reply(tool_reply("skill_nope", {}),
+                   tool_reply("skill_create_ticket", {"summary": "Slow", "priority": "high", "days": 3, "reason": "r"}))
+    action = policy.decide(make_turn(skills=(skill,)))
+    assert action == Action(kind="skill", skill=SkillCall(id="skill_0123", name="create_ticket", values={
+        "summary": "Slow", "priority": "high", "days": 3}), reason="r")
+    assert action.describe() == "skill create_ticket(summary='Slow', priority='high', days=3)"
+    tools = {tool["function"]["name"]: tool["function"] for tool in endpoint.requests[0]["body"]["tools"]}
+    assert set(tools) == {*ACTION_KINDS, "skill_create_ticket"}
+    schema = tools["skill_create_ticket"]["parameters"]
+    assert schema["required"] == ["summary", "priority", "days"]  # the secret is webmem's to fill, never asked
+    assert [schema["properties"][name]["type"] for name in ("summary", "priority", "days")] == ["string"] * 2 + ["number"]
+    assert schema["properties"]["priority"]["enum"] == ["low", "high"]
+    assert tools["skill_create_ticket"]["description"].endswith("Status: verified (a replay did a new instance)")
+    assert "no such skill is offered (the skills: skill_create_ticket)" in endpoint.messages(1)[-1]["content"]
+    assert "skill_" in endpoint.messages(0)[0]["content"]
+
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn())  # a page without skills: only the actions, and no word of skills
+    assert "skill_" not in endpoint.requests[-1]["raw"]
+
+    text = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, tools="text")
+    endpoint.reply(text_reply('{"action": "skill_create_ticket", "summary": "Slow", "priority": "low", "days": 1}'))
+    assert text.decide(make_turn(skills=(skill,))).kind == "skill"
+    assert '- "skill_create_ticket": Does: Create a ticket' in endpoint.messages()[0]["content"]

@@ -40,7 +40,8 @@ def site() -> Iterator[str]:
         yield url
 
 
-def create_ticket(mem: webmem.Memory, site: str, summary: str, owner: str, priority: str) -> None:
+def create_ticket(mem: webmem.Memory, site: str, summary: str, owner: str, priority: str, *,
+                  button: str = "Create ticket") -> None:
     """A run that created a ticket through the form, recorded as an agent records it."""
     url = site + "newticket.html"
     run = mem.start_run(goal=f'Create a ticket titled "{summary}" assigned to {owner} with priority {priority}',
@@ -51,7 +52,7 @@ def create_ticket(mem: webmem.Memory, site: str, summary: str, owner: str, prior
                     element=ElementSignals(options=OWNERS))
     run.record_step(action="select", target='combobox "Priority"', value=priority, url=url,
                     element=ElementSignals(options=PRIORITIES))
-    run.record_step(action="click", target='button "Create ticket"', url=url)
+    run.record_step(action="click", target=f'button "{button}"', url=url)
     run.finish(success=True, outcome="ticket created")
 
 
@@ -113,24 +114,36 @@ def test_the_model_calls_a_skill_which_replays_with_its_values_and_verifies_it(
     assert sqlite_mem.skills.get("create_ticket", site).status == "verified"  # a new instance, replayed
 
 
-def test_a_value_the_skill_refuses_is_an_error_the_model_reads_and_the_run_goes_on(
+def test_a_refused_value_and_a_replay_that_hands_over_reach_the_model_and_the_run_goes_on(
     sqlite_mem: webmem.Memory, endpoint: Endpoint, site: str, page: Any
 ) -> None:
-    create_ticket(sqlite_mem, site, "Crash on save", "alice", "major")
-    create_ticket(sqlite_mem, site, "Login page slow", "bob", "minor")
+    create_ticket(sqlite_mem, site, "Crash on save", "alice", "major", button="Submit ticket")  # an older form
+    create_ticket(sqlite_mem, site, "Login page slow", "bob", "minor", button="Submit ticket")
     endpoint.reply(tool_reply("skill_create_ticket", {"summary": "Export fails", "owner": "dave",
                                                       "priority": "critical"}),
-                   tool_reply("finish", {"success": False, "answer": "dave is no owner here"}))
-    result = agent(page, sqlite_mem, endpoint).run("Give dave a critical ticket: exports fail",
+                   tool_reply("skill_create_ticket", {"summary": "Export fails", "owner": "carol",
+                                                      "priority": "critical"}),
+                   tool_reply("click", {"role": "button", "name": "Create ticket"}),
+                   tool_reply("finish", {"success": True}))
+    result = agent(page, sqlite_mem, endpoint).run("Give carol a critical ticket: exports fail",
                                                    url=site + "newticket.html")
-    assert len(endpoint.requests) == 2
-    refused = "skill create_ticket: owner: 'dave' is not one of the options: alice, bob, carol"
+    assert len(endpoint.requests) == 4
+    refused = "owner: 'dave' is not one of the options: alice, bob, carol"
     second = endpoint.messages(1)[1]["content"]
-    assert f"LAST ERROR\n{refused}" in second
+    assert f"LAST ERROR\nskill create_ticket: {refused}" in second
     assert f"1. skill create_ticket(summary='Export fails', owner='dave', priority='critical') -> failed: {refused}" \
         in second
-    assert not result.success and result.reason == "the policy finished" and result.replay_outcome is None
-    assert "Created" not in page.inner_text("body")
+    third = endpoint.messages(2)[1]["content"]
+    stopped = "skill create_ticket: its replay stopped at step 5 of 5 and handed the page back to you: step 5:"
+    assert f"LAST ERROR\n{stopped}" in third and 'button "Submit ticket"' in third
+    assert "2. skill create_ticket(summary='Export fails', owner='carol', priority='critical') -> failed: " \
+           "its replay stopped at step 5" in third
+    assert "handed over to you at its step 5" in third  # the run's context says so too
+    assert "Already done on the page (do not repeat):\n  1. goto" in third
+    assert 'Created "Export fails" for carol (critical)' in page.inner_text("body")
+    assert result.success and result.replay_outcome == "handed_over" and result.replay_step == 5
+    manifest = sqlite_mem.get_run(result.run_id).manifest
+    assert manifest.replay is not None and manifest.replay.outcome == "handed_over"
 
 
 def test_one_goal_done_by_calling_two_skills_one_after_the_other(

@@ -324,10 +324,10 @@ class _Session:
         try:
             plan = self.skills.plan(action)
         except (InvalidInput, NotFound) as exc:
-            self.last_error = error = f"skill {action.skill.name}: {exc}"  # type: ignore[union-attr]
-            self.history.append(StepOutcome(action=action, ok=False, verified=None, error=error, url=observation.url))
+            self.last_error = f"skill {action.skill.name}: {exc}"  # type: ignore[union-attr]
+            self.history.append(StepOutcome(action=action, ok=False, verified=None, error=str(exc), url=observation.url))
             if self.run is not None:
-                self.run.on_error(action.describe(), error)
+                self.run.on_error(action.describe(), str(exc))
             self.errors += 1
             return self._out_of_errors(number, observation)
         self.history.append(StepOutcome(action=action, ok=True, verified=None, url=observation.url,
@@ -351,7 +351,7 @@ class _Session:
             self.last_error = error
             if self.run is not None:
                 self.run.on_handover(call.report(False, "", None))
-        return replace(turn, history=tuple(self.history), last_error=self.last_error)
+        return self._turn(turn.number, turn.observation)  # the run's context now says where a hand-over stopped
 
     def _turn(self, number: int, observation: Observation) -> Turn:
         context = system_prompt = ""

@@ -71,19 +71,18 @@ class SkillReplay:
         return len(self.replay.plan.steps)
 
     def end(self, history: list[StepOutcome]) -> str | None:
-        """The replay gave the page back: the call's entry in ``history`` says how it went. The error, when it
-        handed over."""
+        """The replay gave the page back: the call's entry in ``history`` says how it went. The error naming the
+        skill, when it handed over."""
         self.ended = True
         replay, name = self.replay, self.action.skill.name if self.action.skill else "?"
         error = effect = None
         if replay.handed_over:
-            error = (f"skill {name}: its replay stopped at step {replay.handover_step} of {self.steps} and handed the "
-                     f"page back to you: {clean_for_prompt(replay.handover_reason or '', 500)}. Go on from the page "
-                     "as it is")
+            error = (f"its replay stopped at step {replay.handover_step} of {self.steps} and handed the page back to "
+                     f"you: {clean_for_prompt(replay.handover_reason or '', 500)}. Go on from the page as it is")
         else:
             effect = f"replayed all {self.steps} steps of the skill"
         history[self.index] = replace(history[self.index], ok=error is None, effect=effect, error=error)
-        return error
+        return f"skill {name}: {error}" if error is not None else None
 
     def report(self, success: bool, reason: str, last_step: StepOutcome | None) -> ReplayReport:
         """What became of the call's replay, for the run's manifest: handed over, replayed (its steps done and
