@@ -25,7 +25,7 @@ STATUSES = ("open", "in progress", "closed")
 
 @pytest.fixture(autouse=True)
 def _fresh_endpoint_modes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_module, "_ENDPOINT_MODES", {})  # what earlier tests' endpoints accepted (a port may be reused)
+    monkeypatch.setattr(llm_module, "_ENDPOINT_MODES", {})  # what earlier tests' endpoints accepted
 
 
 @pytest.fixture
@@ -73,8 +73,8 @@ def agent(page: Any, mem: webmem.Memory, endpoint: Endpoint) -> Agent:
 
 
 def offered(endpoint: Endpoint, index: int = 0) -> dict[str, dict[str, Any]]:
-    tools = endpoint.requests[index]["body"]["tools"]
-    return {tool["function"]["name"]: tool["function"] for tool in tools if tool["function"]["name"].startswith("skill_")}
+    functions = [tool["function"] for tool in endpoint.requests[index]["body"]["tools"]]
+    return {function["name"]: function for function in functions if function["name"].startswith("skill_")}
 
 
 def test_the_model_calls_a_skill_which_replays_with_its_values_and_verifies_it(
@@ -107,7 +107,7 @@ def test_the_model_calls_a_skill_which_replays_with_its_values_and_verifies_it(
     assert ("1. skill create_ticket(summary='Export fails', owner='carol', priority='critical') -> ok (replayed all 5 "
             "steps of the skill)") in history
     assert "select combobox \"Priority\" 'critical' -> ok" in history
-    assert result.success and not result.replay_offered
+    assert result.success and not result.replay_offered and result.steps == 5  # the call itself is no step
     manifest = sqlite_mem.get_run(result.run_id).manifest
     assert manifest.replay is not None and manifest.replay.outcome == "replayed"
     assert manifest.replay.trajectory_id == skill.trajectory_id and result.replay_trajectory_id == skill.trajectory_id

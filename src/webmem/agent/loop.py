@@ -324,10 +324,10 @@ class _Session:
         try:
             plan = self.skills.plan(action)
         except (InvalidInput, NotFound) as exc:
-            self.last_error = f"skill {action.skill.name}: {exc}"  # type: ignore[union-attr]
-            self.history.append(StepOutcome(action=action, ok=False, verified=None, error=str(exc), url=observation.url))
+            self.last_error, error = f"skill {action.skill.name}: {exc}", str(exc)  # type: ignore[union-attr]
+            self.history.append(StepOutcome(action=action, ok=False, verified=None, error=error, url=observation.url))
             if self.run is not None:
-                self.run.on_error(action.describe(), str(exc))
+                self.run.on_error(action.describe(), error)
             self.errors += 1
             return self._out_of_errors(number, observation)
         self.history.append(StepOutcome(action=action, ok=True, verified=None, url=observation.url,
@@ -440,8 +440,8 @@ class _Session:
             self.run.finish(success=success, outcome=summary, final_url=final_url, replay=replay)
         return AgentResult(
             goal=self.goal, success=success, reason=reason, run_id=self.run.id if self.run else None, answer=answer,
-            turns=turns, steps=len(self.history), decisions=spent.decisions, llm_calls=spent.llm_calls,
-            prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
+            turns=turns, steps=sum(done.action.kind != SKILL for done in self.history), decisions=spent.decisions,
+            llm_calls=spent.llm_calls, prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
             replayed=replay is not None and replay.outcome == "replayed",
             replay_fallback=replay is not None and replay.outcome == "handed_over",
             replay_trajectory_id=replay.trajectory_id if replay else None,
