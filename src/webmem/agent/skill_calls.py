@@ -85,15 +85,16 @@ class SkillReplay:
         return f"skill {name}: {error}" if error is not None else None
 
     def report(self, success: bool, reason: str, last_step: StepOutcome | None) -> ReplayReport:
-        """What became of the call's replay, for the run's manifest: handed over, replayed (its steps done and
-        the run succeeded) or failed (the run failed after or during it)."""
+        """What became of the call's replay, for the run's manifest: handed over; replayed (all its steps done, or
+        the run succeeded during it); or failed (the run failed during it). A replay that did all its steps is not
+        blamed for a run that failed after it, on the rest of the goal."""
         replay = self.replay
         trajectory_id = replay.plan.trajectory_id
         steps = replay.step_report(last_step)
         if replay.handed_over:
             return ReplayReport(outcome="handed_over", trajectory_id=trajectory_id, step=replay.handover_step,
                                 reason=clean_for_prompt(replay.handover_reason or "", 2000), steps=steps)
-        if success:
+        if success or self.ended:
             return ReplayReport(outcome="replayed", trajectory_id=trajectory_id, step=replay.position, steps=steps)
         return ReplayReport(outcome="replay_failed", trajectory_id=trajectory_id, step=max(replay.position, 1),
                             reason=clean_for_prompt(reason, 2000), steps=steps)
