@@ -9,15 +9,13 @@ from __future__ import annotations
 import json
 import socket
 import sys
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
+from chat_endpoint import Endpoint, http_error, serving, text_reply, tool_reply
 
 from webmem import Memory
 from webmem.agent import llm
@@ -31,89 +29,6 @@ SNAPSHOT = '- text: Your email\n- textbox "Email" [ref=e2]\n- button "Submit" [r
 GOAL = "Sign in with the test account"
 
 
-class Endpoint:
-    """A chat-completions server on 127.0.0.1: records each request, answers from ``replies``."""
-
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.replies: list[tuple[int, dict[str, Any]]] = []
-        self.delay_s = 0.0  # how long it thinks before each answer (a slow local model)
-        self.delays: list[float] = []  # per request, before delay_s applies
-        self.models: dict[str, Any] | None = None  # what GET /v1/models answers (404 when None)
-        self.props: dict[str, Any] | None = None  # what GET /props answers (llama.cpp's server; 404 when None)
-        self.listed = 0  # GET requests
-        self.gets: list[str] = []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
-                headers = {key.lower(): value for key, value in self.headers.items()}
-                endpoint.requests.append({"path": self.path, "headers": headers, "raw": raw, "body": json.loads(raw)})
-                status, payload = endpoint.replies.pop(0) if endpoint.replies else (500, {"error": "no reply"})
-                time.sleep(endpoint.delays.pop(0) if endpoint.delays else endpoint.delay_s)
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
-                    return
-
-            def do_GET(self) -> None:
-                endpoint.listed += 1
-                endpoint.gets.append(self.path)
-                found = {"/v1/models": endpoint.models, "/props": endpoint.props}.get(self.path)
-                data = json.dumps(found or {"error": "not found"}).encode()
-                self.send_response(200 if found is not None else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-
-    def reply(self, *replies: tuple[int, dict[str, Any]]) -> None:
-        self.replies.extend(replies)
-
-    def messages(self, index: int = -1) -> list[dict[str, Any]]:
-        return list(self.requests[index]["body"]["messages"])
-
-
-def _completion(message: dict[str, Any], usage: dict[str, int] | None) -> tuple[int, dict[str, Any]]:
-    body: dict[str, Any] = {
-        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "fake-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", **message},
-                     "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}],
-    }
-    if usage is not None:
-        body["usage"] = {**usage, "total_tokens": sum(usage.values())}
-    return 200, body
-
-
-def tool_reply(name: str, arguments: dict[str, Any] | str, *, prompt: int = 100, completion: int = 10,
-               usage: bool = True) -> tuple[int, dict[str, Any]]:
-    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    call = {"id": "call_1", "type": "function", "function": {"name": name, "arguments": raw}}
-    return _completion({"content": None, "tool_calls": [call]},
-                       {"prompt_tokens": prompt, "completion_tokens": completion} if usage else None)
-
-
-def text_reply(text: str) -> tuple[int, dict[str, Any]]:
-    return _completion({"content": text}, {"prompt_tokens": 50, "completion_tokens": 5})
-
-
-def http_error(status: int) -> tuple[int, dict[str, Any]]:
-    return status, {"error": {"message": "the model server broke", "type": "server_error"}}
-
-
 @pytest.fixture(autouse=True)
 def _no_llm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("WEBMEM_LLM_BASE_URL", "WEBMEM_LLM_API_KEY", "WEBMEM_LLM_MODEL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
@@ -124,11 +39,8 @@ def _no_llm_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
-    server = Endpoint()
-    server.thread.start()
-    yield server
-    server.server.shutdown()
-    server.server.server_close()
+    with serving() as server:
+        yield server
 
 
 @pytest.fixture
@@ -539,3 +451,41 @@ def test_probing_the_mode_does_not_retry_a_refusal_and_answers_are_bounded(endpo
     assert all(request["body"]["max_tokens"] == llm.ANSWER_RESERVE_TOKENS for request in endpoint.requests)
     hosted = LLMPolicy(base_url="https://api.openai.com/v1", api_key="k", model="m")
     assert not hosted.limit_answer  # some of OpenAI's models refuse max_tokens
+
+
+def test_skills_are_offered_as_tools_and_a_call_of_one_is_a_skill_action(endpoint: Endpoint, policy: LLMPolicy) -> None:
+    from webmem.agent.actions import SkillCall
+    from webmem.core.skill_records import Skill, SkillParameter
+
+    skill = Skill(id="skill_0123", name="create_ticket", origin="http://127.0.0.1", domain="127.0.0.1",
+                  description='Does: Create a ticket titled "{summary}" with priority {priority} in {days} days',
+                  template='Create a ticket titled "{summary}" with priority {priority} in {days} days',
+                  parameters=[SkillParameter(name="summary", kind="text", slot=1),
+                              SkillParameter(name="priority", kind="choice", slot=2, options=["low", "high"]),
+                              SkillParameter(name="days", kind="number", slot=3),
+                              SkillParameter(name="password", kind="secret", slot=4)],
+                  status="verified", status_reason="a replay did a new instance", trajectory_id="traj_1")
+    endpoint.reply(tool_reply("skill_nope", {}),
+                   tool_reply("skill_create_ticket", {"summary": "Slow", "priority": "high", "days": 3, "reason": "r"}))
+    action = policy.decide(make_turn(skills=(skill,)))
+    assert action == Action(kind="skill", skill=SkillCall(id="skill_0123", name="create_ticket", values={
+        "summary": "Slow", "priority": "high", "days": 3}), reason="r")
+    assert action.describe() == "skill create_ticket(summary='Slow', priority='high', days=3)"
+    tools = {tool["function"]["name"]: tool["function"] for tool in endpoint.requests[0]["body"]["tools"]}
+    assert set(tools) == {*ACTION_KINDS, "skill_create_ticket"}
+    schema = tools["skill_create_ticket"]["parameters"]
+    assert schema["required"] == ["summary", "priority", "days"]  # the secret is webmem's to fill, never asked
+    assert [schema["properties"][name]["type"] for name in ("summary", "priority", "days")] == ["string"] * 2 + ["number"]
+    assert schema["properties"]["priority"]["enum"] == ["low", "high"]
+    assert tools["skill_create_ticket"]["description"].endswith("Status: verified (a replay did a new instance)")
+    assert "no such skill is offered (the skills: skill_create_ticket)" in endpoint.messages(1)[-1]["content"]
+    assert "skill_" in endpoint.messages(0)[0]["content"]
+
+    endpoint.reply(tool_reply("click", {"ref": "e3"}))
+    policy.decide(make_turn())  # a page without skills: only the actions, and no word of skills
+    assert "skill_" not in endpoint.requests[-1]["raw"]
+
+    text = LLMPolicy(base_url=endpoint.url, api_key="k", model="m", max_retries=0, tools="text")
+    endpoint.reply(text_reply('{"action": "skill_create_ticket", "summary": "Slow", "priority": "low", "days": 1}'))
+    assert text.decide(make_turn(skills=(skill,))).kind == "skill"
+    assert '- "skill_create_ticket": Does: Create a ticket' in endpoint.messages()[0]["content"]

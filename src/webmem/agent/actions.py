@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -9,8 +10,11 @@ from typing import Any
 from ..core.errors import InvalidInput
 from ..trajectories.evidence import element_identity
 
-#: Every action kind, and the kinds that act on an element of the page.
+#: Every action kind on the page, and the kinds that act on an element of the page.
 ACTION_KINDS = ("goto", "click", "fill", "type", "press", "select", "check", "hover", "scroll", "wait", "finish")
+#: The call of one of the site's skills (an LLM policy's): the loop replays the skill's plan, not one action.
+SKILL = "skill"
+KINDS = (*ACTION_KINDS, SKILL)
 TARGETED_KINDS = frozenset({"click", "fill", "type", "select", "check", "hover"})
 VALUE_KINDS = frozenset({"fill", "type", "select", "press"})
 MAX_VALUE_CHARS = 10_000
@@ -47,10 +51,24 @@ class Target:
 
 
 @dataclass(frozen=True)
+class SkillCall:
+    """Which skill an action calls (its id and name) and the values of its parameters, as the model gave them."""
+
+    id: str
+    name: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """``create_ticket(summary='Export fails', owner='carol')``."""
+        given = ", ".join(f"{name}={value!r}" for name, value in self.values.items())
+        return f"{self.name}({given})"
+
+
+@dataclass(frozen=True)
 class Action:
     """One thing to do on the page. ``value`` is the text for fill/type, the option for select, the key
     for press, the URL for goto, the direction for scroll; ``wait_ms`` is for wait; ``success`` and
-    ``answer`` end the run (finish).
+    ``answer`` end the run (finish); ``skill`` is the skill a ``skill`` action calls.
     """
 
     kind: str
@@ -62,10 +80,16 @@ class Action:
     reason: str | None = None
     secret: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+    skill: SkillCall | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ACTION_KINDS:
-            raise InvalidInput(f"action: {self.kind!r} is not one of {', '.join(ACTION_KINDS)}")
+        if self.kind not in KINDS:
+            raise InvalidInput(f"action: {self.kind!r} is not one of {', '.join(KINDS)}")
+        if (self.kind == SKILL) != (self.skill is not None):
+            raise InvalidInput("skill: a skill action names the skill it calls, and only a skill action does")
+        if self.skill is not None and (not isinstance(self.skill, SkillCall) or not isinstance(self.skill.values,
+                                                                                               Mapping)):
+            raise InvalidInput("skill: expected a SkillCall whose values are an object of parameter name -> value")
         if self.kind in TARGETED_KINDS and (self.target is None or not (
             self.target.ref or self.target.role or self.target.selector
         )):
@@ -85,6 +109,8 @@ class Action:
     @property
     def signature(self) -> tuple[str, str, str]:
         """What makes two actions "the same" for the repeated-action guardrail."""
+        if self.skill is not None:
+            return (self.kind, self.skill.id, json.dumps(self.skill.values, sort_keys=True, default=str))
         target = self.target
         where = (target.identity or target.selector or target.ref or "") if target else ""
         return (self.kind, where, self.value or "")
@@ -95,6 +121,8 @@ class Action:
 
     def describe(self) -> str:
         """One line for logs and prompts: ``fill textbox "Email" "a@b.c"``."""
+        if self.skill is not None:
+            return f"{self.kind} {self.skill.describe()}"
         words = [self.kind]
         if self.target is not None:
             words.append(self.target.describe())

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import InvalidInput, PolicyError
+from ..core.skill_records import Skill
 from ..core.text import clean_for_prompt
 from ..core.urls import is_loopback_url
 from .actions import ACTION_KINDS, Action
@@ -23,6 +25,7 @@ from .llm_window import (
     too_large,
 )
 from .policy import PolicyStats, StepOutcome, Turn
+from .skill_tools import SKILLS_PROMPT, is_skill_tool, skill_action, skill_specs, skill_tools
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_LOCAL_TIMEOUT_S = 180.0  # a model on this machine's CPU may take minutes over a long prompt
@@ -106,6 +109,7 @@ class LLMPolicy:
     """
 
     name = "llm"
+    calls_skills = True  # the loop offers it the site's skills as tools (see Turn.skills)
 
     def __init__(
         self,
@@ -163,11 +167,12 @@ class LLMPolicy:
     def decide(self, turn: Turn) -> Action:
         """Ask the endpoint for the next action; one retry when it answers without a usable action."""
         self.stats.decisions += 1
-        messages = self._messages(turn)
+        offer = _offer(turn.skills)
+        messages = self._messages(turn, offer)
         problem = ""
         switch_to: str | None = None
         for _attempt in range(2):
-            message, mode = self._complete(messages, switch_to)
+            message, mode = self._complete(messages, offer, switch_to)
             calls = [call for call in getattr(message, "tool_calls", None) or [] if getattr(call, "function", None)]
             if calls:
                 name, arguments = calls[0].function.name, calls[0].function.arguments
@@ -193,7 +198,7 @@ class LLMPolicy:
                     messages += [{"role": "assistant", "content": text}, {"role": "user", "content": nudge}]
                     continue
             try:
-                return parse_tool_call(name, arguments)
+                return parse_tool_call(name, arguments, turn.skills)
             except InvalidInput as exc:
                 call = clean_for_prompt(f"{name}({arguments})", 300)
                 problem = f"the model's tool call {call} is invalid: {exc}"
@@ -202,7 +207,7 @@ class LLMPolicy:
                 messages.append({"role": "user", "content": f"Your tool call {call} was rejected: {exc}. {again}"})
         raise PolicyError(f"LLM policy: {problem} (after one retry)")
 
-    def _messages(self, turn: Turn) -> list[dict[str, Any]]:
+    def _messages(self, turn: Turn, offer: _Offer) -> list[dict[str, Any]]:
         """The system and user messages of a turn, cut to fit the context window when one is set."""
         system = system_message(turn)
         user = turn_message(turn)
@@ -212,8 +217,8 @@ class LLMPolicy:
         window = self.context_tokens
         if window is not None:
             text_mode = self.mode == "text"
-            system_sent = f"{system}\n\n{TEXT_PROTOCOL}" if text_mode else system
-            tools = "" if text_mode else _TOOLS_JSON
+            system_sent = f"{system}\n\n{offer.protocol}" if text_mode else system
+            tools = "" if text_mode else offer.tools_json
             needed = request_tokens(system_sent, user, tools)
             for limits in shrinking(DEFAULT_LIMITS):
                 if needed <= window:
@@ -227,7 +232,7 @@ class LLMPolicy:
     def _served_window(self) -> int | None:
         return served_window(self.client, self.model, self._openai.OpenAIError)
 
-    def _complete(self, messages: list[dict[str, Any]], mode: str | None = None) -> tuple[Any, str]:
+    def _complete(self, messages: list[dict[str, Any]], offer: _Offer, mode: str | None = None) -> tuple[Any, str]:
         """The model's message and the mode it was asked in: the endpoint's mode, or (unless the mode is
         fixed) the next one when the server refuses it, which is then kept for the endpoint (so is
         ``mode``, when given and answered). A request that timed out is sent once more (in auto mode, as
@@ -238,7 +243,7 @@ class LLMPolicy:
         patient = False
         while True:
             try:
-                return self._ask(messages, mode, patient=patient), mode
+                return self._ask(messages, offer, mode, patient=patient), mode
             except _TimedOut as exc:
                 tries += exc.tries
                 if mode == "auto" and self.forced_mode is None:
@@ -257,13 +262,13 @@ class LLMPolicy:
                                       f"{_server_said(exc)}") from exc
                 mode = following
 
-    def _ask(self, messages: list[dict[str, Any]], mode: str, *, patient: bool = False) -> Any:
+    def _ask(self, messages: list[dict[str, Any]], offer: _Offer, mode: str, *, patient: bool = False) -> Any:
         openai = self._openai
         if mode == "text":
-            sent = [{**messages[0], "content": f"{messages[0]['content']}\n\n{TEXT_PROTOCOL}"}, *messages[1:]]
+            sent = [{**messages[0], "content": f"{messages[0]['content']}\n\n{offer.protocol}"}, *messages[1:]]
             options: dict[str, Any] = {"messages": sent}
         else:
-            options = {"messages": messages, "tools": TOOLS, "tool_choice": mode}
+            options = {"messages": messages, "tools": offer.tools, "tool_choice": mode}
         if self.limit_answer:
             options["max_tokens"] = ANSWER_RESERVE_TOKENS  # a runaway answer on a local model would block for minutes
         client = self.client
@@ -321,8 +326,28 @@ TEXT_PROTOCOL = text_protocol(_TOOL_SPECS)
 _TOOLS_JSON = json.dumps(TOOLS)
 
 
-def parse_tool_call(name: str, arguments: str | None) -> Action:
-    """The action a tool call names; :class:`InvalidInput` names what is wrong with it."""
+@dataclass(frozen=True)
+class _Offer:
+    """What a request offers the model: the tools (the actions, then the skills) and the text protocol's twin."""
+
+    tools: list[dict[str, Any]]
+    tools_json: str
+    protocol: str
+
+
+_ACTIONS_ONLY = _Offer(TOOLS, _TOOLS_JSON, TEXT_PROTOCOL)
+
+
+def _offer(skills: Sequence[Skill]) -> _Offer:
+    if not skills:
+        return _ACTIONS_ONLY
+    tools = [*TOOLS, *skill_tools(skills)]
+    return _Offer(tools, json.dumps(tools), text_protocol({**_TOOL_SPECS, **skill_specs(skills)}))
+
+
+def parse_tool_call(name: str, arguments: str | None, skills: Sequence[Skill] = ()) -> Action:
+    """The action a tool call names (a ``skill`` action for a skill's tool among ``skills``, those offered);
+    :class:`InvalidInput` names what is wrong with it."""
     try:
         data = json.loads(arguments) if arguments and arguments.strip() else {}
     except json.JSONDecodeError as exc:
@@ -330,14 +355,17 @@ def parse_tool_call(name: str, arguments: str | None) -> Action:
     if not isinstance(data, Mapping):
         raise InvalidInput(f"arguments: expected a JSON object, got {type(data).__name__}")
     data = dict(data)
+    if is_skill_tool(name):
+        return skill_action(name, data, skills)
     if name == "scroll" and "direction" in data:
         data["value"] = data.pop("direction")
     return Action.from_mapping({**data, "kind": name})
 
 
 def system_message(turn: Turn) -> str:
-    """The agent's job, then the memory's tier-1 lessons as given."""
-    return f"{AGENT_PROMPT}\n\n{turn.system_prompt}" if turn.system_prompt.strip() else AGENT_PROMPT
+    """The agent's job (and its skills, when the site has some), then the memory's tier-1 lessons as given."""
+    job = f"{AGENT_PROMPT} {SKILLS_PROMPT}" if turn.skills else AGENT_PROMPT
+    return f"{job}\n\n{turn.system_prompt}" if turn.system_prompt.strip() else job
 
 
 def turn_message(turn: Turn, limits: Limits = DEFAULT_LIMITS) -> str:

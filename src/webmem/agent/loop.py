@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..core.errors import InvalidInput, PolicyError
+from ..core.errors import InvalidInput, NotFound, PolicyError
 from ..core.models import ReplayedStep, ReplayReport, positive_int
 from ..core.pack import ContextPart
 from ..core.redaction import names_password_field
 from ..core.text import clean_for_prompt
 from ..core.urls import check_url, domain_of, origin_of
-from .actions import Action
+from .actions import SKILL, Action
 from .execute import Execution, element_ref, perform, reaches, shown_count, signals_of
 from .observation import Element, Observation, observe
 
@@ -24,10 +25,12 @@ except ImportError:  # the agent needs Playwright; importing this module without
 from .policy import Policy, PolicyStats, StepOutcome, Turn
 from .replay import DEFAULT_WAIT_MS as LOOK_AGAIN_MS
 from .replay import LOOKING_AGAIN, ReplayPolicy
+from .skill_calls import AfterSkill, OfferedSkills, SkillReplay
 
 if TYPE_CHECKING:
     from ..memory import Memory
     from ..run import Run
+    from ..trajectories.plans import ReplayPlan
 
 DEFAULT_MAX_TURNS = 20
 DEFAULT_MAX_ERRORS = 3
@@ -113,6 +116,10 @@ class Agent:
     memory (no context, no replay, nothing recorded). The run ends on the policy's ``finish``, on the
     environment's verdict, or on a guardrail: ``max_turns`` turns, the same action on the same target
     ``max_repeats`` times, or ``max_errors`` failed actions.
+
+    A policy that calls skills (``calls_skills``, the LLM policy) is offered the skills of the page's site: a call
+    replays the skill's plan with its values, then gives the page back to the policy. ``replay=False`` turns off
+    both the replay a run starts with and skill calls.
     """
 
     def __init__(
@@ -199,6 +206,8 @@ class _Session:
         self.system_prompt: str | None = None
         self.replay_miss: str | None = None  # why the memory offered no replay
         self.looked_again = False  # whether a run that claimed its task done looked once more for the task's end
+        self.skills = OfferedSkills(agent.memory if agent.replay else None, agent.policy)
+        self.skill_call: SkillReplay | None = None  # the last call of a skill whose plan was made
 
     def drive(self) -> AgentResult:
         agent = self.agent
@@ -211,11 +220,7 @@ class _Session:
             lookup = memory.trajectories.search_replay(self.goal, origin_of(page.url), run_id=self.run.id)
             plan, self.replay_miss = lookup.plan, lookup.reason
             if plan is not None:
-                self.replay = ReplayPolicy(plan, agent.policy,
-                                           locate=lambda selector, role, name: element_ref(page, selector, role, name),
-                                           reaches=lambda selector, ref: reaches(page, selector, ref),
-                                           shown=lambda text: shown_count(page, text), secrets=memory.secrets,
-                                           identify=lambda ref: signals_of(page, ref), others=lookup.others)
+                self.replay = self._replay_policy(plan, agent.policy, lookup.others)
                 self.policy = self.replay
                 self.memory_hits += 1
         for number in range(1, agent.max_turns + 1):
@@ -228,6 +233,8 @@ class _Session:
             if isinstance(chosen, AgentResult):
                 return chosen
             action, from_replay = chosen
+            if action.kind == SKILL:
+                continue  # a call that could not be planned: its error is in the history
             if action.kind == "finish":
                 outcome = self._environment_outcome() if not action.success else self._outcome_after_a_look()
                 success = outcome.success if outcome is not None else bool(action.success)
@@ -247,10 +254,28 @@ class _Session:
                                  outcome=outcome)
             if not execution.ok and not from_replay:  # a replayed step that fails hands over instead
                 self.errors += 1
-                if self.errors >= agent.max_errors:
-                    return self._end(False, f"stopped: {self.errors} actions failed (error budget "
-                                            f"{agent.max_errors})", number, after)
+                if (ended := self._out_of_errors(number, after)) is not None:
+                    return ended
         return self._end(False, f"stopped: turn budget of {agent.max_turns} turns used up", agent.max_turns, None)
+
+    def _out_of_errors(self, number: int, observation: Observation) -> AgentResult | None:
+        if self.errors < self.agent.max_errors:
+            return None
+        return self._end(False, f"stopped: {self.errors} actions failed (error budget {self.agent.max_errors})",
+                         number, observation)
+
+    def _replay_policy(self, plan: ReplayPlan, fallback: Policy, others: Sequence[ReplayPlan] = ()) -> ReplayPolicy:
+        page, memory = self.agent.page, self.agent.memory
+        return ReplayPolicy(plan, fallback, locate=lambda selector, role, name: element_ref(page, selector, role, name),
+                            reaches=lambda selector, ref: reaches(page, selector, ref),
+                            shown=lambda text: shown_count(page, text),
+                            secrets=memory.secrets if memory is not None else None,
+                            identify=lambda ref: signals_of(page, ref), others=others)
+
+    def _driving(self) -> ReplayPolicy | None:
+        """The replay choosing the actions now (the run's, or a skill call's), if one is."""
+        policy = self.policy
+        return policy if isinstance(policy, ReplayPolicy) and policy.active else None
 
     def _choose(self, turn: Turn, observation: Observation, number: int) -> tuple[Action, bool] | AgentResult:
         """The next action and whether the replay chose it, or the end of the run. An action chosen
@@ -262,7 +287,11 @@ class _Session:
                 action = self.policy.decide(turn)
             except PolicyError as exc:
                 return self._end(False, f"the policy failed: {exc}", number, observation)
-            replay = self.replay if self.replay is not None and self.replay.active else None  # it chose the action
+            replay = self._driving()  # it chose the action
+            if action.kind == "finish" and replay is not None and self.skill_call is not None \
+                    and replay is self.skill_call.replay:
+                turn = self._handed_back(turn)  # the skill's steps are done: the policy goes on with the goal
+                continue
             if action.kind == "finish" and replay is not None and self.agent.environment is not None \
                     and self._outcome_after_a_look() is None:
                 replay.hand_over(f"replayed all {replay.position} steps, but the task is not over")
@@ -275,11 +304,54 @@ class _Session:
             key = repeat_key(action, observation)
             if self.repeats[key] + 1 < self.agent.max_repeats:
                 self.repeats[key] += 1
-                return action, replay is not None
+                if action.kind != SKILL:
+                    return action, replay is not None
+                called = self._call_skill(action, turn, observation, number)
+                if called is None or isinstance(called, AgentResult):
+                    return called if called is not None else (action, False)
+                turn = called
+                continue
             said = f"the same action ({clean_for_prompt(action.describe(), 200)}) was chosen {self.agent.max_repeats} times"
             if replay is None:
                 return self._end(False, f"stopped: {said}", number, observation)
             replay.hand_over(f"step {replay.position}: {said}")
+
+    def _call_skill(self, action: Action, turn: Turn, observation: Observation,
+                    number: int) -> Turn | AgentResult | None:
+        """Start the skill ``action`` calls: its plan replayed from this turn on (the turn, with the call in its
+        history), or, when it cannot be planned, a failed step whose error the policy reads next turn (None; the
+        run's end when the error budget is spent)."""
+        try:
+            plan = self.skills.plan(action)
+        except (InvalidInput, NotFound) as exc:
+            self.last_error, error = f"skill {action.skill.name}: {exc}", str(exc)  # type: ignore[union-attr]
+            self.history.append(StepOutcome(action=action, ok=False, verified=None, error=error, url=observation.url))
+            if self.run is not None:
+                self.run.on_error(action.describe(), error)
+            self.errors += 1
+            return self._out_of_errors(number, observation)
+        self.history.append(StepOutcome(action=action, ok=True, verified=None, url=observation.url,
+                                        effect=f"replaying its {len(plan.steps)} recorded steps"))
+        replay = self._replay_policy(plan, AfterSkill(self.agent.policy, self._handed_back))
+        self.skill_call = SkillReplay(action, replay, len(self.history) - 1, Counter(self.repeats))
+        self.policy = replay
+        self.memory_hits += 1
+        return replace(turn, history=tuple(self.history))
+
+    def _handed_back(self, turn: Turn) -> Turn:
+        """The skill call's replay gave the page back (its steps done, or handed over): its entry in the history
+        says how it went, the run learns where a replay that handed over stopped, and the policy decides again."""
+        call = self.skill_call
+        if call is None or call.ended:
+            return turn
+        error = call.end(self.history)
+        self.repeats = call.repeats
+        self.policy = self.agent.policy
+        if error is not None:
+            self.last_error = error
+            if self.run is not None:
+                self.run.on_handover(call.report(False, "", None))
+        return self._turn(turn.number, turn.observation)  # the run's context now says where a hand-over stopped
 
     def _turn(self, number: int, observation: Observation) -> Turn:
         context = system_prompt = ""
@@ -307,7 +379,7 @@ class _Session:
             context = self.hints
         return Turn(goal=self.goal, observation=observation, number=number, context=context,
                     system_prompt=system_prompt, history=tuple(self.history), known_selectors=known,
-                    last_error=self.last_error)
+                    last_error=self.last_error, skills=self.skills.on(observation.url))
 
     def _record(self, action: Action, execution: Execution, observation: Observation) -> None:
         element = execution.element
@@ -368,8 +440,8 @@ class _Session:
             self.run.finish(success=success, outcome=summary, final_url=final_url, replay=replay)
         return AgentResult(
             goal=self.goal, success=success, reason=reason, run_id=self.run.id if self.run else None, answer=answer,
-            turns=turns, steps=len(self.history), decisions=spent.decisions, llm_calls=spent.llm_calls,
-            prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
+            turns=turns, steps=sum(done.action.kind != SKILL for done in self.history), decisions=spent.decisions,
+            llm_calls=spent.llm_calls, prompt_tokens=spent.prompt_tokens, completion_tokens=spent.completion_tokens,
             replayed=replay is not None and replay.outcome == "replayed",
             replay_fallback=replay is not None and replay.outcome == "handed_over",
             replay_trajectory_id=replay.trajectory_id if replay else None,
@@ -382,7 +454,10 @@ class _Session:
         )
 
     def _replay_report(self, success: bool, reason: str, spent: PolicyStats) -> ReplayReport | None:
-        """What became of the replay this run started with, if it started one."""
+        """What became of the last skill call's replay, if a skill was called; else of the replay this run
+        started with, if it started one."""
+        if self.skill_call is not None:
+            return self.skill_call.report(success, reason, self.history[-1] if self.history else None)
         replay = self.replay
         if replay is None:
             return None

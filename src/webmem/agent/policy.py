@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from ..core.models import SelectorEntry
+from ..core.skill_records import Skill
 from .actions import Action
 from .observation import Observation
 
@@ -29,6 +30,7 @@ class Turn:
     ``context`` is the memory's context for this turn (``run.context(url=...)`` as text, '' without
     memory); ``system_prompt`` carries the tier-1 lessons; ``known_selectors`` are the memory's selector
     cache entries for the site, most successful first; ``history`` is this run's executed actions.
+    ``skills`` are the skills of the page's site that a policy may call (an LLM's tools), most trusted first.
     """
 
     goal: str
@@ -39,6 +41,7 @@ class Turn:
     history: tuple[StepOutcome, ...] = ()
     known_selectors: tuple[SelectorEntry, ...] = ()
     last_error: str | None = None
+    skills: tuple[Skill, ...] = ()
 
 
 @dataclass
