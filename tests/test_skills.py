@@ -108,6 +108,9 @@ def test_a_skill_is_verified_only_by_a_replay_that_did_a_new_instance(recorded: 
     assert (verified.record.recorded, verified.record.replays, verified.record.successes,
             verified.record.handovers, verified.record.failures) == (2, 3, 2, 1, 0)
     assert skill_named(recorded, "search_tickets").status == "unverified"
+    create_ticket(recorded, "Typo in help", "bob", "trivial", replay="replayed", success=False)
+    after = skill_named(recorded, "create_ticket").record  # it did all its steps: the run failed on the rest
+    assert (after.replays, after.successes, after.failures) == (4, 2, 0)
 
 
 def test_a_skill_is_withdrawn_when_its_replays_fail_or_its_site_changed(recorded: webmem.Memory) -> None:

@@ -1,10 +1,11 @@
 """How far a skill is to be trusted: its record (the runs that recorded it, its replays and what became of them)
 and its status, admitted by evidence.
 
-A skill is ``verified`` once a replay of it did a new instance (a goal with other values than those of the runs
-that recorded it without replay) and that run succeeded; ``withdrawn`` while its replays fail too often (the
-replay gate closed), or when a page it goes through changed after it last worked, until a replay verifies it
-again; ``unverified`` otherwise.
+A skill is ``verified`` once a replay of it did a new instance (other values in its template's slots than those
+of the runs that recorded it without replay, however the goal was worded) and that run succeeded; ``withdrawn``
+while its replays fail too often (the replay gate closed), or when a page it goes through changed after it last
+worked, until a replay verifies it again; ``unverified`` otherwise. A replay failed when it ran without handing
+over and the task failed; a run that failed after its replay did all its steps failed on the rest of its goal.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from datetime import datetime
 
 from ..core.models import RunManifest, Trajectory
 from ..core.skill_records import SkillRecord, SkillStatus
+from ..trajectories.binding import bind
 from ..trajectories.plans import ReplayGate
 
 
@@ -32,16 +34,16 @@ def standing(recordings: Sequence[Trajectory], runs: Sequence[RunManifest], gate
     ids = {trajectory.id for trajectory in recordings}
     replays = [run for run in runs if run.replay is not None and run.replay.trajectory_id in ids]
     replay_runs = {run.run_id for run in replays}
-    taught = {_normal(trajectory.goal) for trajectory in recordings if trajectory.run_id not in replay_runs}
+    template = recordings[0].goal_template if recordings else None
+    taught = {_instance(trajectory.goal, template) for trajectory in recordings if trajectory.run_id not in replay_runs}
     successes = [run for run in replays if run.replay.outcome == "replayed" and run.success is True]  # type: ignore[union-attr]
-    new_instances = [run for run in successes if _normal(run.goal) not in taught]
+    new_instances = [run for run in successes if _instance(run.goal, template) not in taught]
     last_verified = max((run.completed_at or run.updated_at for run in new_instances), default=None)
     record = SkillRecord(
         recorded=len(recordings) - len(replay_runs & {t.run_id for t in recordings if t.run_id}),
         replays=len(replays), successes=len(successes),
         handovers=sum(run.replay.outcome == "handed_over" for run in replays),  # type: ignore[union-attr]
-        failures=sum(run.status == "failed" and run.replay.outcome != "handed_over"  # type: ignore[union-attr]
-                     for run in replays),
+        failures=sum(run.replay.outcome == "replay_failed" for run in replays),  # type: ignore[union-attr]
         last_verified=last_verified,
     )
     if gate.closed:
@@ -55,5 +57,14 @@ def standing(recordings: Sequence[Trajectory], runs: Sequence[RunManifest], gate
     return Standing(record, "unverified", "no replay of it has done an instance other than its recordings yet")
 
 
-def _normal(goal: str) -> str:
-    return " ".join(goal.casefold().split()).rstrip(".!? ")
+def _instance(goal: str, template: str | None) -> object:
+    """What tells one instance of the task from another: the values the goal gives the template's slots (however
+    the rest is worded), else the goal itself (a run that called the skill on the way to a larger goal)."""
+    values = bind(template, goal) if template else None
+    if values is not None:
+        return tuple(sorted((slot, _normal(value)) for slot, value in values.items()))
+    return _normal(goal)
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".!? ")
