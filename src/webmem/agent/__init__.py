@@ -12,7 +12,8 @@ from .browser import launch_chromium
 from .checks import SuccessCheck
 from .heuristic import HeuristicPolicy
 from .llm import LLMPolicy
-from .loop import Agent, AgentResult, Environment, EnvironmentOutcome
+from .loop import Agent
+from .results import AgentResult, Environment, EnvironmentOutcome
 from .observation import Element, Observation, observe
 from .policy import Policy, PolicyStats, StepOutcome, Turn
 from .replay import ReplayPolicy

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import InvalidInput
-from .loop import EnvironmentOutcome
+from .results import EnvironmentOutcome
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InvalidInput, NotFound, PolicyError
-from ..core.models import ReplayedStep, ReplayReport, positive_int
+from ..core.models import ReplayReport, positive_int
 from ..core.pack import ContextPart
 from ..core.redaction import names_password_field
 from ..core.text import clean_for_prompt
@@ -25,6 +25,7 @@ except ImportError:  # the agent needs Playwright; importing this module without
 from .policy import Policy, PolicyStats, StepOutcome, Turn
 from .replay import DEFAULT_WAIT_MS as LOOK_AGAIN_MS
 from .replay import LOOKING_AGAIN, ReplayPolicy
+from .results import AgentResult, Environment, EnvironmentOutcome
 from .skill_calls import AfterSkill, OfferedSkills, SkillReplay
 
 if TYPE_CHECKING:
@@ -39,73 +40,6 @@ DEFAULT_ACTION_TIMEOUT_MS = 3000
 MAX_HINTS_CHARS = 4000
 PRIORITY_HINTS = 65  # below loop warnings and the user's context, above the last error
 UNGUARDED_REPEATS = frozenset({"scroll", "wait"})  # scrolling on is progress; the turn budget bounds it
-
-
-@dataclass(frozen=True)
-class EnvironmentOutcome:
-    """The environment's own verdict on the run (a task's reward, a success check)."""
-
-    success: bool
-    reward: float | None = None
-    detail: str = ""
-
-
-class Environment(Protocol):
-    """Something that can tell from the page whether the task is over: ``None`` while it is not."""
-
-    def outcome(self, page: Any) -> EnvironmentOutcome | None:
-        """The environment's verdict on the episode now; None while it is not over."""
-        ...
-
-
-@dataclass
-class AgentResult:
-    """How a run of the agent went.
-
-    When the memory's replay started, ``replay_outcome`` is one of ``webmem.core.models.REPLAY_OUTCOMES``,
-    ``replay_step`` the plan's step (from 1) where it handed over or failed (for ``replayed``, the
-    steps replayed), and ``replay_reason`` why; all three are None when no replay started.
-    ``replay_steps`` says what became of each replayed step (hit, healed, stale or missed, and why).
-    ``replayed`` and ``replay_fallback`` say the same as ``replay_outcome`` in two booleans.
-    ``replay_offered`` says whether the memory had a replay for the goal, and ``replay_miss_reason``
-    why it had none (no run recorded on the origin, the goal does not fit a recorded task and where,
-    a value the goal does not give, replay turned off, ...).
-    """
-
-    goal: str
-    success: bool
-    reason: str
-    run_id: str | None = None
-    answer: str | None = None
-    turns: int = 0
-    steps: int = 0
-    decisions: int = 0
-    llm_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    replayed: bool = False
-    replay_fallback: bool = False
-    replay_trajectory_id: str | None = None
-    handover_reason: str | None = None
-    replay_outcome: str | None = None
-    replay_step: int | None = None
-    replay_reason: str | None = None
-    replay_steps: list[ReplayedStep] = field(default_factory=list)
-    replay_offered: bool = False
-    replay_miss_reason: str | None = None
-    context_tokens: int = 0
-    memory_hits: int = 0
-    duration_ms: int = 0
-    final_url: str | None = None
-    reward: float | None = None
-    history: list[StepOutcome] = field(default_factory=list, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The result as plain data (for JSON output)."""
-        data = {key: value for key, value in self.__dict__.items() if key not in ("history", "replay_steps")}
-        data["replay_steps"] = [step.model_dump(mode="json") for step in self.replay_steps]
-        data["actions"] = [outcome.action.describe() for outcome in self.history]
-        return data
 
 
 class Agent:

@@ -17,7 +17,7 @@ from ..core.errors import InvalidInput
 from ..core.text import clean_for_prompt
 from ..core.urls import check_url
 from .checks import SuccessCheck
-from .loop import AgentResult
+from .results import AgentResult
 
 MAX_CASES = 10_000
 MAX_HINTS = 12
