@@ -16,6 +16,7 @@ import webmem
 from webmem import ElementSignals, ReplayReport
 from webmem.cli import cli
 from webmem.mcp import build_server
+from webmem.outcomes import DEMOTE_AFTER_FAILURES
 from webmem.mcp.skill_tools import MAX_SKILL_TOOLS, find, offered, skill_tool, tool_name
 from webmem.core.skill_records import Skill
 from webmem.server.app import create_app
@@ -129,6 +130,22 @@ def test_a_skill_is_withdrawn_when_its_replays_fail_or_its_site_changed(recorded
     failing = skill_named(recorded, "search_tickets")
     assert failing.status == "withdrawn" and "failed 2 times" in failing.status_reason
     assert failing.record.failures == 2
+
+
+def test_a_skill_whose_followers_keep_failing_is_withdrawn_by_the_outcome_gate(mem: webmem.Memory) -> None:
+    """The gate that keeps memory from making an agent worse demotes a recording that runs given it as advice
+    keep failing after: once every recording of a skill is demoted, the skill is withdrawn."""
+    create_ticket(mem, "Crash on save", "alice", "major")
+    assert skill_named(mem, "create_ticket").status == "unverified"
+    for _ in range(DEMOTE_AFTER_FAILURES):
+        run = mem.start_run(goal='Create a ticket titled "Slow export" assigned to bob with priority minor',
+                            start_url=NEW_TICKET)
+        assert "REFERENCE TRAJECTORY" in str(run.context(url=NEW_TICKET))  # given the recording as advice
+        run.finish(success=False, outcome="the ticket was not created")
+    demoted = skill_named(mem, "create_ticket")
+    assert demoted.status == "withdrawn" and "kept failing" in demoted.status_reason
+    create_ticket(mem, "Typo in help", "carol", "trivial")  # a new recording that succeeded: offered again
+    assert skill_named(mem, "create_ticket").status == "unverified"
 
 
 def test_calling_a_skill_is_a_replay_plan_with_the_parameters_checked(recorded: webmem.Memory) -> None:

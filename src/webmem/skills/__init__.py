@@ -128,6 +128,7 @@ class Skills:
             pages = mem.site_changes.pages(conn, domain)
             gates = {key: read_gate(conn, mem.namespace, key[0], shape_of(recordings[0]))
                      for key, recordings in by_task.items()}
+            held = mem.outcomes.held_back(conn, "reference", [t.id for t in recorded], demoted_too=True)
         skills = []
         for origin in sorted({origin for origin, _ in by_task}):
             tasks = [key for key in by_task if key[0] == origin]
@@ -136,7 +137,8 @@ class Skills:
                 recordings = by_task[key]
                 newest = recordings[0]
                 named = parameters(newest)
-                found = standing(recordings, runs, gates[key], changed_after(newest, pages))
+                found = standing(recordings, runs, gates[key], changed_after(newest, pages),
+                                 demoted=all(trajectory.id in held for trajectory in recordings))
                 skills.append(Skill(
                     id=skill_id(origin, key[1]), name=names[key[1]], origin=origin, domain=domain,
                     description=describe(key[1], named, newest.goal), template=named_template(key[1], named),

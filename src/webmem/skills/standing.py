@@ -4,7 +4,8 @@ and its status, admitted by evidence.
 A skill is ``verified`` once a replay of it did a new instance (other values in its template's slots than those
 of the runs that recorded it without replay, however the goal was worded) and that run succeeded; ``withdrawn``
 while its replays fail too often (the replay gate closed), or when a page it goes through changed after it last
-worked, until a replay verifies it again; ``unverified`` otherwise. A replay failed when it ran without handing
+worked, until a replay verifies it again, or while the outcome gate demotes every recording of it (the runs given
+it as advice kept failing); ``unverified`` otherwise. A replay failed when it ran without handing
 over and the task failed; a run that failed after its replay did all its steps failed on the rest of its goal.
 """
 
@@ -28,9 +29,10 @@ class Standing:
 
 
 def standing(recordings: Sequence[Trajectory], runs: Sequence[RunManifest], gate: ReplayGate,
-             changed: datetime | None) -> Standing:
+             changed: datetime | None, *, demoted: bool = False) -> Standing:
     """The record and status of the skill ``recordings`` make (newest first), from the ``runs`` of its site, its
-    replay gate, and when a page of its newest recording changed after that recording (``changed``)."""
+    replay gate, when a page of its newest recording changed after that recording (``changed``), and whether the
+    outcome gate demoted every recording of it (``demoted``: runs given it as advice kept failing)."""
     ids = {trajectory.id for trajectory in recordings}
     replays = [run for run in runs if run.replay is not None and run.replay.trajectory_id in ids]
     replay_runs = {run.run_id for run in replays}
@@ -49,6 +51,9 @@ def standing(recordings: Sequence[Trajectory], runs: Sequence[RunManifest], gate
     if gate.closed:
         return Standing(record, "withdrawn", f"its replays failed {gate.failures} times against {gate.successes} "
                                              "successes: it is not replayed until it is recorded again")
+    if demoted:
+        return Standing(record, "withdrawn", "runs that were given it kept failing: memory no longer offers it, "
+                                             "until a new recording of it succeeds")
     if changed is not None and (last_verified is None or last_verified < changed):
         return Standing(record, "withdrawn", f"a page it goes through changed on {changed:%Y-%m-%d %H:%M} UTC, "
                                              "after it last worked: a replay must verify it again")
