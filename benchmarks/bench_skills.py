@@ -74,10 +74,14 @@ TOP_MISSES = 3
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from skills_miniwob import TASKS as MINIWOB_TASKS
     from skills_trac import TASKS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default=",".join(TASKS), help=f"comma-separated, of {', '.join(TASKS)}")
+    parser.add_argument("--apps", default="trac,miniwob", help="comma-separated, of trac, miniwob (default both)")
+    parser.add_argument("--miniwob-tasks", default=",".join(MINIWOB_TASKS),
+                        help=f"comma-separated, of {', '.join(MINIWOB_TASKS)}")
     parser.add_argument("--recordings", type=int, default=2, help="recorded runs per task (1 to 3; default 2)")
     parser.add_argument("--instances", type=int, default=5, help="new instances per task (default 5)")
     parser.add_argument("--composed", type=int, default=5, help="composed goals (default 5; they need the ticket "
@@ -88,8 +92,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("-v", "--verbose", action="store_true", help="print every episode")
     args = parser.parse_args(argv)
     args.tasks = list(dict.fromkeys(name.strip() for name in args.tasks.split(",") if name.strip()))
+    args.miniwob_tasks = list(dict.fromkeys(name.strip() for name in args.miniwob_tasks.split(",") if name.strip()))
+    args.apps = list(dict.fromkeys(name.strip() for name in args.apps.split(",") if name.strip()))
     if not args.tasks or any(name not in TASKS for name in args.tasks):
         parser.error(f"--tasks: expected some of {', '.join(TASKS)}")
+    if not args.miniwob_tasks or any(name not in MINIWOB_TASKS for name in args.miniwob_tasks):
+        parser.error(f"--miniwob-tasks: expected some of {', '.join(MINIWOB_TASKS)}")
+    if not args.apps or any(name not in ("trac", "miniwob") for name in args.apps):
+        parser.error("--apps: expected some of trac, miniwob")
     if not 1 <= args.recordings <= 3 or args.instances < 1 or args.composed < 0:
         parser.error("--recordings: 1 to 3; --instances: at least 1; --composed: at least 0")
     return args
@@ -101,8 +111,11 @@ def done_by_skills(record: dict) -> bool:
                 and all(outcome == "done" for _, _, outcome in record["called"]))
 
 
-async def run_all(args: argparse.Namespace, bench, root: Path, cli: Path) -> tuple[list[dict], list[dict]]:
-    skills_memory = args.keep or root / "skills-memory"
+async def run_app(args: argparse.Namespace, bench, skills_memory: Path, root: Path, cli: Path
+                  ) -> tuple[list[dict], list[dict]]:
+    """Record ``bench``'s tasks into the skills' memory, then do its new instances and composed goals with skills
+    (on that memory) and without (on an empty one)."""
+    root = root / bench.name
     recordings: list[dict] = []
     async with ProxySession.started(skills_memory, root / "record", cli) as session:
         for task in bench.tasks:
@@ -110,15 +123,17 @@ async def run_all(args: argparse.Namespace, bench, root: Path, cli: Path) -> tup
                 recordings.append(await bench.record(session, instance))
                 if args.verbose or not recordings[-1]["success"]:
                     print(f"  [record {task}] {'ok' if recordings[-1]['success'] else 'FAILED'} "
-                          f"{instance.goal!r}: {recordings[-1]['detail']}", flush=True)
+                          f"{recordings[-1]['goal']!r}: {recordings[-1]['detail']}", flush=True)
+    planned = bench.episodes()
     episodes = [{"app": bench.name, "task": task, "kind": kind, "goal": bench.goal(parts)}
-                for task, kind, parts in bench.episodes()]
+                for task, kind, parts in planned]
     async with ProxySession.started(skills_memory, root / "with", cli) as session:
-        for record, (_, _, parts) in zip(episodes, bench.episodes()):
+        for record, (_, _, parts) in zip(episodes, planned):
             record["with"] = await bench.with_skills(session, parts)
             record["with"]["done_by_skills"] = done_by_skills(record["with"])
+            record["goal"] = record["with"].get("goal") or record["goal"]
     async with ProxySession.started(root / "empty-memory", root / "without", cli) as session:
-        for record, (_, _, parts) in zip(episodes, bench.episodes()):
+        for record, (_, _, parts) in zip(episodes, planned):
             record["without"] = await bench.without_skills(session, parts)
             if args.verbose or not record["with"]["done_by_skills"] or "wrong" in (
                     record["with"]["effect"], record["without"]["effect"]):
@@ -202,36 +217,60 @@ def print_table(rows: dict, goals: dict) -> None:
     print(f"goal 0 wrong effects with skills: {wrong['wrong']} {'met' if wrong['met'] else 'NOT met'}")
 
 
+async def run_all(args: argparse.Namespace, root: Path, cli: Path) -> tuple[list, list[dict], list[dict]]:
+    """Each app of ``args.apps`` served and run in turn, on one skills' memory."""
+    from skills_miniwob import MiniwobTasks
+    from skills_trac import TracTasks, build_catalog
+
+    from webmem.bench.miniwob import serve_miniwob
+
+    skills_memory = args.keep or root / "skills-memory"
+    benches, recordings, episodes = [], [], []
+    for app_name in args.apps:
+        with contextlib.ExitStack() as stack:
+            if app_name == "trac":
+                app = stack.enter_context(serve_trac(build_catalog(args.seed)))
+                bench = TracTasks(app, args.tasks, args.recordings, args.instances, args.composed, args.seed)
+                where = app.base_url
+            else:
+                where = stack.enter_context(serve_miniwob())
+                bench = MiniwobTasks(where, args.miniwob_tasks, args.recordings, args.instances, args.seed)
+            print(f"{bench.name}: recording {sum(map(len, bench.recorded.values()))} runs, then "
+                  f"{len(bench.episodes())} episodes with skills and without, on {where} ...", flush=True)
+            recorded, done = await run_app(args, bench, skills_memory, root, cli)
+        benches.append(bench)
+        recordings += recorded
+        episodes += done
+    return benches, recordings, episodes
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    require_trac()
+    if "trac" in args.apps:
+        require_trac()
     cli = playwright_mcp_cli()
     if cli is None or not cli.is_file():
         sys.exit("Playwright MCP is needed: scripts/setup.sh installs it, or set PLAYWRIGHT_MCP_CLI=path/to/cli.js")
-    from skills_trac import TracTasks, build_catalog
-
     started = time.perf_counter()
-    with contextlib.ExitStack() as stack:
-        root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="webmem-bench-skills-")))
-        app = stack.enter_context(serve_trac(build_catalog(args.seed)))
-        bench = TracTasks(app, args.tasks, args.recordings, args.instances, args.composed, args.seed)
-        print(f"trac: recording {sum(map(len, bench.recorded.values()))} runs, then "
-              f"{len(bench.episodes())} episodes with skills and without, on {app.base_url} ...", flush=True)
-        recordings, episodes = asyncio.run(run_all(args, bench, root, cli))
-    rows = summarize(episodes, args.tasks)
+    with tempfile.TemporaryDirectory(prefix="webmem-bench-skills-") as scratch:
+        benches, recordings, episodes = asyncio.run(run_all(args, Path(scratch), cli))
+    rows = summarize(episodes, [*(args.tasks if "trac" in args.apps else []),
+                                *(args.miniwob_tasks if "miniwob" in args.apps else [])])
     goals = goals_met(rows)
     print_table(rows, goals)
     failed = [item for item in recordings if not item["success"]]
     elapsed = time.perf_counter() - started
+    composed = sum(len(bench.composed) for bench in benches)
     print(f"\n{code_version()}; seed {args.seed}, {args.recordings} recordings and {args.instances} new instances "
-          f"per task, {len(bench.composed)} composed goals; total time {elapsed:.0f} s")
+          f"per task, {composed} composed goals; total time {elapsed:.0f} s")
     if failed:
         print(f"!! {len(failed)} recorded runs failed: the memory lacks what those tasks should replay")
     if args.json:
         args.json.write_text(json.dumps({
-            "version": code_version(), "seed": args.seed, "tasks": args.tasks, "recordings_per_task": args.recordings,
-            "instances": args.instances, "duration_s": round(elapsed, 1), "summary": rows, "goals": goals,
-            "recordings": recordings, "episodes": episodes}, indent=1, ensure_ascii=False))
+            "version": code_version(), "seed": args.seed, "apps": args.apps, "tasks": args.tasks,
+            "miniwob_tasks": args.miniwob_tasks, "recordings_per_task": args.recordings, "instances": args.instances,
+            "duration_s": round(elapsed, 1), "summary": rows, "goals": goals, "recordings": recordings,
+            "episodes": episodes}, indent=1, ensure_ascii=False))
     return 1 if failed else 0
 
 

@@ -198,20 +198,27 @@ class SkillTool:
         return cls(tool.name, found.group("template").strip(),
                    {name: tuple(schema.get("enum", ())) for name, schema in properties.items()})
 
-    def pattern(self) -> re.Pattern[str]:
-        """The template as a pattern: its words as they are, each ``{parameter}`` a group."""
+    def pattern(self, greedy: bool) -> re.Pattern[str]:
+        """The template as a pattern: its words as they are, each ``{parameter}`` a group (``greedy``: as long
+        as the rest allows, so "the ticket Export to CSV to minor" gives the ticket "Export to CSV")."""
         parts, last = [], 0
         for slot in _SLOT.finditer(self.template):
             parts.append(re.escape(self.template[last:slot.start()]))
-            parts.append(f"(?P<{slot.group('name')}>.+?)")
+            parts.append(f"(?P<{slot.group('name')}>.+{'' if greedy else '?'})")
             last = slot.end()
-        parts.append(re.escape(self.template[last:]))
+        parts.append(re.escape(self.template[last:].rstrip(".")))
         return re.compile("".join(parts), re.I)
 
     def fill(self, part: str) -> dict[str, str] | None:
         """The parameters ``part`` of a goal gives this skill (the goal aligned with its template), or None
-        when it does not fit the template (or names no option of a choice)."""
-        found = self.pattern().fullmatch(part.strip().rstrip("."))
+        when it does not fit the template (or names no option of a choice): the longest first values, else
+        the shortest."""
+        for greedy in (True, False):
+            if (values := self._aligned(self.pattern(greedy).fullmatch(part.strip().rstrip(".")))) is not None:
+                return values
+        return None
+
+    def _aligned(self, found: re.Match[str] | None) -> dict[str, str] | None:
         if found is None:
             return None
         values = {}
@@ -254,18 +261,19 @@ class SkillEpisode:
 
 
 class SkillPolicy:
-    """Navigates to the site, lists the tools, and does each part of the goal with the skill whose description
-    fits it; a part no skill fits, or whose call hands over, it does itself with ``fallback(part_index)``
-    (a plan and its values for that part), from the start page."""
+    """Navigates to the site (``start_url``; None: it is there), lists the tools, and does each part of the
+    goal with the skill whose description fits it; a part no skill fits, or whose call hands over, it does
+    itself with ``fallback(part_index)`` (a plan and its values for that part), from the start page."""
 
     def __init__(self, session: ProxySession, browser: BrowserPolicy) -> None:
         self.session = session
         self.browser = browser
 
-    async def run(self, goal: str, start_url: str,
+    async def run(self, goal: str, start_url: str | None,
                   fallback: Callable[[int], tuple[Sequence[Step], dict[str, str]]]) -> SkillEpisode:
         episode = SkillEpisode()
-        await self.browser.navigate(start_url)
+        if start_url:  # else the agent is on the page already
+            await self.browser.navigate(start_url)
         skills = [skill for tool in await self.session.tools() if (skill := SkillTool.read(tool))]
         for index, part in enumerate(goal_parts(goal)):
             fit = match_skill(part, skills)
@@ -284,7 +292,8 @@ class SkillPolicy:
                 episode.notes.append(f"no skill fits {part!r} (skills: {', '.join(s.template for s in skills)})")
             episode.by_hand.append(part)
             plan, values = fallback(index)
-            await self.browser.navigate(start_url)
+            if start_url:
+                await self.browser.navigate(start_url)
             why = await self.browser.follow(plan, values)
             if why:
                 episode.notes.append(f"by hand: {why}")
