@@ -1,5 +1,6 @@
 """How far a site's skills carry an agent that is not webmem's: tool calls and success with skills and without,
-on Trac (the real app of ``bench_trac_replay.py``), with goals composed of two skills never recorded together.
+on Trac (the real app of ``bench_trac_replay.py``) and MiniWoB++, with goals composed of two skills never
+recorded together.
 
 The agent under test is an MCP client (the ``mcp`` SDK's ``Client``) of the recording proxy, ``webmem mcp
 --browser "node cli.js --browser chromium ..."``, started as a subprocess over stdio. Its policy is scripted
@@ -19,7 +20,7 @@ and knows webmem only by the tools the proxy lists, by name and description:
   itself as above from the start page (then, after a hand-over, it calls ``webmem_finish_run`` on the run
   the proxy handed over, as the answer asks).
 
-Method: one memory. Recording: for each task, the without-skills policy does ``--recordings`` instances
+Method: one memory (for both apps). Recording: for each task, the without-skills policy does ``--recordings`` instances
 (values no new instance uses: the replay benchmark's recorded instances) through the proxy, begun with
 ``webmem_start_run(goal)`` and finished with ``webmem_finish_run(success)`` as Trac's database tells it, so
 webmem records them and makes them skills. New instances (the replay benchmark's, with values no recording
@@ -39,11 +40,17 @@ no part done by hand.
 Prints per task: new instances done by skills / total, success with and without skills, median tool calls
 with and without (and their ratio), hand-overs, wrong effects with and without; the composed goals done /
 total; which of the issue's goals are met (>= 90% of new instances done by skills on the tasks the goal
-determines, >= 80% of composed goals, 0 wrong effects with skills) and why the misses missed. MiniWoB++ is
-not part of it (see ``skills_trac.py``'s neighbours: no harness of it runs through Playwright MCP).
+determines, >= 80% of composed goals, 0 wrong effects with skills) and why the misses missed.
 
-Usage: python benchmarks/bench_skills.py [--tasks resolve,comment] [--recordings 2] [--instances 5]
-       [--composed 10] [--json FILE] [--keep DIR] [--seed 0] [-v]
+MiniWoB++ (``skills_miniwob.py``): enter-text, enter-password, login-user, choose-list and click-option, the
+tasks whose instruction gives every value and whose page is the same in every episode, on the ``miniwob``
+package's pages served on 127.0.0.1; the agent clicks START and reads the instruction before it acts, with
+skills and without, and the page's reward decides success (it has no data to change: no wrong effect is
+counted there). Its tasks share one origin (one port), so they are one site's skills, as Trac's are.
+
+Usage: python benchmarks/bench_skills.py [--apps trac,miniwob] [--tasks resolve,comment]
+       [--miniwob-tasks enter-text,login-user] [--recordings 2] [--instances 5] [--composed 5] [--json FILE]
+       [--keep DIR] [--seed 0] [-v]
        (needs: pip install trac; Chromium; Playwright MCP: scripts/setup.sh, or PLAYWRIGHT_MCP_CLI=path/cli.js)
 """
 
