@@ -119,3 +119,32 @@ def test_a_selects_options_are_read_from_the_snapshot_by_its_identity() -> None:
     - option "Unnamed"
 ```"""
     assert snapshot_options(snapshot) == {'combobox "Priority"': ("Low", "Normal", 'Say "hi"')}
+
+
+def test_a_locator_that_names_an_element_by_part_of_its_name_records_its_whole_name() -> None:
+    # Playwright MCP writes the shortest part of a name that is unique on the page (a substring match, no
+    # exact: true): on another page that part is another element's name, or none; the snapshot has the whole
+    refs = snapshot_refs("""```yaml
+- link "Show milestones and their progress" [ref=e7]
+- link "Show" [ref=e8]
+- textbox "You may use WikiFormatting here." [ref=e9]
+```""")
+    code = """### Ran Playwright code
+```js
+await page.getByRole('link', { name: 'Show milestones and their' }).click();
+```"""
+    assert drafts("browser_click", {"target": "e7"}, Answer(code, is_error=False), refs) == [
+        StepDraft("click", 'link "Show milestones and their progress"',
+                  'role=link[name="Show milestones and their progress"s]')]
+    typed = """### Ran Playwright code
+```js
+await page.getByRole('textbox', { name: 'You may use WikiFormatting' }).fill('Good catch');
+```"""
+    assert drafts("browser_type", {"target": "e9", "text": "Good catch"}, Answer(typed, is_error=False), refs)[0] \
+        .target == 'textbox "You may use WikiFormatting here."'
+    exact = """### Ran Playwright code
+```js
+await page.getByRole('link', { name: 'Show', exact: true }).click();
+```"""
+    assert drafts("browser_click", {"target": "e8"}, Answer(exact, is_error=False), refs) == [
+        StepDraft("click", 'link "Show"', 'role=link[name="Show"]')]

@@ -192,12 +192,24 @@ def _located(match: re.Match[str]) -> Located:
 
 def _element(given: object, located: Located | None, refs: Mapping[str, str]) -> tuple[str | None, str | None]:
     identity = located.identity if located is not None else None
-    if identity is None and isinstance(given, str):
-        identity = refs.get(given.strip())
-        if identity is not None and " " not in identity:
-            identity = None  # a role without a name does not identify an element
     selector = located.selector if located is not None else None
+    known = refs.get(given.strip()) if isinstance(given, str) else None
+    if identity is None:
+        identity = known if known is not None and " " in known else None  # a role alone identifies nothing
+    elif known is not None and known != identity and _shortened(identity, known):
+        identity = known  # the element's whole name, not the shortest part that told it apart on that page
+        role, _, name = known.partition(" ")
+        selector = f"role={role}[name={name}s]"
     return identity, selector
+
+
+def _shortened(located: str, known: str) -> bool:
+    """Whether the locator's identity (``link "Export"``) names the snapshot's element (``link "Export to CSV"``)
+    by a part of its name only: Playwright's code matches a name without ``exact: true`` as a substring, so
+    the part that was unique on the recorded page is another element's name, or none, on a new page."""
+    role, _, name = located.partition(" ")
+    known_role, _, known_name = known.partition(" ")
+    return role == known_role and len(name) < len(known_name) and name[1:-1].casefold() in known_name.casefold()
 
 
 def _field_draft(field: Mapping[str, Any], located: Located | None, refs: Mapping[str, str]) -> StepDraft:
