@@ -177,6 +177,45 @@ def test_calling_a_skill_is_a_replay_plan_with_the_parameters_checked(recorded: 
         recorded.skills.get("skill_nope")
 
 
+def reassign(mem: webmem.Memory, ticket: str, owner: str) -> None:
+    run = mem.start_run(goal=f"Assign the ticket {ticket} to {owner}", start_url=f"{SITE}/report")
+    run.record_step(action="click", target=f'link "{ticket}"', url=f"{SITE}/report")
+    run.record_step(action="select", target='combobox ""', value=owner, url=f"{SITE}/ticket",
+                    element=ElementSignals(label="Owner", options=OWNERS))
+    run.record_step(action="click", target='button "Submit changes"', url=f"{SITE}/ticket")
+    run.finish(success=True, outcome="reassigned")
+
+
+def test_a_call_replays_its_own_skill_with_the_values_given(mem: webmem.Memory) -> None:
+    """The goal a call stands for is read only when it is this skill's with these values: a value that holds the
+    template's own words ("Export to CSV" in "Assign the ticket {ticket} to {owner}"), or a goal that another
+    task's template fits as well, still replays the called skill's recording with the values given."""
+    reassign(mem, "Crash on save", "alice")
+    values = {"ticket": "Export to CSV", "owner": "carol"}
+    plan = mem.skills.plan("assign_ticket", values, site=SITE)
+    assert plan.slots == {1: "Export to CSV", 2: "carol"}
+    assert [(step.target, step.value) for step in plan.steps] == [
+        ('link "Export to CSV"', None), ('combobox ""', "carol"), ('button "Submit changes"', None)]
+    assert mem.skills.goal(mem.skills.get("assign_ticket", SITE), values) == "Assign the ticket Export to CSV to carol"
+    pick = mem.start_run(goal="Select Ferne from the list and click Submit.", start_url=f"{SITE}/pick")
+    pick.record_step(action="select", target='listbox "Names"', value="Ferne", url=f"{SITE}/pick")
+    pick.record_step(action="click", target='button "Submit"', url=f"{SITE}/pick")
+    pick.finish(success=True, outcome="picked")
+    for option, button in (("Lyon", "Go"), ("Oslo", "Next")):  # a newer task whose template fits that wording too
+        click = mem.start_run(goal=f"Select {option} and click {button}.", start_url=f"{SITE}/pick")
+        click.record_step(action="click", target=f'radio "{option}"', url=f"{SITE}/pick")
+        click.record_step(action="click", target=f'button "{button}"', url=f"{SITE}/pick")
+        click.finish(success=True, outcome="clicked")
+    from_list = mem.skills.get("select_list", SITE)
+    assert from_list.template == "Select {names} from the list and click {click}."
+    assert mem.trajectories.find_replay("Select Anna from the list and click Submit.", SITE).trajectory.goal.startswith(
+        "Select Oslo")  # the goal alone is the newer task's
+    chosen = mem.skills.plan(from_list.id, {"names": "Anna", "click": "Submit"})
+    assert chosen.trajectory.id == from_list.trajectory_id
+    assert [(step.action, step.target, step.value) for step in chosen.steps] == [
+        ("select", 'listbox "Names"', "Anna"), ("click", 'button "Submit"', None)]
+
+
 def test_skills_over_http_and_the_command_line(memory_dir: Path) -> None:
     with webmem.Memory.open(memory_dir) as mem:
         create_ticket(mem, "Crash on save", "alice", "major")

@@ -8,6 +8,7 @@ template with the parameters and replays its newest recording with them, with ev
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InvalidInput, NotFound
@@ -15,7 +16,7 @@ from ..core.models import Trajectory
 from ..core.skill_records import Skill, SkillParameter
 from ..core.urls import check_domain, domain_of, origin_of
 from ..trajectories.binding import bind, value_kind
-from ..trajectories.plans import ReplayPlan, changed_after, read_gate, shape_of
+from ..trajectories.plans import ReplayPlan, changed_after, fit, read_gate, shape_of, target_history
 from ..trajectories.slots import SLOT
 from .derive import describe, named_template, names_for, parameters, skill_id
 from .standing import standing
@@ -71,6 +72,33 @@ class Skills:
     def goal(self, skill: Skill, values: Mapping[str, Any]) -> str:
         """The goal a call of ``skill`` with ``values`` (parameter name -> value) stands for: its template
         filled, each value checked against its parameter's kind; a secret is left for webmem to fill."""
+        return self._call(skill, values)[2]
+
+    def plan(self, name: str, values: Mapping[str, Any], *, site: str | None = None) -> ReplayPlan:
+        """The replay plan of a call of skill ``name`` with ``values``: the plan memory finds for the goal the call
+        stands for when it is this skill's with these values, else the skill's newest recording bound to the values
+        themselves (a value may hold the template's own words, or the goal fit another task's template as well).
+        ``NotFound`` when the skill cannot be replayed now, with the reason."""
+        skill = self.get(name, site)
+        if skill.status == "withdrawn":
+            raise NotFound(f"skill {skill.name} is withdrawn: {skill.status_reason}")
+        recording, filled, goal = self._call(skill, values)
+        mem = self._memory
+        found = mem.trajectories.search_replay(goal, skill.origin).plan
+        if found is not None and found.shape == shape_of(recording) and found.slots == filled:
+            return found
+        own = fit(recording, goal, secrets=mem.secrets, split=filled)
+        if isinstance(own, str):
+            raise NotFound(f"skill {skill.name} cannot be replayed with these values: {own}")
+        peers = [trajectory for trajectory in mem.trajectories.templated(domain=skill.domain)
+                 if trajectory.origin == skill.origin and trajectory.goal_template == recording.goal_template
+                 and trajectory.id != recording.id]
+        with mem.store.read() as conn:
+            gate = read_gate(conn, mem.namespace, skill.origin, own.shape)
+        return replace(own, stop_step=gate.stop_step, history=target_history(own, peers))
+
+    def _call(self, skill: Skill, values: Mapping[str, Any]) -> tuple[Trajectory, dict[int, str], str]:
+        """The recording a call of ``skill`` replays, the values of its slots and the goal it stands for."""
         if not isinstance(values, Mapping):
             raise InvalidInput("parameters: expected an object of parameter name -> value")
         by_name = {parameter.name: parameter for parameter in skill.parameters}
@@ -91,26 +119,7 @@ class Skills:
             else:
                 filled[parameter.slot] = _checked(parameter, values[parameter.name])
         template = recording.goal_template or ""
-        goal = SLOT.sub(lambda match: filled.get(int(match.group(1)), match.group(0)), template)
-        if bind(template, goal) != filled:
-            raise InvalidInput(f"parameters: the values cannot be told apart from the words of the task around "
-                               f"them (\"{named_template(template, skill.parameters)}\")")
-        return goal
-
-    def plan(self, name: str, values: Mapping[str, Any], *, site: str | None = None) -> ReplayPlan:
-        """The replay plan of a call of skill ``name`` with ``values``: its newest recording bound to the goal the
-        call stands for. ``NotFound`` when the skill cannot be replayed now, with the reason."""
-        skill = self.get(name, site)
-        if skill.status == "withdrawn":
-            raise NotFound(f"skill {skill.name} is withdrawn: {skill.status_reason}")
-        goal = self.goal(skill, values)
-        lookup = self._memory.trajectories.search_replay(goal, skill.origin)
-        if lookup.plan is None:
-            raise NotFound(f"skill {skill.name} cannot be replayed for {goal!r}: {lookup.reason}")
-        if lookup.plan.shape != shape_of(self._recording(skill)):
-            raise NotFound(f"skill {skill.name}'s values make a goal of another task ({goal!r}): call that "
-                           "task's skill instead")
-        return lookup.plan
+        return recording, filled, SLOT.sub(lambda match: filled.get(int(match.group(1)), match.group(0)), template)
 
     def _recording(self, skill: Skill) -> Trajectory:
         return self._memory.trajectories.get(skill.trajectory_id)
