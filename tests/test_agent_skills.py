@@ -93,11 +93,11 @@ def test_the_model_calls_a_skill_which_replays_with_its_values_and_verifies_it(
     tool = offered(endpoint)["skill_create_ticket"]
     assert tool["parameters"] == {"type": "object", "required": ["summary", "owner", "priority"],
                                   "additionalProperties": False, "properties": {
-        "summary": {"type": "string", "description": 'text: typed into textbox "Summary"; for example Login page slow'},
-        "owner": {"type": "string", "enum": list(OWNERS), "description": 'choice: chosen in combobox "Owner"; for '
-                                                                        "example bob"},
+        "summary": {"type": "string", "description": 'text: typed into textbox "Summary" (for example Login page slow)'},
+        "owner": {"type": "string", "enum": list(OWNERS), "description": 'choice: chosen in combobox "Owner" (for '
+                                                                        "example bob)"},
         "priority": {"type": "string", "enum": list(PRIORITIES), "description": 'choice: chosen in combobox '
-                                                                               '"Priority"; for example minor'}}}
+                                                                               '"Priority" (for example minor)'}}}
     assert tool["description"].startswith('Does: Create a ticket titled "{summary}" assigned to {owner} with priority')
     assert "Status: unverified" in tool["description"]
     assert "skill_" in endpoint.messages(0)[0]["content"]  # the system prompt says what skills are

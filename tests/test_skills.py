@@ -17,7 +17,8 @@ from webmem import ElementSignals, ReplayReport
 from webmem.cli import cli
 from webmem.mcp import build_server
 from webmem.outcomes import DEMOTE_AFTER_FAILURES
-from webmem.mcp.skill_tools import MAX_SKILL_TOOLS, find, offered, skill_tool, tool_name
+from webmem.mcp.skill_tools import MAX_SKILL_TOOLS, find, offered, skill_tool
+from webmem.skills.tools import tool_name
 from webmem.core.skill_records import Skill
 from webmem.server.app import create_app
 from webmem.service import MemoryService

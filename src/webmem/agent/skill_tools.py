@@ -3,19 +3,16 @@ schema, and a call of one read back as a ``skill`` action (what the loop replays
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.errors import InvalidInput
-from ..core.skill_records import Skill, SkillParameter
+from ..core.skill_records import Skill
 from ..core.text import clean_for_prompt
+from ..skills.tools import TOOL_PREFIX, asked, input_schema, tool_name
 from .actions import SKILL, Action, SkillCall
 
-TOOL_PREFIX = "skill_"
-MAX_TOOL_NAME = 64  # what OpenAI-compatible servers accept as a function's name
 MAX_DESCRIPTION_CHARS = 1_000
-_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 #: What the system prompt says when skills are offered.
 SKILLS_PROMPT = (
@@ -24,16 +21,6 @@ SKILLS_PROMPT = (
     "it no longer fits. When a skill does the goal, or part of it, call it with the goal's values, then go on "
     "with the rest of the goal (another skill, or actions) and finish when the goal is reached."
 )
-
-
-def tool_name(skill: Skill) -> str:
-    """The function name a skill is offered under: ``skill_`` and its name, in the characters servers accept."""
-    return (TOOL_PREFIX + _NOT_IN_NAME.sub("_", skill.name))[:MAX_TOOL_NAME]
-
-
-def asked(skill: Skill) -> list[SkillParameter]:
-    """The parameters a caller gives: all but the secrets webmem fills itself."""
-    return [parameter for parameter in skill.parameters if parameter.kind != "secret"]
 
 
 def described(skill: Skill) -> str:
@@ -46,23 +33,14 @@ def described(skill: Skill) -> str:
 
 def properties(skill: Skill) -> dict[str, dict[str, Any]]:
     """Each asked parameter's JSON schema: a string, a number, or one of a choice's options."""
-    schemas: dict[str, dict[str, Any]] = {}
-    for parameter in asked(skill):
-        schema: dict[str, Any] = {"type": "number" if parameter.kind == "number" else "string"}
-        if parameter.kind == "choice" and parameter.options:
-            schema["enum"] = list(parameter.options)
-        hint = parameter.description + (f"; for example {parameter.example}" if parameter.example else "")
-        schema["description"] = clean_for_prompt(f"{parameter.kind}: {hint}", 300)
-        schemas[parameter.name] = schema
-    return schemas
+    return input_schema(skill)["properties"]
 
 
 def skill_tools(skills: Sequence[Skill]) -> list[dict[str, Any]]:
     """The function tools of ``skills``, one each."""
     return [{"type": "function", "function": {
         "name": tool_name(skill), "description": described(skill),
-        "parameters": {"type": "object", "properties": properties(skill), "required": [p.name for p in asked(skill)],
-                       "additionalProperties": False},
+        "parameters": input_schema(skill),
     }} for skill in skills]
 
 

@@ -31,6 +31,8 @@ from ..core.skill_records import Skill
 from ..core.urls import domain_of, origin_of
 from ..core.version import __version__
 from ..service import FinishedRun, MemoryService, SkillList, StartedRun
+from ..skills.tools import TOOL_PREFIX as SKILL_TOOL_PREFIX
+from ..skills.tools import tool_name
 from ..trajectories.plans import ReplayPlan
 from .child import browser_session
 from .recording import Answer, drafts, snapshot_options, snapshot_refs
@@ -38,7 +40,6 @@ from .replay import ReplayResult, replay_plan
 from .server import READ_ONLY, WRITES, WebmemServer, build_server, register
 from .skill_tools import (
     SKILL_CALL,
-    SKILL_TOOL_PREFIX,
     SkillRun,
     announce_tools_changed,
     answer_text,
@@ -47,7 +48,6 @@ from .skill_tools import (
     offered,
     skill_run,
     skill_tool,
-    tool_name,
 )
 
 CONTEXT_BUDGET_TOKENS = 600

@@ -18,21 +18,18 @@ from mcp.types import Tool, ToolAnnotations
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict
 
-from ..core.skill_records import Skill, SkillParameter
+from ..core.skill_records import Skill
 from ..core.terms import STOP_WORDS, stem, words
+from ..skills.tools import input_schema, standing_line, tool_name
 from .recording import Answer
 from .replay import ReplayResult
 
 #: The skills of a site offered as tools of their own; the others are found with webmem_find_skill.
 MAX_SKILL_TOOLS = 8
-SKILL_TOOL_PREFIX = "skill_"
-#: The longest tool name many clients accept.
-MAX_TOOL_NAME = 64
 #: How much of the page's snapshot a skill call's answer shows.
 MAX_SNAPSHOT_CHARS = 3000
 SKILL_CALL = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                              open_world_hint=True)
-_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]+")
 _PAGE_TITLE = re.compile(r"^- Page Title: (?P<title>.+)$", re.M)
 _YAML = re.compile(r"```yaml\n(?P<body>.*?)```", re.S)
 
@@ -63,44 +60,11 @@ def offered(skills: Sequence[Skill]) -> list[Skill]:
     return [skill for skill in skills if skill.status != "withdrawn"][:MAX_SKILL_TOOLS]
 
 
-def tool_name(skill: Skill) -> str:
-    """``skill_<name>``, in the characters MCP allows in a tool's name."""
-    name = SKILL_TOOL_PREFIX + _NOT_IN_NAME.sub("_", skill.name).strip("_")
-    return name[:MAX_TOOL_NAME]
-
-
 def skill_tool(skill: Skill) -> Tool:
     """The MCP tool that calls ``skill``: its description and record, and one required property per parameter."""
-    asked = [parameter for parameter in skill.parameters if parameter.kind != "secret"]
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {parameter.name: parameter_schema(parameter) for parameter in asked},
-        "required": [parameter.name for parameter in asked],
-        "additionalProperties": False,
-    }
     description = f"{skill.description}\n{standing_line(skill)}"
-    return Tool(name=tool_name(skill), title=skill.template, description=description, input_schema=schema,
+    return Tool(name=tool_name(skill), title=skill.template, description=description, input_schema=input_schema(skill),
                 output_schema=SkillRun.model_json_schema(), annotations=SKILL_CALL)
-
-
-def parameter_schema(parameter: SkillParameter) -> dict[str, Any]:
-    """A parameter's JSON schema: a number or a string, one of its options for a choice, described by its kind."""
-    described = f"{parameter.kind}: {parameter.description}" if parameter.description else parameter.kind
-    if parameter.example is not None:
-        described += f" (for example {parameter.example})"
-    schema: dict[str, Any] = {"type": "number" if parameter.kind == "number" else "string",
-                              "description": described}
-    if parameter.kind == "choice" and parameter.options:
-        schema["enum"] = list(parameter.options)
-    return schema
-
-
-def standing_line(skill: Skill) -> str:
-    """The skill's status and record in one line."""
-    record = skill.record
-    return (f"Status: {skill.status} ({skill.status_reason}). Record: recorded {record.recorded} times; "
-            f"{record.replays} replays: {record.successes} done, {record.handovers} handed over, "
-            f"{record.failures} failed.")
 
 
 def find(skills: Sequence[Skill], query: str) -> list[Skill]:
