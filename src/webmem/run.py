@@ -26,13 +26,12 @@ from .core.text import clean_for_prompt
 from .core.urls import check_url, domain_of, origin_of, site_of
 from .episodes.export import export_memories
 from .episodes.store import Episode
-from .knowledge import derived_facts
 from .lessons.feedback import TipFeedback
-from .outcomes import GivenAdvice, learn_from_replay
+from .outcomes import GivenAdvice
+from .run_learning import learn_from_run
 from .step_writes import redacted_step, write_step
 from .store.prepared import reading_ahead
 from .working.memory import AgentMemory
-from .working.patterns import derive_pattern
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -368,52 +367,11 @@ class Run:
             })
             return self._manifest
         self._manifest = self._memory.store.retrying(
-            lambda: self._learn(success=success, summary=summary, final_url=final, facts=fact_items, model=model,
-                                replay=replay)
+            lambda: learn_from_run(self._memory, self.id, self.domain, self._given, success=success, summary=summary,
+                                   final_url=final, facts=fact_items, model=model, replay=replay)
         )
         self._closed = True
         return self._manifest
-
-    def _learn(
-        self, *, success: bool, summary: str, final_url: str | None, facts: list[Mapping[str, str]],
-        model: str | None, replay: ReplayReport | None,
-    ) -> RunManifest:
-        mem = self._memory
-        with mem.store.write() as conn:
-            # only a running run is finished: a concurrent finish of this run waits, then finds it finished
-            manifest = mem.runs.finish_running(self.id, success=success, summary=summary, final_url=final_url,
-                                               replay=replay)
-            if manifest is None:
-                return mem.runs.get(self.id)
-            stamp = mem.trajectories.context_reads(manifest.start_url) if success else []  # a trajectory's origin
-            with reading_ahead(conn, [mem.runs.steps_read(self.id), *stamp]):  # one round trip on PostgreSQL
-                steps = mem.runs.steps(self.id)
-                ended = manifest.completed_at or utcnow()
-                elapsed_ms = max(0, round((ended - manifest.started_at).total_seconds() * 1000))
-                if replay is not None:
-                    learn_from_replay(mem, replay, self._given, run_id=self.id, success=success)
-                mem.outcomes.record(conn, site=site_of(self.domain), given=self._given, success=success, run_id=self.id)
-                if success and steps:
-                    step_ms = [step.duration_ms for step in steps if step.duration_ms is not None]
-                    mem.trajectories.save(
-                        goal=manifest.goal, start_url=manifest.start_url, steps=steps, success=True,
-                        duration_ms=sum(step_ms) if step_ms else elapsed_ms, model=model or manifest.model,
-                        run_id=self.id,
-                    )
-                mem.knowledge.record_session(
-                    self.domain, goal=manifest.goal, outcome=manifest.summary or summary, success=success,
-                    final_url=manifest.final_url, turns_used=manifest.turn_count, duration_ms=elapsed_ms,
-                    session_id=manifest.session_id, run_id=self.id,
-                )
-                learned = [*(derived_facts(steps) if success else []), *facts]
-                if learned:
-                    mem.knowledge.record_facts(self.domain, learned, run_id=self.id)
-                mem.lessons.extract_from_steps(steps, run_id=self.id)
-                draft = derive_pattern(manifest.goal, steps) if success else None
-                if draft is not None:
-                    mem.patterns.learn_pattern(self.domain, draft.description, draft.pattern_type, draft.steps,
-                                               run_id=self.id)
-        return manifest
 
     def _record_episode_step(
         self, step: Step, seq: int, env_pre: EnvironmentState | Mapping[str, Any] | None,

@@ -13,6 +13,7 @@ from ..core.models import ReplayReport
 from ..core.skill_records import Skill
 from ..core.text import clean_for_prompt
 from ..core.urls import origin_of
+from ..skills.tools import offered
 from .actions import Action
 from .policy import Policy, PolicyStats, StepOutcome, Turn
 from .replay import ReplayPolicy
@@ -42,7 +43,7 @@ class OfferedSkills:
         if origin != self._origin:
             self._origin = origin
             found = self._memory.skills.list(origin)
-            self._skills = tuple(skill for skill in found if skill.status != "withdrawn")[:MAX_SKILLS_OFFERED]
+            self._skills = tuple(offered(found, MAX_SKILLS_OFFERED))
         return self._skills
 
     def plan(self, action: Action) -> ReplayPlan:
@@ -52,7 +53,7 @@ class OfferedSkills:
         skill = next((skill for skill in self._skills if call is not None and skill.id == call.id), None)
         if self._memory is None or skill is None or call is None:
             raise NotFound("no such skill is offered on this page")
-        return self._memory.skills.plan(call.id, call.values, site=skill.origin)
+        return self._memory.skills.plan(skill, call.values)
 
 
 @dataclass

@@ -21,7 +21,7 @@ def skills(settings: Settings, site: str | None, json_: bool) -> None:
     """List the tasks memory can replay as skills: name, parameters, status (verified by a replay of a new
     instance, unverified, or withdrawn) and record (recorded, replays, successes, hand-overs)."""
     with settings.memory() as mem:
-        sites = [site] if site is not None else mem.trajectories.template_domains()
+        sites = [site] if site is not None else sorted({domain for domain, _, _ in mem.trajectories.templates()})
         found = [skill for name in sites for skill in mem.skills.list(name)]
     if json_:
         emit_json([skill.model_dump(mode="json") for skill in found])

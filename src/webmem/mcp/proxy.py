@@ -264,7 +264,7 @@ class BrowserProxy(WebmemServer):
         def prepare() -> tuple[Skill, str, ReplayPlan]:
             skills = service.memory.skills
             skill = skills.get(wanted, site)
-            return skill, skills.goal(skill, values), skills.plan(skill.id, values)
+            return skill, skills.goal(skill, values), skills.plan(skill, values)
 
         async with self._skill_lock:
             try:

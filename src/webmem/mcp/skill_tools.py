@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from ..core.skill_records import Skill
 from ..core.terms import STOP_WORDS, stem, words
 from ..skills.tools import input_schema, standing_line, tool_name
+from ..skills.tools import offered as offered_of
 from .recording import Answer
 from .replay import ReplayResult
 
@@ -55,9 +56,8 @@ class SkillRun(BaseModel):
 
 
 def offered(skills: Sequence[Skill]) -> list[Skill]:
-    """The skills offered as tools of their own: the first ``MAX_SKILL_TOOLS`` of those not withdrawn (``skills``
-    come most trusted first)."""
-    return [skill for skill in skills if skill.status != "withdrawn"][:MAX_SKILL_TOOLS]
+    """The skills offered as tools of their own: the ``MAX_SKILL_TOOLS`` most trusted not withdrawn."""
+    return offered_of(skills, MAX_SKILL_TOOLS)
 
 
 def skill_tool(skill: Skill) -> Tool:

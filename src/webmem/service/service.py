@@ -264,7 +264,7 @@ class MemoryService:
         """A call of a skill (by id, or by name on ``site``) with ``parameters``, as a replay plan."""
         skills = self.memory.skills
         skill = skills.get(_text(skill_id, "skill_id"), site)
-        plan = skills.plan(skill.id, parameters)
+        plan = skills.plan(skill, parameters)
         return SkillCall(skill=skill, goal=skills.goal(skill, parameters), replay=replay_offer(plan))
 
     def sites(self) -> Sites:

@@ -57,11 +57,12 @@ class Skills:
         if site is None:
             if not name.startswith("skill_"):
                 raise InvalidInput(f"site: a skill named {name!r} is looked up on a site: give its URL or domain")
-            for domain in self._memory.trajectories.template_domains():
-                for skill in self._of_domain(domain):
-                    if skill.id == name:
-                        return skill
-            raise NotFound(f"no skill has the id {name!r}")
+            domain = next((domain for domain, origin, template in self._memory.trajectories.templates()
+                           if skill_id(origin, template) == name), None)
+            found = [skill for skill in self._of_domain(domain) if skill.id == name] if domain else []
+            if not found:
+                raise NotFound(f"no skill has the id {name!r}")
+            return found[0]
         skills = self.list(site)
         for skill in skills:
             if name in (skill.id, skill.name):
@@ -74,12 +75,13 @@ class Skills:
         filled, each value checked against its parameter's kind; a secret is left for webmem to fill."""
         return self._call(skill, values)[2]
 
-    def plan(self, name: str, values: Mapping[str, Any], *, site: str | None = None) -> ReplayPlan:
-        """The replay plan of a call of skill ``name`` with ``values``: the plan memory finds for the goal the call
-        stands for when it is this skill's with these values, else the skill's newest recording bound to the values
-        themselves (a value may hold the template's own words, or the goal fit another task's template as well).
-        ``NotFound`` when the skill cannot be replayed now, with the reason."""
-        skill = self.get(name, site)
+    def plan(self, name: str | Skill, values: Mapping[str, Any], *, site: str | None = None) -> ReplayPlan:
+        """The replay plan of a call of skill ``name`` (or of the ``Skill`` itself, as listed) with ``values``: the
+        plan memory finds for the goal the call stands for when it is this skill's with these values, else the
+        skill's newest recording bound to the values themselves (a value may hold the template's own words, or the
+        goal fit another task's template as well). ``NotFound`` when the skill cannot be replayed now, with the
+        reason."""
+        skill = name if isinstance(name, Skill) else self.get(name, site)
         if skill.status == "withdrawn":
             raise NotFound(f"skill {skill.name} is withdrawn: {skill.status_reason}")
         recording, filled, goal = self._call(skill, values)

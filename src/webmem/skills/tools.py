@@ -4,6 +4,7 @@ a caller gives and their JSON schema, and its standing in one line."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..core.skill_records import Skill, SkillParameter
@@ -12,6 +13,12 @@ TOOL_PREFIX = "skill_"
 #: The longest tool name MCP clients and OpenAI-compatible servers accept.
 MAX_TOOL_NAME = 64
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def offered(skills: Sequence[Skill], most: int) -> list[Skill]:
+    """The skills a surface offers as tools: the first ``most`` of those not withdrawn (``skills`` come most trusted
+    first, as ``Skills.list`` gives them)."""
+    return [skill for skill in skills if skill.status != "withdrawn"][:most]
 
 
 def tool_name(skill: Skill) -> str:

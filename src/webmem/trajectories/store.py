@@ -415,13 +415,14 @@ class TrajectoryStore(ReplaySearch):
         with self._scope.store.read() as conn:
             return [_trajectory(dict(row._mapping)) for row in conn.execute(query)]
 
-    def template_domains(self) -> list[str]:
-        """The domains with trajectories recorded with a goal template."""
-        query = select(trajectories.c.domain).where(
-            trajectories.c.namespace == self._ns, trajectories.c.goal_template.is_not(None)).distinct()
+    def templates(self) -> list[tuple[str, str, str]]:
+        """Every (domain, origin, goal template) with recorded trajectories, sorted: the tasks this memory can
+        replay for new values, without reading their steps."""
+        column = trajectories.c
+        query = select(column.domain, column.origin, column.goal_template).where(
+            column.namespace == self._ns, column.goal_template.is_not(None)).distinct()
         with self._scope.store.read() as conn:
-            return sorted(row[0] for row in conn.execute(query))
-
+            return sorted((row[0], row[1], row[2]) for row in conn.execute(query))
 
 def _trajectory(data: dict[str, Any]) -> Trajectory:
     """A trajectory from its row's values by column name (validated when it was written: not again)."""

@@ -33,7 +33,7 @@ from .options import (
     SHORT_TERM_MAX_ENTRIES,
 )
 from .patterns import LearnedPattern, Pattern, PatternStore
-from .prompt_parts import task_summary_text, working_parts
+from .prompt_parts import working_parts
 from .short_term import (
     Action,
     ExecutionOutcome,
@@ -43,6 +43,7 @@ from .short_term import (
 )
 from .sitemap import SitemapGraph, SitemapLimits
 from .state import StateSnapshot, WorkingMemory, page_key, snapshot_of
+from .task_summary import task_summary
 
 
 class OperationMode(str, Enum):
@@ -56,7 +57,6 @@ class OperationMode(str, Enum):
 
 
 OPERATION_MODES = tuple(mode.value for mode in OperationMode)
-RECENT_ACTION_NAMES = 5  # distinct tools of the latest successful actions, in a task summary
 
 
 class AgentMemory:
@@ -268,37 +268,7 @@ class AgentMemory:
     def get_task_summary(self) -> dict[str, Any]:
         """The goal, cycle count, mode, step counts, pages visited, the pages explored (with their summaries)
         and the recent successful actions, as plain data; ``text`` says it all as the seed prints it."""
-        entries = self.short_term.entries
-        summary = {
-            "goal": self.working.goal,
-            "mode": self.operation_mode,
-            "cycles": self.working.cycle_count,
-            "successes": sum(1 for entry in entries if entry.outcome == "success"),
-            "failures": sum(1 for entry in entries if entry.outcome == "failure"),
-            "pages_visited": len(self._visited),
-            "current_url": self.current_url(),
-            "loop_warnings": self.short_term.get_loop_warnings(),
-            "explored_pages": self._explored_pages(),
-            "recent_successful_actions": list(dict.fromkeys(
-                entry.tool for entry in reversed(entries) if entry.outcome == "success"))[:RECENT_ACTION_NAMES][::-1],
-        }
-        return {**summary, "text": task_summary_text(summary)}
-
-    def _explored_pages(self) -> list[dict[str, Any]]:
-        """The pages explored: those the sitemap saw visited, then those whose map was kept with a summary
-        and that were visited (marked, or on the navigation path), titled as the navigation saw them."""
-        pages = [{"url": page.url, "title": page.title, "summary": page.summary}
-                 for page in (self.sitemap.pages() if self.sitemap else []) if page.visited]
-        listed = {self.page_key(page["url"]) for page in pages}
-        titles = {self.page_key(state.url): state.title for state in self.working.navigation if state.title}
-        visited = self._visited | {self.page_key(state.url) for state in self.working.navigation}
-        for key, item in self.working.page_maps.items():
-            if item["summary"] and key in visited and key not in listed:
-                page_map = item["map"]
-                named = page_map.get("title") if isinstance(page_map, dict) else None
-                pages.append({"url": key, "title": titles.get(key) or (named if isinstance(named, str) else ""),
-                              "summary": item["summary"]})
-        return pages
+        return task_summary(self, visited=self._visited)
 
     def clear_task(self) -> None:
         """End a task as the seed's lifecycle says ("clear short-term + working"): the history, and the

@@ -219,21 +219,3 @@ def _fitted(text: str, max_chars: int, compressor: Compressor | Callable[[str, i
     """Compressed (or cut head-and-tail) extraction; cached, since turns rebuild the same ones."""
     result = compress_with(compressor, text, max_chars=max_chars)
     return result.text if result.within_budget else head_tail(text, max_chars)
-
-
-def task_summary_text(summary: Mapping[str, Any]) -> str:
-    """A task summary (``AgentMemory.get_task_summary``) as the seed prints one."""
-    lines = [
-        f"Goal: {clean_for_prompt(summary['goal'] or '(none)', 300)}",
-        f"Actions: {summary['cycles']} total ({summary['successes']} successful, {summary['failures']} failed)",
-        f"Current page: {summary['current_url'] or '(none)'}",
-        f"Pages visited: {summary['pages_visited']}",
-    ]
-    explored = summary["explored_pages"]
-    if explored:
-        lines += ["", f"Explored pages ({len(explored)} total):"]
-        lines += [f"  - {clean_for_prompt(page['title'] or page['url'], 120)}"
-                  + (f": {clean_for_prompt(page['summary'], 200)}" if page["summary"] else "") for page in explored]
-    if summary["recent_successful_actions"]:
-        lines += ["", f"Recent successful actions: {', '.join(summary['recent_successful_actions'])}"]
-    return "\n".join(lines)

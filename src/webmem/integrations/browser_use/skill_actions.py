@@ -29,10 +29,10 @@ from ...core.text import clean_for_prompt
 from ...core.urls import origin_of
 from ...memory import Memory
 from ...run import Run
+from ...skills.tools import offered, tool_name
 from .replay import ReplayResult, describe, page_answer, replay_on_session
 
 DEFAULT_MAX_SKILLS = 8
-ACTION_PREFIX = "skill_"
 MAX_RESULT_CHARS = 2000
 #: browser-use shows the model a longer error's first and last 100 characters only.
 MAX_ERROR_CHARS = 200
@@ -63,8 +63,7 @@ class SkillActions:
         if origin in self._origins:
             return []
         self._origins.add(origin)
-        offered = [skill for skill in self.memory.skills.list(origin) if skill.status != "withdrawn"]
-        return [self._register(skill) for skill in offered[:self.max_skills]]
+        return [self._register(skill) for skill in offered(self.memory.skills.list(origin), self.max_skills)]
 
     async def on_step_start(self, agent: Any) -> None:
         """browser-use's hook before each step: the skills of the site the agent is on join its actions."""
@@ -79,9 +78,10 @@ class SkillActions:
 
     def _register(self, skill: Skill) -> str:
         registered = self.tools.registry.registry.actions
-        name, number = f"{ACTION_PREFIX}{skill.name}", 2
+        base = name = tool_name(skill)
+        number = 2
         while name in registered or name in self.actions:  # a skill of the same name on another site, or a tool's
-            name, number = f"{ACTION_PREFIX}{skill.name}_{number}", number + 1
+            name, number = f"{base}_{number}", number + 1
 
         # browser_session has no annotation: browser-use compares an injected argument's annotation with its own
         # class, and this module's annotations are strings
@@ -100,7 +100,7 @@ class SkillActions:
         values = {key: value for key, value in params.model_dump(by_alias=True).items() if value is not None}
         try:
             goal = self.memory.skills.goal(skill, values)
-            plan = self.memory.skills.plan(skill.id, values, site=skill.origin)
+            plan = self.memory.skills.plan(skill, values)
         except (InvalidInput, NotFound) as exc:
             return ActionResult(error=self._told(f"{name} was not called: {exc}", MAX_RESULT_CHARS))
         self.before_call()
