@@ -61,10 +61,13 @@ class Scored:
     agree: float = 0.0
     semantic: float | None = None
     rescued: bool = False  # lifted to the threshold by the semantic stage
+    lead: tuple[float, float] | None = None  # lifted to the threshold by its lead: its similarity, the next task's
 
     def why(self, query: Signature, query_goal: str) -> str:
         """What the similarity rests on, in a few words."""
         why = explain(query, self.goal.signature, query_goal, self.agree, like=self.goal.goal)
+        if self.lead is not None:
+            why = f"{why}; a clear lead ({self.lead[0]:.2f} against {self.lead[1]:.2f} for any other task)"
         return f"{why}; reworded (cosine {self.semantic:.2f})" if self.rescued else why
 
 

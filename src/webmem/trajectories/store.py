@@ -35,6 +35,7 @@ from .binding import bind, bound_spans, same_wording
 from .held import OriginGoals, StoredGoal
 from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, saved_goal
 from .plans import record_outcome, replayable, shape_of
+from .leads import clear_lead
 from .ranking import rank, rescue
 from .recall import signature
 from .reference import format_reference as reference_text
@@ -312,6 +313,7 @@ class TrajectoryStore(ReplaySearch):
                 item.similarity >= threshold and competing(item.goal) for item in ranked
             ):
                 ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
+            ranked = clear_lead(held, query, goal, ranked, threshold=threshold, competing=competing)
             judged = [judge(item) for item in ranked]
             judged.sort(key=lambda j: (j.eligible, j.score, j.item.agree, j.item.goal.created_at), reverse=True)
             listed = judged if limit is None else judged[:limit]
