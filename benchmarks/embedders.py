@@ -309,7 +309,7 @@ def recall_rows(tasks: list[bench_recall.Task], embedder: Any, threshold: float 
             tallies = bench_recall.evaluate(tasks, embedder=embedder) if embedder else bench_recall.evaluate(tasks)
         else:
             webmem.WordLlamaEmbedder = lambda *args, **kwargs: embedder  # type: ignore[misc]
-            tallies = bench_recall.evaluate(tasks, semantic=True)
+            tallies = bench_recall.evaluate(tasks, semantic="wordllama")
     finally:
         ranking.SEMANTIC_THRESHOLD, webmem.WordLlamaEmbedder = kept, wordllama  # type: ignore[misc]
     tallies.pop("_ms", None)

@@ -1,13 +1,15 @@
 """Recall by a clear lead: a reworded goal below the threshold is taken for the one stored task it is far closer
 to than to any other, and for nothing when it is as close to two tasks, when the site holds one task only, or when
-what it shares is a value or the way a goal is put."""
+what it shares is a value or the way a goal is put; with GloVe, a weaker lead when the nearest goal by the vectors is
+of the same task."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import webmem
-from webmem.trajectories.leads import LEAD_FLOOR, LEAD_RATIO
+from webmem.trajectories.leads import LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR
 
 MAIL = "http://mail.example.test"
 CLICK = [webmem.Step(action="click", target='button "Go"')]
@@ -66,3 +68,56 @@ def test_every_path_that_answers_one_trajectory_takes_the_lead(mem: webmem.Memor
     assert everyone.best is not None and everyone.best.goal == DELETE
     traced = mem.trajectories.match("Please delete Sam's message.", origin=MAIL, trace_scoring=True)
     assert traced.best is not None and traced.best.goal == DELETE
+
+
+# --- with a goal embedder read by its nearest goal (GloVe) ----------------------------------------
+
+
+def test_with_glove_a_weaker_lead_counts_when_the_nearest_goal_by_vectors_is_of_its_task(tmp_path) -> None:
+    """Both goals lead the delete task as weakly (0.31 against 0.10): below the floor of a lead by words alone.
+    GloVe's nearest stored goal to the first is the delete task's, and to the second the reply task's (it speaks of
+    moving a message): the first is taken for the delete task, the second for nothing."""
+    agreeing, disagreeing = "Trash the note Sue sent", "Move the message from Sue to the trash"
+    plain = webmem.Memory.open(tmp_path / "plain")
+    inbox(plain, FORWARD, REPLY, DELETE)
+    for goal in (agreeing, disagreeing):
+        lead = plain.trajectories.match(goal, origin=MAIL)
+        assert lead.best is None and NEAREST_FLOOR <= lead.candidates[0].similarity < LEAD_FLOOR
+    plain.close()
+    mem = webmem.Memory.open(tmp_path / "glove", goal_embedder=webmem.GloveEmbedder())
+    inbox(mem, FORWARD, REPLY, DELETE)
+    report = mem.trajectories.match(agreeing, origin=MAIL)
+    assert report.best is not None and report.best.goal == DELETE and "a clear lead" in report.candidates[0].why
+    assert mem.trajectories.match(disagreeing, origin=MAIL).best is None
+    mem.close()
+
+
+def test_glove_embeds_from_its_package_into_unit_vectors() -> None:
+    glove = webmem.GloveEmbedder()
+    assert glove.name == "glove-6b-50d-sif" and glove.dimension == 50 and glove.recall == "nearest"
+    delete, trash, unknown = glove.embed(["delete the email", "trash the message", "qzxv wqpt"])
+    assert all(len(vector) == 50 for vector in (delete, trash, unknown))
+    assert abs(sum(value * value for value in delete) - 1.0) < 1e-5 and not any(unknown)
+    assert glove.embed([]) == []
+
+
+def test_the_cli_matches_with_glove_when_asked(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from webmem.cli import cli
+
+    mem = webmem.Memory.open(tmp_path)
+    inbox(mem, FORWARD, REPLY, DELETE)
+    mem.close()
+
+    def match(*options: str) -> dict:
+        result = CliRunner().invoke(cli, ["--memory-dir", str(tmp_path), "trajectories", "match", "Trash the note Sue sent",
+                                          "--url", MAIL, "--json", *options])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    assert match()["best"] is None
+    assert match("--semantic", "glove")["best"]["goal"] == DELETE
+    wrong = CliRunner().invoke(cli, ["--memory-dir", str(tmp_path), "trajectories", "match", "x", "--url", MAIL,
+                                     "--semantic", "bert"])
+    assert wrong.exit_code == 2 and "'bert' is not one of 'wordllama', 'glove'" in wrong.output

@@ -22,7 +22,13 @@ from .core.lazy import lazy_names
 from .core.version import __version__
 
 if TYPE_CHECKING:
-    from .core.embeddings import Embedder, HashingEmbedder, SentenceTransformerEmbedder, WordLlamaEmbedder
+    from .core.embeddings import (
+        Embedder,
+        GloveEmbedder,
+        HashingEmbedder,
+        SentenceTransformerEmbedder,
+        WordLlamaEmbedder,
+    )
     from .core.errors import (
         BrowserUnavailable,
         InvalidInput,
@@ -94,6 +100,7 @@ __all__ = [
     "Fact",
     "ForgetReport",
     "Forgetting",
+    "GloveEmbedder",
     "GradingResult",
     "HashingEmbedder",
     "ImportReport",
@@ -210,6 +217,7 @@ _HOMES = {
     "ValueRead": ".core.models",
     "WebmemError": ".core.errors",
     "WordLlamaEmbedder": ".core.embeddings",
+    "GloveEmbedder": ".core.embeddings",
     "export_memories": ".episodes.export",
 }
 

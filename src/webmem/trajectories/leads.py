@@ -6,12 +6,17 @@ wording then shares too little with the stored goal to reach the threshold, yet 
 with any other task of the site: the lead over the next task is the evidence, as in matching by the ratio of the
 two nearest neighbours. A new task worded in the site's own words is as close to several stored tasks, or to none.
 
+With a goal embedder read by its nearest goal (``recall = "nearest"``, :class:`webmem.GloveEmbedder`), a weaker lead
+counts too (``NEAREST_FLOOR``, ``NEAREST_RATIO``) when the stored goal nearest to the new one by their vectors is of
+the leading task: the words and the vectors agree on which task it is.
+
 Two goals are of one task when they have one template, or one set of tokens (they differ only in their values).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .held import OriginGoals, StoredGoal
 from .ranking import Scored, rank
@@ -21,6 +26,10 @@ from .recall import Signature, other_inputs, score, shares_only_values
 LEAD_FLOOR = 0.35
 #: ... when the closest goal of any other task is at most this share of it as close.
 LEAD_RATIO = 0.4
+#: With a goal embedder read by its nearest goal, a lead this weak counts ...
+NEAREST_FLOOR = 0.2
+#: ... against another task up to this share of it, when the nearest goal by the vectors is of the leading task.
+NEAREST_RATIO = 0.5
 
 
 def same_task(one: StoredGoal, other: StoredGoal) -> bool:
@@ -30,16 +39,19 @@ def same_task(one: StoredGoal, other: StoredGoal) -> bool:
 
 
 def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: list[Scored], *, threshold: float,
-               competing: Callable[[StoredGoal], bool]) -> list[Scored]:
+               competing: Callable[[StoredGoal], bool], query_vector: Any = None) -> list[Scored]:
     """``ranked``, with its closest competing goal lifted to the threshold when no goal reaches it and that goal
-    leads every other task clearly (``LEAD_FLOOR``, ``LEAD_RATIO``); ``Scored.lead`` keeps both similarities."""
+    leads every other task clearly (``LEAD_FLOOR``, ``LEAD_RATIO``), or, given the new goal's vector from an
+    embedder read by its nearest goal, leads them and is of the nearest goal's task (``NEAREST_FLOOR``,
+    ``NEAREST_RATIO``); ``Scored.lead`` keeps both similarities."""
     if any(item.similarity >= threshold and competing(item.goal) for item in ranked):
         return ranked
+    floor, ratio = (NEAREST_FLOOR, NEAREST_RATIO) if query_vector is not None else (LEAD_FLOOR, LEAD_RATIO)
     lead = max((item for item in ranked if competing(item.goal)), key=lambda item: item.similarity, default=None)
-    if lead is None or lead.similarity < LEAD_FLOOR or not _may_lead(query, lead.goal.signature):
+    if lead is None or lead.similarity < floor or not _may_lead(query, lead.goal.signature):
         return ranked
     own = min(lead.similarity, _by_words(held, query, query_goal, lead.goal))
-    if own < LEAD_FLOOR:
+    if own < floor:
         return ranked
 
     def other_task(stored: StoredGoal) -> bool:
@@ -50,10 +62,28 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
             return ranked
         others = rank(held, query, query_goal, limit=1, competing=other_task)
     runner_up = max((item.similarity for item in others if other_task(item.goal)), default=0.0)
-    if runner_up > LEAD_RATIO * own:
+    clear = own >= LEAD_FLOOR and runner_up <= LEAD_RATIO * own
+    if not clear and not (runner_up <= ratio * own and _nearest_is(held, query_vector, lead.goal, competing)):
         return ranked
     lifted = Scored(lead.goal, threshold, lead.agree, lead.semantic, lead.rescued, (own, runner_up))
     return [lifted if item is lead else item for item in ranked]
+
+
+def _nearest_is(held: OriginGoals, query_vector: Any, leader: StoredGoal,
+                competing: Callable[[StoredGoal], bool]) -> bool:
+    """Whether the competing goal nearest to the new goal by their vectors is of ``leader``'s task."""
+    if query_vector is None or any(goal.vector is None for goal in held.goals):
+        return False
+    import numpy
+
+    with held.lock:
+        cosines = held.vectors() @ numpy.asarray(query_vector, dtype=numpy.float32)
+        nearest = None
+        for position in numpy.argsort(-cosines):
+            if competing(goal := held.goals[int(position)]):
+                nearest = goal
+                break
+    return nearest is not None and same_task(nearest, leader)
 
 
 def _by_words(held: OriginGoals, query: Signature, query_goal: str, stored: StoredGoal) -> float:

@@ -309,11 +309,16 @@ class TrajectoryStore(ReplaySearch):
             held = self._held(conn, origin_key)
             ranked = rank(held, query, goal, limit=None if scoring else limit,
                           competing=competing)
+            nearest = None
             if self._index.embedder is not None and not any(
                 item.similarity >= threshold and competing(item.goal) for item in ranked
             ):
-                ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
-            ranked = clear_lead(held, query, goal, ranked, threshold=threshold, competing=competing)
+                if getattr(self._index.embedder, "recall", "cosine") == "nearest":
+                    nearest = self._index.vector(goal)
+                else:
+                    ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
+            ranked = clear_lead(held, query, goal, ranked, threshold=threshold, competing=competing,
+                                query_vector=nearest)
             judged = [judge(item) for item in ranked]
             judged.sort(key=lambda j: (j.eligible, j.score, j.item.agree, j.item.goal.created_at), reverse=True)
             listed = judged if limit is None else judged[:limit]
