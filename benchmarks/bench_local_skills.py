@@ -26,6 +26,10 @@ all its steps or the task ended during it; handed over: its replay stopped and g
 values, or the episode failed during the replay), prompt tokens per decision, episodes lost to a protocol error or a
 timeout; the capable phases' success; the ratios with / without skills; the commonest reasons of failed episodes.
 
+The LLM policy's automatic fallback (``--tools`` unset) settles the tool mode per endpoint for the whole process:
+a request in ``auto`` that times out moves every later request to the text protocol, so the two arms may be asked
+in different modes (the mode after each phase is printed); ``--tools auto|text`` asks both arms alike.
+
 Usage: python benchmarks/bench_local_skills.py [--model PATH] [--seeds 0] [--episodes 4] [--tasks ...]
        [--max-turns 8] [--tools required|auto|text] [--n-threads N] [--server-python PATH] [--timeout S]
        [--json FILE] [--keep DIR]
@@ -164,7 +168,9 @@ def progress(label: str, seed: int) -> Any:
 
 
 # ----------------------------------------------------------------------------------------------- main
-def run_seed(seed: int, args: argparse.Namespace, workdir: Path, port: int) -> dict[str, tuple[BenchReport, float]]:
+def run_seed(seed: int, args: argparse.Namespace, workdir: Path, port: int,
+             modes: dict[str, list[str]]) -> dict[str, tuple[BenchReport, float]]:
+    """The phases of one test seed; ``modes`` gets the tool modes the LLM policy settled on after each phase."""
     tasks = args.tasks.split(",")
     memory = workdir / f"memory-seed{seed}"
     shutil.rmtree(memory, ignore_errors=True)  # a kept --keep DIR from an earlier run must not leak into this one
@@ -183,6 +189,7 @@ def run_seed(seed: int, args: argparse.Namespace, workdir: Path, port: int) -> d
                                seed=phase_seed, max_turns=args.max_turns, port=port,
                                on_progress=progress(label, seed), **options)
         done[key] = (report, time.perf_counter() - began)
+        modes[key] = learned_tool_modes()
     return done
 
 
@@ -201,6 +208,7 @@ def main() -> None:
         signal.signal(sig, interrupted)
     started = time.perf_counter()
     skills: dict[int, dict[str, list[dict[str, Any]]]] = {}
+    modes: dict[str, list[str]] = {}
     with contextlib.ExitStack() as stack:
         if args.keep:
             workdir = Path(args.keep)
@@ -212,17 +220,17 @@ def main() -> None:
         results: dict[int, dict[str, tuple[BenchReport, float]]] = {}
         try:
             for seed in seeds:
-                results[seed] = run_seed(seed, args, workdir, port)
+                results[seed] = run_seed(seed, args, workdir, port, modes)
                 skills[seed] = offered_skills(workdir / f"memory-seed{seed}", args.tasks.split(","))
         except KeyboardInterrupt:
             print("interrupted: reporting the seeds that finished", file=sys.stderr)
         server_tail = log_path.read_text(errors="replace")[-3000:]
-    emit(args, seeds, results, skills, command, model, time.perf_counter() - started, server_tail)
+    emit(args, seeds, results, skills, modes, command, model, time.perf_counter() - started, server_tail)
 
 
 def emit(args: argparse.Namespace, seeds: list[int], results: dict[int, dict[str, tuple[BenchReport, float]]],
-         skills: dict[int, dict[str, list[dict[str, Any]]]], command: list[str], model: Path, total: float,
-         server_tail: str) -> None:
+         skills: dict[int, dict[str, list[dict[str, Any]]]], modes: dict[str, list[str]], command: list[str],
+         model: Path, total: float, server_tail: str) -> None:
     tasks = args.tasks.split(",")
     pooled: dict[str, list[EpisodeRecord]] = {key: [] for key, *_ in PHASES}
     seconds: dict[str, float] = dict.fromkeys(pooled, 0.0)
@@ -232,8 +240,9 @@ def emit(args: argparse.Namespace, seeds: list[int], results: dict[int, dict[str
             seconds[key] += spent
     labels = {key: label for key, label, *_ in PHASES}
     print(f"\nMiniWoB++ {args.tasks}, {args.episodes} episodes per task, seeds {','.join(map(str, results))}, "
-          f"at most {args.max_turns} turns; model {model.name}; tool mode the policy settled on: "
-          f"{', '.join(learned_tool_modes()) or args.tools or 'required'}")
+          f"at most {args.max_turns} turns; model {model.name}; tool mode: "
+          f"{args.tools or 'automatic fallback'}, after each phase: "
+          + "; ".join(f"{labels[key]} {', '.join(modes[key]) or args.tools or 'required'}" for key in WEAK if key in modes))
     print(f"server: {' '.join(command)}")
     for seed, by_task in skills.items():
         print(f"skills offered (seed {seed}'s recording):")
@@ -274,7 +283,7 @@ def emit(args: argparse.Namespace, seeds: list[int], results: dict[int, dict[str
                              "tools": args.tools, "model": str(model), "server_command": command,
                              "record_seed_offset": RECORDING_SEED_OFFSET,
                              "phases": {key: {"policy": policy, "agent": options} for key, _, policy, options in PHASES}},
-                "learned_tool_modes": learned_tool_modes(), "skills_offered": {str(s): v for s, v in skills.items()},
+                "learned_tool_modes": learned_tool_modes(), "tool_modes_after_phase": modes, "skills_offered": {str(s): v for s, v in skills.items()},
                 "ratios": found, "pooled": overall,
                 "per_task": {task: {key: figures([r for r in pooled[key] if r.task == task]) for key in pooled}
                              for task in tasks},
