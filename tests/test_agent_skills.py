@@ -108,6 +108,7 @@ def test_the_model_calls_a_skill_which_replays_with_its_values_and_verifies_it(
             "steps of the skill)") in history
     assert "select combobox \"Priority\" 'critical' -> ok" in history
     assert result.success and not result.replay_offered and result.steps == 5  # the call itself is no step
+    assert result.skill_calls == ["done"]
     manifest = sqlite_mem.get_run(result.run_id).manifest
     assert manifest.replay is not None and manifest.replay.outcome == "replayed"
     assert manifest.replay.trajectory_id == skill.trajectory_id and result.replay_trajectory_id == skill.trajectory_id
@@ -142,6 +143,7 @@ def test_a_refused_value_and_a_replay_that_hands_over_reach_the_model_and_the_ru
     assert "Already done on the page (do not repeat):\n  1. goto" in third
     assert 'Created "Export fails" for carol (critical)' in page.inner_text("body")
     assert result.success and result.replay_outcome == "handed_over" and result.replay_step == 5
+    assert result.skill_calls == ["refused", "handed_over"]
     manifest = sqlite_mem.get_run(result.run_id).manifest
     assert manifest.replay is not None and manifest.replay.outcome == "handed_over"
 
@@ -168,3 +170,31 @@ def test_one_goal_done_by_calling_two_skills_one_after_the_other(
     assert result.success
     closing = sqlite_mem.skills.get("set_status", site)
     assert result.replay_outcome == "replayed" and result.replay_trajectory_id == closing.trajectory_id
+    assert result.skill_calls == ["done", "done"]
+
+
+def test_without_the_replay_at_start_the_model_decides_from_the_first_turn_and_may_call_skills(
+    sqlite_mem: webmem.Memory, endpoint: Endpoint, site: str, page: Any
+) -> None:
+    create_ticket(sqlite_mem, site, "Crash on save", "alice", "major")
+    create_ticket(sqlite_mem, site, "Login page slow", "bob", "minor")
+    goal = 'Create a ticket titled "{}" assigned to carol with priority critical'
+    policy = LLMPolicy(base_url=endpoint.url, api_key="k", model="fake-model", max_retries=0)
+    endpoint.reply(tool_reply("skill_create_ticket", {"summary": "Export fails", "owner": "carol",
+                                                      "priority": "critical"}),
+                   tool_reply("finish", {"success": True}))
+    result = Agent(page, memory=sqlite_mem, policy=policy, replay_at_start=False).run(
+        goal.format("Export fails"), url=site + "newticket.html")
+    assert len(endpoint.requests) == 2 and "skill_create_ticket" in offered(endpoint)
+    assert not result.replay_offered and "Agent(replay_at_start=False)" in (result.replay_miss_reason or "")
+    assert result.success and result.skill_calls == ["done"] and result.llm_calls == 2
+    assert 'Created "Export fails" for carol (critical)' in page.inner_text("body")
+
+    replayed = Agent(page, memory=sqlite_mem, policy=policy).run(goal.format("Import hangs"),
+                                                                 url=site + "newticket.html")
+    assert replayed.replayed and replayed.llm_calls == 0 and len(endpoint.requests) == 2  # the same goal, replayed
+
+    endpoint.reply(tool_reply("finish", {"success": False}))
+    unaided = Agent(page, memory=sqlite_mem, policy=policy, replay=False).run(goal.format("Search is slow"),
+                                                                               url=site + "newticket.html")
+    assert not offered(endpoint, 2) and unaided.skill_calls == [] and not unaided.replay_offered

@@ -113,6 +113,12 @@ def test_webmem_run_then_replay_on_the_next_run(tmp_path: Path) -> None:
         assert second.returncode == 0, second.stderr
         again = json.loads(second.stdout)
         assert again["success"] and again["replayed"] and again["decisions"] == 0
+        unreplayed = webmem("run", "--goal", 'Subscribe to the newsletter with the email "di@example.org"', "--url",
+                            url, "--memory-dir", memory, "--no-replay-at-start", "--json", cwd=tmp_path)
+        assert unreplayed.returncode == 0, unreplayed.stderr
+        decided = json.loads(unreplayed.stdout)
+        assert decided["success"] and not decided["replayed"] and decided["decisions"] >= 2
+        assert "replay_at_start=False" in decided["replay_miss_reason"]
         resumed = webmem("run", "--resume-run", again["run_id"], "--memory-dir", memory, "--json", "--max-turns", "3",
                          cwd=tmp_path)
         assert resumed.returncode in (0, 1), resumed.stderr

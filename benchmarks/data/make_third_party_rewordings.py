@@ -70,7 +70,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench_local_model import free_port, stop, wait_ready
+from local_llm import free_port, stop, wait_ready
 from bench_recall import load_tasks
 from recall_sets import EMAIL_SET
 

@@ -53,7 +53,8 @@ class Agent:
 
     A policy that calls skills (``calls_skills``, the LLM policy) is offered the skills of the page's site: a call
     replays the skill's plan with its values, then gives the page back to the policy. ``replay=False`` turns off
-    both the replay a run starts with and skill calls.
+    both the replay a run starts with and skill calls; ``replay_at_start=False`` turns off only the former: the
+    policy decides from the first turn, and may still call skills.
     """
 
     def __init__(
@@ -64,6 +65,7 @@ class Agent:
         memory: Memory | None = None,
         environment: Environment | None = None,
         replay: bool = True,
+        replay_at_start: bool = True,
         max_turns: int = DEFAULT_MAX_TURNS,
         max_errors: int = DEFAULT_MAX_ERRORS,
         max_repeats: int = DEFAULT_MAX_REPEATS,
@@ -78,6 +80,7 @@ class Agent:
         self.memory = memory if memory is not None and memory.enabled else None
         self.environment = environment
         self.replay = replay
+        self.replay_at_start = replay_at_start
         self.max_turns = positive_int(max_turns, field="max_turns")
         self.max_errors = positive_int(max_errors, field="max_errors")
         self.max_repeats = positive_int(max_repeats, field="max_repeats")
@@ -142,6 +145,7 @@ class _Session:
         self.looked_again = False  # whether a run that claimed its task done looked once more for the task's end
         self.skills = OfferedSkills(agent.memory if agent.replay else None, agent.policy)
         self.skill_call: SkillReplay | None = None  # the last call of a skill whose plan was made
+        self.skill_calls: list[SkillReplay | None] = []  # every call, in order (None: one that could not be planned)
 
     def drive(self) -> AgentResult:
         agent = self.agent
@@ -150,6 +154,8 @@ class _Session:
         memory = agent.memory
         if memory is not None and not agent.replay:
             self.replay_miss = "replay is turned off (Agent(replay=False))"
+        elif memory is not None and not agent.replay_at_start:
+            self.replay_miss = "the replay a run starts with is turned off (Agent(replay_at_start=False))"
         elif memory is not None and self.run is not None:
             lookup = memory.trajectories.search_replay(self.goal, origin_of(page.url), run_id=self.run.id)
             plan, self.replay_miss = lookup.plan, lookup.reason
@@ -260,6 +266,7 @@ class _Session:
         except (InvalidInput, NotFound) as exc:
             self.last_error, error = f"skill {action.skill.name}: {exc}", str(exc)  # type: ignore[union-attr]
             self.history.append(StepOutcome(action=action, ok=False, verified=None, error=error, url=observation.url))
+            self.skill_calls.append(None)
             if self.run is not None:
                 self.run.on_error(action.describe(), error)
             self.errors += 1
@@ -268,6 +275,7 @@ class _Session:
                                         effect=f"replaying its {len(plan.steps)} recorded steps"))
         replay = self._replay_policy(plan, AfterSkill(self.agent.policy, self._handed_back))
         self.skill_call = SkillReplay(action, replay, len(self.history) - 1, Counter(self.repeats))
+        self.skill_calls.append(self.skill_call)
         self.policy = replay
         self.memory_hits += 1
         return replace(turn, history=tuple(self.history))
@@ -383,6 +391,7 @@ class _Session:
             replay_outcome=replay.outcome if replay else None, replay_step=replay.step if replay else None,
             replay_reason=replay.reason if replay else None, replay_steps=list(replay.steps) if replay else [],
             replay_offered=self.replay is not None, replay_miss_reason=self.replay_miss,
+            skill_calls=[call.outcome(success) if call is not None else "refused" for call in self.skill_calls],
             context_tokens=self.context_tokens, memory_hits=self.memory_hits, final_url=final_url,
             reward=outcome.reward if outcome is not None else None, history=list(self.history),
         )

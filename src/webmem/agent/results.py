@@ -39,6 +39,10 @@ class AgentResult:
     ``replay_offered`` says whether the memory had a replay for the goal, and ``replay_miss_reason``
     why it had none (no run recorded on the origin, the goal does not fit a recorded task and where,
     a value the goal does not give, replay turned off, ...).
+    ``skill_calls`` says what became of each skill the policy called, in order: ``done`` (its replay did all
+    its steps, or the run succeeded during it), ``handed_over`` (its replay stopped and gave the page back),
+    ``failed`` (the run failed during its replay) or ``refused`` (it could not be planned: a value its
+    parameter refuses, or a skill that cannot be replayed for these values).
     """
 
     goal: str
@@ -62,6 +66,7 @@ class AgentResult:
     replay_steps: list[ReplayedStep] = field(default_factory=list)
     replay_offered: bool = False
     replay_miss_reason: str | None = None
+    skill_calls: list[str] = field(default_factory=list)
     context_tokens: int = 0
     memory_hits: int = 0
     duration_ms: int = 0

@@ -85,17 +85,26 @@ class SkillReplay:
         history[self.index] = replace(history[self.index], ok=error is None, effect=effect, error=error)
         return f"skill {name}: {error}" if error is not None else None
 
+    def outcome(self, success: bool) -> str:
+        """What became of the call, once the run ended (``success``: how it ended): ``handed_over`` (its replay
+        stopped and gave the page back), ``done`` (all its steps replayed, or the run succeeded during it) or
+        ``failed`` (the run failed during it). A replay that did all its steps is not blamed for a run that failed
+        after it, on the rest of the goal."""
+        if self.replay.handed_over:
+            return "handed_over"
+        return "done" if success or self.ended else "failed"
+
     def report(self, success: bool, reason: str, last_step: StepOutcome | None) -> ReplayReport:
-        """What became of the call's replay, for the run's manifest: handed over; replayed (all its steps done, or
-        the run succeeded during it); or failed (the run failed during it). A replay that did all its steps is not
-        blamed for a run that failed after it, on the rest of the goal."""
+        """What became of the call's replay, for the run's manifest (see :meth:`outcome`): handed over, replayed
+        (done) or failed."""
         replay = self.replay
         trajectory_id = replay.plan.trajectory_id
         steps = replay.step_report(last_step)
-        if replay.handed_over:
+        outcome = self.outcome(success)
+        if outcome == "handed_over":
             return ReplayReport(outcome="handed_over", trajectory_id=trajectory_id, step=replay.handover_step,
                                 reason=clean_for_prompt(replay.handover_reason or "", 2000), steps=steps)
-        if success or self.ended:
+        if outcome == "done":
             return ReplayReport(outcome="replayed", trajectory_id=trajectory_id, step=replay.position, steps=steps)
         return ReplayReport(outcome="replay_failed", trajectory_id=trajectory_id, step=max(replay.position, 1),
                             reason=clean_for_prompt(reason, 2000), steps=steps)

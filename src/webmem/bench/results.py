@@ -39,6 +39,10 @@ class EpisodeRecord:
     ``replayed`` (the replay alone solved the task), ``handed_over`` (the replay handed the run to the
     policy at ``replay_step`` because of ``replay_reason``) or ``replay_failed`` (it ran without handing
     over and the task was not solved). ``replayed`` and ``replay_fallback`` say the same in two booleans.
+
+    ``skill_calls`` counts the skills the policy called (see ``AgentResult.skill_calls``): ``skill_calls_done``
+    those whose replay did all its steps (or during which the task was solved), ``skill_calls_handed_over``
+    those whose replay gave the page back; the rest could not be planned, or the episode failed during them.
     """
 
     task: str
@@ -67,6 +71,9 @@ class EpisodeRecord:
     replay_reason: str | None = None
     replay_miss_reason: str | None = None
     timeouts: int = 0
+    skill_calls: int = 0
+    skill_calls_done: int = 0
+    skill_calls_handed_over: int = 0
 
     @property
     def tokens(self) -> int:

@@ -73,6 +73,8 @@ def run_benchmark(
     headless: bool = True,
     on_progress: Callable[[BenchProgress], None] | None = None,
     memory_from: str | Callable[[], Any] | None = None,
+    replay: bool = True,
+    replay_at_start: bool = True,
 ) -> BenchReport:
     """Run ``episodes`` seeded episodes of each task, cold and/or warm, and return what they measured.
 
@@ -86,6 +88,10 @@ def run_benchmark(
     ``memory_from`` (a policy as ``policy`` is) measures memory that another agent recorded: first that
     policy runs the tasks warm on other instances (seed ``seed + RECORDING_SEED_OFFSET``, mode
     ``recording``), into the memory the warm episodes then use; ``policy`` runs cold and on that memory.
+
+    ``replay`` and ``replay_at_start`` are the agent's options of the same names for ``policy``'s episodes (the
+    recording's keep both on): ``replay=False`` turns off the memory's replay and skill calls,
+    ``replay_at_start=False`` only the replay a run starts with (an LLM policy may still call the site's skills).
 
     Raises :class:`ImportError` when ``miniwob`` is missing, :class:`InvalidInput` for unknown tasks or options.
     """
@@ -111,7 +117,8 @@ def run_benchmark(
         shared_memory=shared_memory, memory_from=None if memory_from is None else _policy_name(memory_from),
     )
     plan = _Plan(report, policies, memory_dir=memory_dir, port=port, headless=headless,
-                 on_progress=on_progress or (lambda progress: None))
+                 on_progress=on_progress or (lambda progress: None),
+                 agent_options={"replay": replay, "replay_at_start": replay_at_start})
     return _in_own_thread(plan.run)
 
 
@@ -150,8 +157,10 @@ def policy_factory(policy: str | Callable[[], Any]) -> Callable[[], Any]:
 
 class _Plan:
     def __init__(self, report: BenchReport, policies: dict[str, Any], *, memory_dir: str | Path | None,
-                 port: int, headless: bool, on_progress: Callable[[BenchProgress], None]) -> None:
+                 port: int, headless: bool, on_progress: Callable[[BenchProgress], None],
+                 agent_options: dict[str, bool]) -> None:
         self.report = report
+        self.agent_options = agent_options
         self.policies = policies
         self.memory_dir = memory_dir
         self.port = port
@@ -230,13 +239,15 @@ class _Plan:
         base = self.report.seed + (RECORDING_SEED_OFFSET if mode == RECORDING else 0)
         seed = episode_seed(base, task_page.task, index)
         utterance = task_page.start(seed)
+        options = self.agent_options if mode != RECORDING else {}
         agent = Agent(task_page.page, memory=memory, policy=policy, environment=MiniWobEnvironment(),
-                      max_turns=self.report.max_turns)
+                      max_turns=self.report.max_turns, **options)
         began = time.perf_counter()
         timed_out = _timeouts(policy)
         result = agent.run(utterance, url=None)
         wall_ms = (time.perf_counter() - began) * 1000
         state = task_page.finish()
+        called = list(getattr(result, "skill_calls", ()))
         outcome, step, why = settle_replay(*_agent_replay(result), success=state.success, task_reason=state.reason)
         return EpisodeRecord(
             task=task_page.task, episode=index, seed=seed, mode=mode, success=state.success,
@@ -247,6 +258,8 @@ class _Plan:
             reason=result.reason or state.reason or "", run_id=result.run_id, replayed=outcome == "replayed",
             replay_fallback=outcome == "handed_over", replay_outcome=outcome, replay_step=step, replay_reason=why,
             replay_miss_reason=getattr(result, "replay_miss_reason", None), timeouts=_timeouts(policy) - timed_out,
+            skill_calls=len(called), skill_calls_done=called.count("done"),
+            skill_calls_handed_over=called.count("handed_over"),
         )
 
 

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
               show_default=True, help="Who decides: the rule-based baseline, or an LLM (WEBMEM_LLM_* settings).")
 @click.option("--model", help="With --policy llm: the model (default: $WEBMEM_LLM_MODEL).")
 @click.option("--no-replay", is_flag=True, help="Never replay a remembered run; always ask the policy.")
+@click.option("--no-replay-at-start", is_flag=True,
+              help="Do not begin by replaying a remembered run: the policy decides from the first turn (an LLM "
+                   "may still call the site's skills).")
 @click.option("--max-turns", type=click.IntRange(min=1, max=500), default=20, show_default=True,
               help="Turn budget per run.")
 @click.option("--headed", is_flag=True, help="Show the browser window (needs a display).")
@@ -50,8 +53,8 @@ if TYPE_CHECKING:
 def run_command(settings: Settings, goal: str | None, url: str | None, cases_file: Path | None,
                 memory_isolation: str, session_id: str | None, resume_run: str | None, fork_run: str | None,
                 no_memory: bool, local_memory_dir: str | None, trace_scoring: bool, trace_ttl_days: float,
-                policy_name: str, model: str | None, no_replay: bool, max_turns: int, headed: bool,
-                json_: bool) -> None:
+                policy_name: str, model: str | None, no_replay: bool, no_replay_at_start: bool, max_turns: int,
+                headed: bool, json_: bool) -> None:
     """Run the browser agent on a live page (or a suite of cases), with webmem as its memory."""
     _check_options(goal, url, cases_file, resume_run, fork_run, no_memory)
     if headed and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
@@ -61,14 +64,15 @@ def run_command(settings: Settings, goal: str | None, url: str | None, cases_fil
     options = {"enabled": not no_memory, "trace_scoring": trace_scoring, "trace_ttl_days": trace_ttl_days,
                "prune_lessons": True}
     policy = _policy(policy_name, model)
+    replay = {"replay": not no_replay, "replay_at_start": not no_replay_at_start}
     with _browser_page(headed) as page:
         if cases_file is not None:
             _run_suite(page, policy, cases_file, settings, memory_dir, memory_isolation, options,
-                       max_turns=max_turns, replay=not no_replay, json_=json_)
+                       max_turns=max_turns, replay=replay, json_=json_)
             return
         with settings.memory(create=True, memory_dir=memory_dir, **options) as mem:
             result = _run_one(page, policy, mem, goal, url, session_id, resume_run, fork_run,
-                              max_turns=max_turns, replay=not no_replay)
+                              max_turns=max_turns, replay=replay)
     _show_result(result, json_)
     if not result.success:
         raise SystemExit(1)
@@ -121,10 +125,11 @@ def _browser_page(headed: bool) -> Iterator[Any]:
 
 
 def _run_one(page: Any, policy: Policy, mem: Memory, goal: str | None, url: str | None, session_id: str | None,
-             resume_run: str | None, fork_run: str | None, *, max_turns: int, replay: bool) -> AgentResult:
+             resume_run: str | None, fork_run: str | None, *, max_turns: int,
+             replay: dict[str, bool]) -> AgentResult:
     from ..agent import Agent
 
-    agent = Agent(page, memory=mem, policy=policy, max_turns=max_turns, replay=replay)
+    agent = Agent(page, memory=mem, policy=policy, max_turns=max_turns, **replay)
     if resume_run:
         run = mem.resume_run(resume_run, goal=goal)
         return agent.run(run.goal, url=run.manifest.start_url, run=run)
@@ -136,7 +141,8 @@ def _run_one(page: Any, policy: Policy, mem: Memory, goal: str | None, url: str 
 
 
 def _run_suite(page: Any, policy: Policy, cases_file: Path, settings: Settings, memory_dir: str | None,
-               isolation: str, options: dict[str, Any], *, max_turns: int, replay: bool, json_: bool) -> None:
+               isolation: str, options: dict[str, Any], *, max_turns: int, replay: dict[str, bool],
+               json_: bool) -> None:
     from ..agent import Agent
     from ..agent.suite import SuiteLog, load_cases, run_suite, suite_name
 
@@ -156,7 +162,7 @@ def _run_suite(page: Any, policy: Policy, cases_file: Path, settings: Settings, 
                     fresh = per_case.enter_context(tempfile.TemporaryDirectory(prefix="webmem-case-"))
                     mem = per_case.enter_context(settings.memory(create=True, memory_dir=fresh, **options))
                 agent = Agent(page, memory=mem, policy=policy, environment=case.success,
-                              max_turns=case.max_turns or max_turns, replay=replay)
+                              max_turns=case.max_turns or max_turns, **replay)
                 return agent.run(case.goal, url=case.url, hints=hints)
 
         def on_case(number: int, total: int, result: CaseResult) -> None:
