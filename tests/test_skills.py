@@ -99,6 +99,23 @@ def test_a_template_becomes_a_skill_named_and_typed_as_people_know_its_fields(re
     assert recorded.skills.list("http://127.0.0.1:9000/") == []  # another origin of the host has none
 
 
+
+def test_a_select_whose_options_change_between_recordings_is_a_text_not_a_choice(mem: webmem.Memory) -> None:
+    """A list drawn anew on every visit (other names each time) has no fixed options: a value the recordings never saw
+    is still a value of the task, and replay checks the page's own options when it selects it."""
+    for name, options in (("Dianne", ("Dianne", "Natty", "Uruguay")), ("Rozele", ("Rozele", "Azerbaijan", "Kim"))):
+        run = mem.start_run(goal=f"Select {name} from the list and click Submit.", start_url=f"{SITE}/choose")
+        run.record_step(action="select", target='combobox ""', value=name, url=f"{SITE}/choose",
+                        element=ElementSignals(label="Names", options=options))
+        run.record_step(action="click", target='button "Submit"', url=f"{SITE}/choose")
+        run.finish(success=True, outcome="submitted")
+    skill = next(found for found in mem.skills.list(SITE) if found.template.startswith("Select"))
+    chosen = next(parameter for parameter in skill.parameters if parameter.example == "Dianne" or
+                  parameter.example == "Rozele")
+    assert chosen.kind == "text" and chosen.options == []
+    assert mem.skills.plan(skill, {chosen.name: "Catharine", **{p.name: "Submit" for p in skill.parameters
+                                                                 if p is not chosen}}).steps[0].value == "Catharine"
+
 def test_a_skill_is_verified_only_by_a_replay_that_did_a_new_instance(recorded: webmem.Memory) -> None:
     create_ticket(recorded, "Login page slow", "bob", "minor", replay="replayed")  # the values of a recording
     again = skill_named(recorded, "create_ticket")

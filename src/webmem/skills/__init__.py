@@ -147,7 +147,7 @@ class Skills:
             for key in tasks:
                 recordings = by_task[key]
                 newest = recordings[0]
-                named = parameters(newest)
+                named = parameters(newest, recordings[1:])
                 found = standing(recordings, runs, gates[key], changed_after(newest, pages),
                                  demoted=all(trajectory.id in held for trajectory in recordings))
                 skills.append(Skill(

@@ -61,9 +61,10 @@ def _shared_prefix(name: str, templates: Sequence[str], own: str) -> bool:
     return any("_".join(name_words(other)[:name.count("_") + 1]) == name for other in templates if other != own)
 
 
-def parameters(trajectory: Trajectory) -> list[SkillParameter]:
+def parameters(trajectory: Trajectory, others: Sequence[Trajectory] = ()) -> list[SkillParameter]:
     """The parameters of the template ``trajectory`` was recorded with, one per slot in order, with the values
-    its goal gave as examples."""
+    its goal gave as examples. A value chosen in a select is a choice of the options seen, unless ``others``
+    (other recordings of the template) saw other options there: then the page's options change, and it is a text."""
     template = trajectory.goal_template or ""
     recorded = bind(template, trajectory.goal) or {}
     steps = trajectory.replay_steps or []
@@ -73,14 +74,16 @@ def parameters(trajectory: Trajectory) -> list[SkillParameter]:
         step = _step_using(steps, slot)
         example = recorded.get(slot)
         name = _unique(_parameter_name(template, slot, step), used)
-        options = list(step.element.options) if step is not None and step.element and step.element.options else []
+        options = _options(step)
         if example is not None and PLACEHOLDER.fullmatch(example):
             kind, example = "secret", None
-        elif options and step is not None and step.action == "select":
+        elif options and step is not None and step.action == "select" and all(
+                set(_options(_step_using(other.replay_steps or [], slot))) in (set(), set(options)) for other in others):
             kind = "choice"
         else:
             kind = value_kind(example) if example else "text"
-        found.append(SkillParameter(name=name, kind=kind, slot=slot, options=options, example=example,
+        found.append(SkillParameter(name=name, kind=kind, slot=slot, options=options if kind == "choice" else [],
+                                    example=example,
                                     description=_described(step, kind)))
     return found
 
@@ -109,6 +112,10 @@ def _slots_in_order(template: str) -> list[int]:
         if number not in seen:
             seen.append(number)
     return seen
+
+
+def _options(step: Step | None) -> list[str]:
+    return list(step.element.options) if step is not None and step.element and step.element.options else []
 
 
 def _step_using(steps: Sequence[Step], slot: int) -> Step | None:
