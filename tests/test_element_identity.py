@@ -15,7 +15,13 @@ from test_replay_handover import PageVerdict
 import webmem
 from webmem import ElementSignals, InvalidInput
 from webmem.agent import Action, Agent, Target, Turn
-from webmem.core.elements import choose, compare, describe_element
+from webmem.core.elements import (
+    choose,
+    compare,
+    describe_element,
+    naming_texts,
+    selector_names,
+)
 from webmem.demo.server import serve_site
 
 PAGES = Path(__file__).parent / "sites" / "replay"
@@ -324,3 +330,14 @@ def test_a_step_moved_to_the_place_the_goal_names_leaves_the_recorded_element_s_
     [kept] = placed([recorded], [recorded], {1: "2nd"})
     assert (moved.target_index, moved.selector, moved.element) == (1, None, None)  # they found the 2nd box
     assert (kept.target_index, kept.selector, kept.element) == (2, "#tt2", recorded.element)
+
+
+def test_an_element_is_named_by_its_selectors_texts_and_its_own_signals_not_by_their_structure_or_context() -> None:
+    assert selector_names('select[name="0_priority"]') == ["0_priority"]
+    assert selector_names('internal:label="And"i') == ["And"]
+    assert selector_names("form#query > tr:nth-of-type(2) > td.value > input[type=text]") == ["query", "value", "text"]
+    assert selector_names(None) == []
+    signals = ElementSignals(row_header="Priority", field_name="0_priority", heading="Slow search",
+                             text_before="is", options=("major",), tag="select")
+    assert naming_texts(signals) == ["0_priority", "Priority"]
+    assert naming_texts(None) == []

@@ -357,3 +357,61 @@ def test_a_sites_remembered_task_is_a_tool_while_the_browser_is_on_it(
         skill = mem.skills.get("create_ticket", url)
         assert skill.status == "verified" and skill.record.replays == 2 and skill.record.handovers == 1
     assert len(changes) >= 3
+
+
+FILTERS_DIR = Path(__file__).parent / "sites" / "filters"
+#: Each filter: its field, chosen in the select "And", then its value, set in the field that choice added.
+BY_PRIORITY = [("Priority", "browser_select_option", 'select[name="0_priority"]')]
+BY_OWNER = [("Owner", "browser_type", 'input[name="0_owner"]')]
+BY_TYPE_AND_PRIORITY = [("Priority", "browser_select_option", 'select[name="0_priority"]'),
+                        ("Type", "browser_select_option", 'select[name="0_type"]')]
+
+
+def test_a_filters_field_chosen_in_one_select_is_a_skill_of_its_own_and_every_choice_is_kept(
+    memory_dir: Path, tmp_path: Path
+) -> None:
+    """A query page adds a filter's row when its field is chosen in the select "And" (blank again after each
+    choice); the row's field is known only by a selector that names the filter's field. Each field is a task
+    of its own (the value box of one is not another's), and a second filter's field is no correction of the
+    first: the proxy records the page each choice was made on, and a skill's replay the page its plan's step was."""
+
+    async def record(session: Session, url: str, goal: str, filters: list[tuple[str, str, str]],
+                     values: list[str]) -> None:
+        started = (await session.call("webmem_start_run", {"goal": goal, "start_url": url})).structured_content
+        await session.call("browser_navigate", {"url": url})
+        for field, _, _ in filters:
+            snapshot = session.text(await session.call("browser_snapshot"))
+            ref = next(line.split("[ref=")[1].split("]")[0] for line in snapshot.splitlines() if 'combobox "And"' in line)
+            await session.call("browser_select_option", {"element": "And", "target": ref, "values": [field]})
+        for (field, tool, selector), value in zip(filters, values):
+            given = {"values": [value]} if tool == "browser_select_option" else {"text": value}
+            await session.call(tool, {"element": f"the {field} filter's value", "target": selector, **given})
+        await session.call("browser_click", {"element": "Update", "target": 'getByRole("button", { name: "Update" })'})
+        await session.call("webmem_finish_run", {"run_id": started["run_id"], "success": True})
+
+    async def call(session: Session, skill: str, parameters: dict[str, str]) -> str:
+        done = (await session.call(skill, parameters)).structured_content
+        assert done["outcome"] == "done", done
+        return session.text(await session.call("browser_snapshot"))
+
+    with served(FILTERS_DIR, tmp_path / "filters") as (url, _), webmem.Memory.open(memory_dir) as mem:
+        async def scenario(session: Session) -> None:
+            await record(session, url, "Show the tickets with priority blocker", BY_PRIORITY, ["blocker"])
+            await record(session, url, "Show the tickets with owner farah", BY_OWNER, ["farah"])
+            await record(session, url, "Show the tickets of type task with priority minor", BY_TYPE_AND_PRIORITY,
+                         ["minor", "task"])
+            await session.call("browser_navigate", {"url": url})
+            assert "Filtered by owner=alice" in await call(session, "skill_tickets_owner", {"owner": "alice"})
+            assert "Filtered by priority=major" in await call(session, "skill_tickets_priority", {"priority": "major"})
+            for kind, priority in (("defect", "trivial"), ("enhancement", "critical")):
+                shown = await call(session, "skill_tickets_type", {"type": kind, "priority": priority})
+                assert f"Filtered by priority={priority}, type={kind}" in shown
+
+        run_proxy(mem, tmp_path, scenario)
+        templates = {trajectory.goal: trajectory for trajectory in mem.trajectories.list()}
+    assert templates["Show the tickets with priority blocker"].goal_template == "Show the tickets with priority {1}"
+    assert templates["Show the tickets with owner alice"].goal_template == "Show the tickets with owner {1}"
+    for goal in ("Show the tickets of type task with priority minor",  # recorded, then replayed as a skill
+                 "Show the tickets of type defect with priority trivial"):
+        steps = templates[goal].replay_steps
+        assert [step.value for step in steps if step.target == 'combobox "And"'] == ["Priority", "Type"], goal

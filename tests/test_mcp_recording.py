@@ -148,3 +148,12 @@ await page.getByRole('link', { name: 'Show', exact: true }).click();
 ```"""
     assert drafts("browser_click", {"target": "e8"}, Answer(exact, is_error=False), refs) == [
         StepDraft("click", 'link "Show"', 'role=link[name="Show"]')]
+
+
+def test_an_answer_gives_the_fingerprint_of_the_page_it_shows_and_none_for_a_snapshot_in_a_file() -> None:
+    shown = Answer(SNAPSHOT, is_error=False).fingerprint
+    assert shown is not None and shown == Answer(SNAPSHOT.replace("a@b.com", "c@d.org"), is_error=False).fingerprint
+    added = SNAPSHOT.replace("  - paragraph", '  - combobox [ref=e5]:\n    - option "major"\n  - paragraph')
+    assert Answer(added, is_error=False).fingerprint not in (None, shown)  # a field added: another page
+    linked = "### Page\n- Page URL: http://127.0.0.1:8765/\n### Snapshot\n- [Snapshot](.playwright-mcp/page-1.yml)\n"
+    assert Answer(linked, is_error=False).fingerprint is None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.episode_records import EnvironmentState, PageElement
 from ..core.models import validated
-from ..episodes.aria import INTERACTIVE_ROLES, snapshot_line_parts, snapshot_scalar
+from ..episodes.aria import INTERACTIVE_ROLES, elements_fingerprint, snapshot_line_parts, snapshot_scalar
 from .browser import element_identity
 
 MAX_SNAPSHOT_CHARS = 200_000
@@ -70,8 +69,7 @@ class Observation:
     @property
     def fingerprint(self) -> str:
         """A hash of the set of (role, name) of the page's interactive elements: it changes when they do."""
-        keys = sorted({(element.role, element.name) for element in self.elements})
-        return hashlib.sha256(repr(keys).encode()).hexdigest()[:16]
+        return elements_fingerprint((element.role, element.name) for element in self.elements)
 
     def find(self, role: str | None, name: str | None) -> list[Element]:
         """Elements with this role (any when None) and exactly this name (any when None)."""

@@ -184,6 +184,31 @@ def css_locator(signals: ElementSignals) -> str | None:
     return None
 
 
+#: The element's own signals that are texts naming it (its tag and input type name a kind, not one element).
+NAMING_SIGNALS = tuple(kind for kind, (_, own) in SIGNALS.items() if own and kind not in ("name", "tag", "input_type"))
+_SELECTOR_TEXT = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
+_SELECTOR_NAME = re.compile(r"[#.]([A-Za-z_][\w-]*)|\[[\w-]+[~|^$*]?=([^\]\s]+)\]")
+
+
+def naming_texts(signals: ElementSignals | None) -> list[str]:
+    """The texts an element's own signals name it by (its label, row header, ``name`` attribute...), never
+    the text around it (a heading, the text before it), which may hold a task's values."""
+    if signals is None:
+        return []
+    return [text for kind in NAMING_SIGNALS if (text := getattr(signals, kind))]
+
+
+def selector_names(selector: str | None) -> list[str]:
+    """The texts a selector finds its element by: its quoted texts (``[name="0_priority"]``,
+    ``internal:label="And"i``), ids, classes and attribute values; not its structure (tags, ``:nth-of-type(2)``)."""
+    if not selector:
+        return []
+    found = [match.group(1) if match.group(1) is not None else match.group(2)
+             for match in _SELECTOR_TEXT.finditer(selector)]
+    rest = _SELECTOR_TEXT.sub(" ", selector)
+    return [*found, *(match.group(1) or match.group(2) for match in _SELECTOR_NAME.finditer(rest))]
+
+
 def _quoted(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

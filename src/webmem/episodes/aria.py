@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Iterable
 
 from ..core.episode_records import EnvironmentState, PageElement
 from ..core.models import validated
@@ -57,6 +59,16 @@ def parse_aria_snapshot(snapshot: str) -> list[PageElement]:
         elements.append(PageElement(role=match.group("role"), name=name[:1000], ref=ref.group(1) if ref else None,
                                     value=value[:10_000] if value else None))
     return elements
+
+
+def elements_fingerprint(keys: Iterable[tuple[str, str]]) -> str:
+    """A hash of a page's set of interactive (role, name): it changes when they do (a row of fields added)."""
+    return hashlib.sha256(repr(sorted(set(keys))).encode()).hexdigest()[:16]
+
+
+def snapshot_fingerprint(snapshot: str) -> str:
+    """:func:`elements_fingerprint` of the interactive elements of a snapshot."""
+    return elements_fingerprint((element.role, element.name) for element in parse_aria_snapshot(snapshot))
 
 
 def environment_from_snapshot(url: str, title: str, snapshot: str) -> EnvironmentState:

@@ -35,7 +35,7 @@ from ..skills.tools import TOOL_PREFIX as SKILL_TOOL_PREFIX
 from ..skills.tools import tool_name
 from ..trajectories.plans import ReplayPlan
 from .child import browser_session
-from .recording import Answer, drafts, snapshot_options, snapshot_refs
+from .recording import ACTIONS, Answer, drafts, snapshot_options, snapshot_refs
 from .replay import ReplayResult, replay_plan
 from .server import READ_ONLY, WRITES, WebmemServer, build_server, register
 from .skill_tools import (
@@ -79,6 +79,7 @@ class BrowserProxy(WebmemServer):
         self._page_url: str | None = None
         self._seen_domain: str | None = None
         self._refs: dict[str, str] = {}
+        self._fingerprint: str | None = None  # of the page the latest snapshot showed
         self._options: dict[str, tuple[str, ...]] = {}
         self._browser_lock = anyio.Lock()
         self._skill_lock = anyio.Lock()
@@ -115,9 +116,9 @@ class BrowserProxy(WebmemServer):
     async def _dispatch(self, name: str, arguments: dict[str, Any], context: Any) -> Any:
         if any(tool.name == name for tool in self._child_tools):
             async with self._browser_lock:
-                before = _web(self._page_url)
+                before = _web(self._page_url), self._fingerprint
                 answer, result = await self._forward(name, arguments)
-                notes = await self._record(name, arguments, answer, before)
+                notes = await self._record(name, arguments, answer, *before)
             return self._answer(result, notes)
         if name in self._skill_tools:
             done = await self._call_skill(self._skill_tools[name][0].id, arguments)
@@ -142,6 +143,9 @@ class BrowserProxy(WebmemServer):
         if refs:
             self._refs = refs
             self._options = snapshot_options(text)
+        fingerprint = answer.fingerprint
+        if fingerprint is not None or name in ACTIONS:  # a page acted on and not shown is not known
+            self._fingerprint = fingerprint
         return answer, result
 
     def _answer(self, result: CallToolResult, notes: Sequence[str]) -> CallToolResult:
@@ -161,8 +165,10 @@ class BrowserProxy(WebmemServer):
 
     # -- recording ----------------------------------------------------------------------------
 
-    async def _record(self, name: str, arguments: dict[str, Any], answer: Answer, page_before: str | None) -> list[str]:
-        """Record the call's steps in the current run; the notes for the ### Memory section."""
+    async def _record(self, name: str, arguments: dict[str, Any], answer: Answer, page_before: str | None,
+                      seen_before: str | None) -> list[str]:
+        """Record the call's steps in the current run (each with the fingerprint of the page it acted on,
+        ``seen_before``); the notes for the ### Memory section."""
         if answer.page_url:
             self._page_url = answer.page_url
         steps = drafts(name, arguments, answer, self._refs)
@@ -181,7 +187,7 @@ class BrowserProxy(WebmemServer):
                 self.service.record_observed_step(
                     run_id, action=draft.action, target=draft.target, selector=draft.selector, value=draft.value,
                     url=page_before, ok=not answer.is_error, error=answer.error, duration_ms=draft.duration_ms,
-                    **element)))
+                    snapshot_hash=seen_before, **element)))
             if recorded.tips:
                 notes.append("Tips from earlier runs for this error:\n" + "\n".join(f"- {tip}" for tip in recorded.tips))
         entered = _web(answer.page_url)
@@ -226,11 +232,12 @@ class BrowserProxy(WebmemServer):
     async def _replay(self, run_id: str, plan: ReplayPlan) -> ReplayResult:
         """Perform ``plan`` in the browser, each call recorded as a step of the current run."""
 
-        async def call_and_record(tool: str, arguments: dict[str, Any]) -> Answer:
+        async def call_and_record(tool: str, arguments: dict[str, Any], recorded_on: str | None) -> Answer:
             async with self._browser_lock:
-                before = _web(self._page_url)
+                # unless an answer showed the page, the one the plan's step was recorded on stands in for it
+                before = _web(self._page_url), self._fingerprint or recorded_on
                 answer, _ = await self._forward(tool, arguments)
-                await self._record(tool, arguments, answer, before)
+                await self._record(tool, arguments, answer, *before)
             return answer
 
         return await replay_plan(run_id, plan, call_and_record, self.service.memory.secrets)

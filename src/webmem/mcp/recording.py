@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.text import clean_for_prompt
+from ..episodes.aria import snapshot_fingerprint
 from ..service.drafts import StepDraft
 
 #: Tools that act on the page, and the action each records (other tools only look, or set the browser up).
@@ -72,6 +73,14 @@ class Answer:
             return None
         body = self.section("Error")
         return clean_for_prompt((body if body is not None else self.text).strip(), 4000) or "failed"
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The fingerprint of the page the answer shows (its interactive elements), or None when it shows none
+        (an action's answer may only link to a file holding the snapshot): a step's ``snapshot_hash``, as the
+        reference agent records it."""
+        shown = _CODE.search(self.section("Snapshot") or "")
+        return snapshot_fingerprint(shown.group("code")) if shown is not None else None
 
     def refs(self) -> dict[str, str]:
         """Element identities (``button "Search"``) by snapshot ref, from a snapshot in the answer."""

@@ -21,8 +21,10 @@ from ..service.tool_calls import planned_call
 from ..trajectories.plans import ReplayPlan
 from .recording import Answer
 
-#: Sends one tool call to the browser server and records it as the run's step: the answer.
-CallAndRecord = Callable[[str, dict[str, Any]], Awaitable[Answer]]
+#: Sends one tool call to the browser server and records it as the run's step: the answer. Its third argument
+#: is the fingerprint of the page the plan's step was recorded on (``Step.snapshot_hash``), for the step
+#: recorded when the browser's answer does not show the page.
+CallAndRecord = Callable[[str, dict[str, Any], str | None], Awaitable[Answer]]
 _MISSING = ("does not match any elements", "not found in the current page snapshot", "no element", "not found")
 _AMBIGUOUS = ("strict mode violation", "resolved to")
 
@@ -70,7 +72,7 @@ async def replay_plan(run_id: str, plan: ReplayPlan, call: CallAndRecord, secret
                 arguments = {**arguments, "text": secret} if "text" in arguments else arguments
         if why is not None:
             return _stopped(run_id, plan, steps, number, why, page_url, status="missed")
-        answer = await call(planned.tool or "", arguments)
+        answer = await call(planned.tool or "", arguments, step.snapshot_hash)
         page_url = answer.page_url or page_url
         if answer.is_error:
             error = answer.error or "failed"

@@ -29,6 +29,7 @@ from .conversions import (
     derive,
     reproducing,
 )
+from .deciding import deciding_values
 from .evidence import WORD, GoalValue, found_as_word, key, parse_identity, used_spans
 from .places import place_spans
 
@@ -126,7 +127,8 @@ def parameterise(
 
     The slots are the spans of the goal that a step used whole (see :mod:`.evidence`), and the quoted
     strings, numbers and capitalised words of the goal that recur in the steps; with ``spans``, exactly
-    those (the values another template binds in this goal). A typed value that is no goal value as it
+    those (the values another template binds in this goal); in either case less those that decide which
+    element a step acts on where its target cannot follow them (see :mod:`.deciding`). A typed value that is no goal value as it
     stands but one goal value converted (see ``conversions``) becomes ``{n|name|...}`` with every
     conversion that reproduces it. A compound span is taken whole only when a conversion of it was
     typed and no part of it is used on its own by another step.
@@ -154,6 +156,9 @@ def parameterise(
         places = {span: placed for span, placed in place_spans(goal, steps, units).items()
                   if not any(_overlapping(span, [unit]) for unit in units if unit != span)}
         units = sorted({*units, *places}, key=lambda unit: unit.start)
+    fixed = [unit for unit in units if unit in places or number_of.get(unit) in referenced]
+    deciding = deciding_values([unit for unit in units if unit not in fixed], steps, kept=fixed)
+    units = [unit for unit in units if unit not in deciding]
     derived, completed = _derived(units, steps), completing_values(units, steps)
     sources = {source for source, _ in derived.values()}
     rest = [step.model_copy(update={"value": None}) if index in derived else step for index, step in enumerate(steps)]
