@@ -328,7 +328,7 @@ _TOOLS_JSON = json.dumps(TOOLS)
 
 @dataclass(frozen=True)
 class _Offer:
-    """What a request offers the model: the tools (the skills, then the actions) and the text protocol's twin."""
+    """What a request offers the model: the tools (the actions, then the skills) and the text protocol's twin."""
 
     tools: list[dict[str, Any]]
     tools_json: str
@@ -341,7 +341,7 @@ _ACTIONS_ONLY = _Offer(TOOLS, _TOOLS_JSON, TEXT_PROTOCOL)
 def _offer(skills: Sequence[Skill]) -> _Offer:
     if not skills:
         return _ACTIONS_ONLY
-    tools = [*skill_tools(skills), *TOOLS]  # a site's remembered tasks first: a weak model calls the first tools it reads
+    tools = [*TOOLS, *skill_tools(skills)]
     return _Offer(tools, json.dumps(tools), text_protocol({**_TOOL_SPECS, **skill_specs(skills)}))
 
 
