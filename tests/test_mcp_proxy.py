@@ -415,3 +415,44 @@ def test_a_filters_field_chosen_in_one_select_is_a_skill_of_its_own_and_every_ch
                  "Show the tickets of type defect with priority trivial"):
         steps = templates[goal].replay_steps
         assert [step.value for step in steps if step.target == 'combobox "And"'] == ["Priority", "Type"], goal
+
+
+def test_a_goal_done_by_calling_skills_is_recorded_whole_and_becomes_a_skill_of_its_own(
+    memory_dir: Path, tmp_path: Path
+) -> None:
+    """An agent asked for two tickets calls the ticket skill twice inside its own run: that run holds both calls'
+    steps, so its recording replays the whole goal and is a skill of its own."""
+    composed = TICKET.format("Disk full", "Urgent") + ", then c" + TICKET.format("Fan noise", "Low")[1:]
+
+    with served(HELPDESK_DIR, tmp_path / "helpdesk") as (url, _), webmem.Memory.open(memory_dir) as mem:
+        async def scenario(session: Session) -> str:
+            started = (await session.call("webmem_start_run", {"goal": TICKET.format("Printer jam", "High"),
+                                                               "start_url": url})).structured_content
+            await session.call("browser_navigate", {"url": url})
+            snapshot = session.text(await session.call("browser_snapshot"))
+            refs = {name: line.split("[ref=")[1].split("]")[0] for line in snapshot.splitlines()
+                    for name in ('textbox "Summary"', 'combobox "Priority"', 'button "Create ticket"') if name in line}
+            await session.call("browser_type", {"element": "Summary", "target": refs['textbox "Summary"'],
+                                                "text": "Printer jam"})
+            await session.call("browser_select_option", {"element": "Priority", "target": refs['combobox "Priority"'],
+                                                         "values": ["High"]})
+            await session.call("browser_click", {"element": "Create ticket", "target": refs['button "Create ticket"']})
+            await session.call("webmem_finish_run", {"run_id": started["run_id"], "success": True})
+            outer = (await session.call("webmem_start_run", {"goal": composed, "start_url": url})).structured_content
+            for summary, priority in (("Disk full", "Urgent"), ("Fan noise", "Low")):
+                done = (await session.call("skill_create_ticket", {"summary": summary, "priority": priority}))
+                assert done.structured_content["outcome"] == "done", done.structured_content
+            await session.call("webmem_finish_run", {"run_id": outer["run_id"], "success": True})
+            return outer["run_id"]
+
+        outer_run, _ = run_proxy(mem, tmp_path, scenario)
+        steps = mem.runs.steps(outer_run)
+        assert [(step.action, step.value) for step in steps if step.action in ("fill", "select")] == [
+            ("fill", "Disk full"), ("select", "Urgent"), ("fill", "Fan noise"), ("select", "Low")]
+        skills = {skill.name: skill for skill in mem.skills.list(url)}
+        whole = next(skill for skill in skills.values() if "then" in skill.template)
+        assert [parameter.example for parameter in whole.parameters] == ["Disk full", "Urgent", "Fan noise", "Low"]
+        plan = mem.skills.plan(whole, {parameter.name: value for parameter, value in zip(
+            whole.parameters, ("Toner low", "Normal", "Jammed tray", "High"))})
+        assert [step.value for step in plan.steps if step.action in ("fill", "select")] == [
+            "Toner low", "Normal", "Jammed tray", "High"]

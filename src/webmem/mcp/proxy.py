@@ -297,9 +297,20 @@ class BrowserProxy(WebmemServer):
                     if self._run_id == started.run_id:
                         self._run_id = self._resume_after.pop(started.run_id, None)
                     self._skills_stale = True
+                if self._run_id is not None:  # the run the call was made in did these steps too
+                    await anyio.to_thread.run_sync(lambda: self._carry_steps(started.run_id, self._run_id))
         redact = service.memory.secrets.redact
         return run.model_copy(update={key: redact(getattr(run, key)) for key in ("goal", "reason", "snapshot", "summary")
                                       if getattr(run, key) is not None})
+
+    def _carry_steps(self, done_run: str, into: str) -> None:
+        """Record in run ``into`` the steps a skill's run did for it: a goal composed of skills, done by calling
+        them, is recorded with every step it took, and may become a skill of its own."""
+        for step in self.service.memory.runs.steps(done_run):
+            self.service.record_observed_step(
+                into, action=step.action, target=step.target, selector=step.selector, value=step.value, url=step.url,
+                ok=step.ok, error=step.error, duration_ms=step.duration_ms, snapshot_hash=step.snapshot_hash,
+                element=step.element, verified=step.verified)
 
     async def _look(self) -> Answer | None:
         """The page as the browser server shows it now (its snapshot), when it has a tool for that."""
