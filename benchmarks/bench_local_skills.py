@@ -38,13 +38,10 @@ Usage: python benchmarks/bench_local_skills.py [--model PATH] [--seeds 0] [--epi
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shutil
-import signal
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -53,7 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_local_model import figures as base_figures
-from local_llm import add_server_arguments, free_port, interrupted, learned_tool_modes, served_model
+from local_llm import add_output_arguments, add_server_arguments, free_port, learned_tool_modes, workspace
 
 from webmem.bench import RECORDING_SEED_OFFSET, BenchProgress, BenchReport, EpisodeRecord, reason_group, run_benchmark
 
@@ -200,22 +197,13 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=4, help="episodes per task (default: 4)")
     parser.add_argument("--max-turns", type=int, default=8)
     add_server_arguments(parser)
-    parser.add_argument("--json", metavar="FILE", help="write settings, figures and every episode here")
-    parser.add_argument("--keep", metavar="DIR", help="keep memories and the server log here (default: temporary)")
+    add_output_arguments(parser)
     args = parser.parse_args()
     seeds = [int(part) for part in args.seeds.split(",") if part.strip()]
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, interrupted)
     started = time.perf_counter()
     skills: dict[int, dict[str, list[dict[str, Any]]]] = {}
     modes: dict[str, list[str]] = {}
-    with contextlib.ExitStack() as stack:
-        if args.keep:
-            workdir = Path(args.keep)
-            workdir.mkdir(parents=True, exist_ok=True)
-        else:
-            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="webmem-local-skills-")))
-        model, log_path, command = stack.enter_context(served_model(args, workdir))
+    with workspace(args, "webmem-local-skills-") as (workdir, model, log_path, command):
         port = free_port()  # one MiniWoB++ port for every phase: the memory files sites under host and port
         results: dict[int, dict[str, tuple[BenchReport, float]]] = {}
         try:

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import zipfile
@@ -107,6 +108,29 @@ def llama_server(model: Path, log_path: Path, n_ctx: int, chat_format: str, *, p
         yield base, model_id, command
     finally:
         stop(process)
+
+
+def add_output_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--json`` and ``--keep``, as every local-model bench spells them."""
+    parser.add_argument("--json", metavar="FILE", help="write settings, figures and every episode here")
+    parser.add_argument("--keep", metavar="DIR", help="keep memories and the server log here (default: temporary)")
+
+
+@contextlib.contextmanager
+def workspace(args: argparse.Namespace, prefix: str) -> Iterator[tuple[Path, Path, Path, list[str]]]:
+    """The bench's working directory (``--keep``, else a temporary one) with the model served in it, until the block
+    exits; SIGINT and SIGTERM raise KeyboardInterrupt meanwhile. Yields (working directory, GGUF path, server log
+    path, server command)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, interrupted)
+    with contextlib.ExitStack() as stack:
+        if args.keep:
+            workdir = Path(args.keep)
+            workdir.mkdir(parents=True, exist_ok=True)
+        else:
+            workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
+        model, log_path, command = stack.enter_context(served_model(args, workdir))
+        yield workdir, model, log_path, command
 
 
 @contextlib.contextmanager
