@@ -9,7 +9,8 @@ import json
 import re
 
 import webmem
-from webmem.trajectories.leads import LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR
+from webmem.trajectories.leads import LEAD_COVER, LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR
+from webmem.trajectories.recall import signature
 
 MAIL = "http://mail.example.test"
 CLICK = [webmem.Step(action="click", target='button "Go"')]
@@ -58,6 +59,23 @@ def test_a_goal_below_the_lead_floor_leads_nothing(mem: webmem.Memory) -> None:
     inbox(mem, FORWARD, REPLY, DELETE)
     report = mem.trajectories.match("Archive every message from Sue.", origin=MAIL)
     assert report.best is None and report.candidates[0].similarity < LEAD_FLOOR
+
+
+def test_a_goal_that_says_mostly_other_things_leads_nothing(mem: webmem.Memory) -> None:
+    """It shares the act, the email and the name with the trash task, and no word with any other, yet most of what it
+    says (the invites, the spreadsheet, the report) is not in the trash task: a lead by chance, not a rewording."""
+    inbox(mem, FORWARD, REPLY, DELETE,
+          "Forward the calendar invites, budget spreadsheet and quarterly report by Audrey to Orel.",
+          'Reply to the calendar invites, budget spreadsheet and quarterly report by Ines with the text "Yes".')
+    query = "Delete the email with the calendar invites, budget spreadsheet and quarterly report by Natala."
+    report = mem.trajectories.match(query, origin=MAIL, limit=3)
+    first, second = report.candidates[:2]
+    assert first.trajectory.goal == DELETE and LEAD_FLOOR <= first.similarity < report.threshold
+    assert second.similarity <= LEAD_RATIO * first.similarity
+    mine, theirs = signature(query).content, signature(DELETE).content
+    assert len(mine & theirs) < LEAD_COVER * len(mine)
+    assert report.best is None and "clear lead" not in first.why
+    assert mem.trajectories.match("Delete the email by Natala.", origin=MAIL).best.goal == DELETE
 
 
 def test_every_path_that_answers_one_trajectory_takes_the_lead(mem: webmem.Memory) -> None:

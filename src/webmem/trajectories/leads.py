@@ -6,6 +6,10 @@ wording then shares too little with the stored goal to reach the threshold, yet 
 with any other task of the site: the lead over the next task is the evidence, as in matching by the ratio of the
 two nearest neighbours. A new task worded in the site's own words is as close to several stored tasks, or to none.
 
+A lead counts only when the new goal says mostly what the leading goal says (``LEAD_COVER`` of its words at least):
+a rewording says the task again and little else, while a new task that shares a few words with one stored task by
+chance ("the man is wearing" in "send me a hoodie of the brand the man is wearing") says mostly other things.
+
 With a goal embedder read by its nearest goal (``recall = "nearest"``, :class:`webmem.GloveEmbedder`), a weaker lead
 counts too (``NEAREST_FLOOR``, ``NEAREST_RATIO``) when the stored goal nearest to the new one by their vectors is of
 the leading task: the words and the vectors agree on which task it is.
@@ -26,6 +30,8 @@ from .recall import Signature, other_inputs, score, shares_only_values
 LEAD_FLOOR = 0.35
 #: ... when the closest goal of any other task is at most this share of it as close.
 LEAD_RATIO = 0.4
+#: The least share of the new goal's words (its terms, kinds of value and contrasts) the leading goal has too.
+LEAD_COVER = 0.4
 #: With a goal embedder read by its nearest goal, a lead this weak counts ...
 NEAREST_FLOOR = 0.2
 #: ... against another task up to this share of it, when the nearest goal by the vectors is of the leading task.
@@ -49,6 +55,8 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
     floor, ratio = (NEAREST_FLOOR, NEAREST_RATIO) if query_vector is not None else (LEAD_FLOOR, LEAD_RATIO)
     lead = max((item for item in ranked if competing(item.goal)), key=lambda item: item.similarity, default=None)
     if lead is None or lead.similarity < floor or not _may_lead(query, lead.goal.signature):
+        return ranked
+    if len(query.content & lead.goal.signature.content) < LEAD_COVER * len(query.content):
         return ranked
     own = min(lead.similarity, _by_words(held, query, query_goal, lead.goal))
     if own < floor:
