@@ -129,6 +129,22 @@ def test_values_in_words_and_numbers_and_units() -> None:
     assert "oz" in signature("Tell me the price of the 18 oz beer").terms
 
 
+def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(mem: webmem.Memory) -> None:
+    save(mem, "Show the last 2 completed orders",
+         webmem.Step(action="select", target='combobox "Status"', value="Completed"),
+         webmem.Step(action="fill", target='spinbutton "Count"', value="2"),
+         webmem.Step(action="click", target='button "Filter"'))
+    report = mem.trajectories.match("Show the last five pending orders", origin=SHOP, limit=1)
+    assert report.best is not None and report.candidates[0].similarity == 1.0
+    found = mem.trajectories.search_replay("Show the last twelve pending orders", origin=SHOP)
+    assert found.plan is not None, found.reason
+    assert [(step.action, step.value) for step in found.plan.steps[:2]] == [("select", "pending"), ("fill", "12")]
+    # a slot that held words keeps the goal's word
+    save(mem, "Pick five from the list", webmem.Step(action="click", target='option "five"'))
+    found = mem.trajectories.search_replay("Pick seven from the list", origin=SHOP)
+    assert found.plan is not None and found.plan.steps[0].target == 'option "seven"', found.reason
+
+
 @pytest.mark.parametrize("one, other", [
     ("Create an issue titled Crash on start", "Open an issue titled Crash on start"),
     ("How many orders are pending", "Count the orders that are pending"),

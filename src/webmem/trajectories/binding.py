@@ -13,6 +13,7 @@ from .conversions import GROUPED_NUMBER, SPACED_DATE, TIME_12H, read_date
 from .evidence import GoalValue, key
 from .reading import read_goal
 from .slots import SLOT
+from .value_forms import count_digits
 
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
 #: What an unquoted slot binds: one token, or else a time with its meridiem or a date written with spaces.
@@ -117,10 +118,19 @@ def misfit(template: str, values: dict[int, str], like: str, *, typed: frozenset
     return None
 
 
+def in_recorded_form(template: str, values: dict[int, str], like: str) -> dict[int, str]:
+    """``values`` with each count written as a word ("five") in its digits where the same slot held digits in
+    ``like`` (the goal the template was recorded from): a run that typed "2" for "the last 2 orders" types "5" for
+    "the last five orders"."""
+    recorded = bind(template, like) or {}
+    return {number: digits if (digits := count_digits(value)) is not None and number in recorded
+            and _NUMBER.match(recorded[number].strip()) else value for number, value in values.items()}
+
+
 def value_kind(text: str) -> str:
-    """What a slot's value is: ``number``, ``time``, ``date`` or ``text``."""
+    """What a slot's value is: ``number`` (digits, or a count written as a word), ``time``, ``date`` or ``text``."""
     text = text.strip()
-    if _NUMBER.match(text) or re.fullmatch(GROUPED_NUMBER, text):
+    if _NUMBER.match(text) or re.fullmatch(GROUPED_NUMBER, text) or count_digits(text) is not None:
         return "number"
     if re.fullmatch(rf"{TIME_12H}|\d{{1,2}}:[0-5]\d", text):
         return "time"

@@ -24,11 +24,12 @@ from ..core.redaction import PLACEHOLDER, SecretRegistry
 from ..core.urls import domain_of, page_path
 from ..store.schema import replay_gates
 from ..store.statements import insert_or_change, plain_select
-from .binding import bind, misfit, unbound
+from .binding import bind, in_recorded_form, misfit, unbound
 from .evidence import key
 from .lists import resize_lists
 from .places import placed
 from .slots import SLOT_REFERENCE, fill_checked
+from .value_forms import count_digits, value_spans
 
 #: Replays of a shape that failed this many times (and more often than they succeeded) are not tried again.
 MAX_REPLAY_FAILURES = 2
@@ -134,6 +135,8 @@ def fit(trajectory: Trajectory, goal: str, *, secrets: SecretRegistry | None = N
             if resized is None:
                 return wrong
             template, slotted, values = resized.template, resized.steps, resized.values
+        else:
+            values = in_recorded_form(template, values, trajectory.goal)
         steps, unresolved = fill_checked(slotted, values)
         placed_steps = placed(slotted, steps, values)
         if isinstance(placed_steps, str):
@@ -279,6 +282,8 @@ def _from_goal(source: str | None, value: str | None, goal: str) -> bool:
     is in the goal."""
     if not value or key(value) in key(goal):
         return True
+    if value.isdigit() and any(span.value == value and count_digits(span.written) for span in value_spans(goal)):
+        return True  # a count the goal writes as a word ("five"), typed in digits
     if source is None or SLOT_REFERENCE.search(source) is None:
         return False
     literal = SLOT_REFERENCE.sub(" ", source)

@@ -47,6 +47,12 @@ _COUNT_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60"
 _COUNT = re.compile(r"\b(?:a\s+)?(" + "|".join(_COUNT_WORDS) + r")\b(?![-'])", re.IGNORECASE)
 
 
+def count_digits(text: str) -> str | None:
+    """The digits of a count written as one word ("five" -> "5", "a dozen" -> "12"), or None."""
+    found = _COUNT.fullmatch(" ".join(text.split()))
+    return _COUNT_WORDS[found.group(1).lower()] if found else None
+
+
 _DIGIT = re.compile(r"\d")
 _CURRENCY = re.compile(_CURRENCY_SIGN)
 #: The words that hint at a value of each kind, as a goal's words are split (``_SPACING``): only then are the
