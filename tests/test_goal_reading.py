@@ -129,6 +129,16 @@ def test_values_in_words_and_numbers_and_units() -> None:
     assert "oz" in signature("Tell me the price of the 18 oz beer").terms
 
 
+def test_the_last_few_are_the_most_recent_and_not_the_oldest(mem: webmem.Memory) -> None:
+    assert signature("Show the last 2 completed orders").contrasts == {"newest"}
+    assert signature("Show the 5 most recent orders").contrasts == {"newest"}
+    assert signature("Click the last link").contrasts == frozenset()  # a position, not an age
+    save(mem, "Show the last 2 completed orders")
+    assert mem.trajectories.match("Show the 5 most recent completed orders", origin=SHOP).best is not None
+    report = mem.trajectories.match("Show the 5 oldest completed orders", origin=SHOP, limit=1)
+    assert report.best is None and report.candidates[0].similarity == 0.0
+
+
 def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(mem: webmem.Memory) -> None:
     save(mem, "Show the last 2 completed orders",
          webmem.Step(action="select", target='combobox "Status"', value="Completed"),

@@ -16,6 +16,7 @@ from .slots import SLOT
 from .value_forms import count_digits
 
 _NUMBER = re.compile(r"^[+-]?\d+(?:[.,]\d+)*$")
+_COUNT = re.compile(r"\d{1,3}")  # a number a count written as a word may stand for: not a year, not a price
 #: What an unquoted slot binds: one token, or else a time with its meridiem or a date written with spaces.
 _UNQUOTED_SLOT = rf"[^\s\"“”]+?|{TIME_12H}|{SPACED_DATE}"
 #: What an unquoted slot between fixed text binds: words (a letter or digit at least; no quotes, no line breaks), as
@@ -97,8 +98,8 @@ def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
 
 def misfit(template: str, values: dict[int, str], like: str, *, typed: frozenset[int] = frozenset()) -> str | None:
     """Why slot values bound from a goal are not of the kind the same slots held in ``like`` (the goal the
-    template was recorded from): a number, a time or a date must stay one, one value may not become a list
-    ("a, b") or a path ("a>b") unless it is only typed (``typed``: "Good catch, thanks" is one comment), and
+    template was recorded from): a number, a time or a date must stay one (a count of up to three digits may be
+    written as a word), one value may not become a list ("a, b") or a path ("a>b") unless it is only typed (``typed``: "Good catch, thanks" is one comment), and
     free text may not grow far beyond its recorded length. None when they fit."""
     recorded = bind(template, like) or {}
     for number, value in sorted(values.items()):
@@ -106,7 +107,7 @@ def misfit(template: str, values: dict[int, str], like: str, *, typed: frozenset
         if earlier is None:
             continue
         kind, was = value_kind(value), value_kind(earlier)
-        if was != "text" and kind != was:
+        if was != "text" and kind != was and not (_COUNT.fullmatch(earlier.strip()) and count_digits(value)):
             return 'slot {%d} held a %s ("%s") when recorded; this goal gives "%s"' % (number, was, earlier, value)
         if _LIST.search(value) and not _LIST.search(earlier) and number not in typed:
             return 'slot {%d} held one value ("%s") when recorded; this goal gives several ("%s")' % (
@@ -119,18 +120,18 @@ def misfit(template: str, values: dict[int, str], like: str, *, typed: frozenset
 
 
 def in_recorded_form(template: str, values: dict[int, str], like: str) -> dict[int, str]:
-    """``values`` with each count written as a word ("five") in its digits where the same slot held digits in
+    """``values`` with each count written as a word ("five") in its digits where the same slot held a count in
     ``like`` (the goal the template was recorded from): a run that typed "2" for "the last 2 orders" types "5" for
     "the last five orders"."""
     recorded = bind(template, like) or {}
     return {number: digits if (digits := count_digits(value)) is not None and number in recorded
-            and _NUMBER.match(recorded[number].strip()) else value for number, value in values.items()}
+            and _COUNT.fullmatch(recorded[number].strip()) else value for number, value in values.items()}
 
 
 def value_kind(text: str) -> str:
-    """What a slot's value is: ``number`` (digits, or a count written as a word), ``time``, ``date`` or ``text``."""
+    """What a slot's value is: ``number``, ``time``, ``date`` or ``text``."""
     text = text.strip()
-    if _NUMBER.match(text) or re.fullmatch(GROUPED_NUMBER, text) or count_digits(text) is not None:
+    if _NUMBER.match(text) or re.fullmatch(GROUPED_NUMBER, text):
         return "number"
     if re.fullmatch(rf"{TIME_12H}|\d{{1,2}}:[0-5]\d", text):
         return "time"

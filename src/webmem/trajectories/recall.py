@@ -41,7 +41,7 @@ from .slots import goal_values
 from .spans import between, value_spans_of
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s9"
+SIGNATURE_VERSION = "s10"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _SLOT = re.compile(r"\{\d{1,3}\}")
@@ -140,9 +140,20 @@ def signature(goal: str, template: str | None = None) -> Signature:
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     pieces = [words(piece) for piece in rest]
     terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
+    if _latest_few(pieces, spans):
+        contrasts.add("newest")
     terms += [stem(unit) for unit in units]
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template,
                      *_frame_and_wording(pieces))
+
+
+_LATEST = frozenset(("last", "past"))
+
+
+def _latest_few(pieces: list[list[str]], spans: list[tuple[int, int, str, str]]) -> bool:
+    """Whether the goal asks for the last few of something ("the last 5 orders", "the past two weeks"): the newest,
+    as "the 5 most recent orders" does."""
+    return any(piece and piece[-1] in _LATEST and span[2] == "number" for piece, span in zip(pieces, spans))
 
 
 def _frame_and_wording(pieces: list[list[str]]) -> tuple[str, str]:
