@@ -145,3 +145,20 @@ def run_owners(conn: Connection) -> None:
     """The process that last acted on a running run: a run whose process was killed is abandoned at once for a
     process of the same machine, not after a timeout. Runs started before stay abandoned by the timeout only."""
     conn.execute(text("ALTER TABLE runs ADD COLUMN owner TEXT"))
+
+
+def act_words(conn: Connection) -> None:
+    """Words a site's recordings showed to name one act (``trajectories.acts``). Learned from trajectories saved
+    from now on."""
+    Table(
+        "act_words", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("origin", String(200), primary_key=True),
+        Column("word", String(200), primary_key=True),
+        Column("act", String(200), primary_key=True),
+        Column("trajectory_id", String(200), nullable=False),
+        Column("other_id", String(200), nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    if conn.dialect.name == "postgresql":
+        namespace_policy(conn, "act_words")

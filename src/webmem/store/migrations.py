@@ -34,6 +34,7 @@ from sqlalchemy import (
 from ..core.clock import utcnow
 from ..core.errors import InvalidInput, SchemaTooNew, StoreCorrupt
 from .later_migrations import (
+    act_words,
     advice_outcomes,
     element_signals,
     goal_index,
@@ -356,6 +357,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0014_snapshots_apart", snapshots_apart),
     Migration("0015_element_signals", element_signals),
     Migration("0016_run_owners", run_owners),
+    Migration("0017_act_words", act_words),
 )
 
 

@@ -153,6 +153,20 @@ replay_gates = Table(
     Column("updated_at", UTCDateTime, nullable=False),
 )
 
+#: Words a site's recordings showed to name one act: two goals one word apart ("Archive the note {1}", "Hide the
+#: note {1}") whose runs did the same steps. ``word`` sorts before ``act``; each row names the two trajectories.
+act_words = Table(
+    "act_words",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("origin", String(NAME), primary_key=True),
+    Column("word", String(NAME), primary_key=True),
+    Column("act", String(NAME), primary_key=True),
+    Column("trajectory_id", String(NAME), nullable=False),
+    Column("other_id", String(NAME), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
 advice_items = Table(
     "advice_items",
     metadata,

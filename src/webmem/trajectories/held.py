@@ -113,6 +113,7 @@ class OriginGoals:
     valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
     texts_text: str | None = None  # from a hash of a goal's words to the goals, as JSON, read when first needed
     checked: Any = None  # the store's read mark at which these goals were last found current
+    act_words: Any = None  # the words learned to name one act here (``acts.known``), with the version they hold for
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)

@@ -37,6 +37,7 @@ from .recall import (
     other_inputs,
     score,
     shares_only_values,
+    signature,
     word_count,
 )
 
@@ -62,9 +63,15 @@ class Scored:
     semantic: float | None = None
     rescued: bool = False  # lifted to the threshold by the semantic stage
     lead: tuple[float, float] | None = None  # lifted to the threshold by its lead: its similarity, the next task's
+    read_as: tuple[str, str, str] | None = None  # reached by a reading of the goal: the word said, the word it was
+    #                                             read as (``acts``), and the reading
 
     def why(self, query: Signature, query_goal: str) -> str:
         """What the similarity rests on, in a few words."""
+        if self.read_as is not None:
+            word, meant, reading = self.read_as
+            why = explain(signature(reading), self.goal.signature, reading, self.agree, like=self.goal.goal)
+            return f'"{word}" read as "{meant}" (goals in both words did the same steps on this site): {why}'
         why = explain(query, self.goal.signature, query_goal, self.agree, like=self.goal.goal)
         if self.lead is not None:
             why = f"{why}; a clear lead ({self.lead[0]:.2f} against {self.lead[1]:.2f} for any other task)"

@@ -31,11 +31,13 @@ from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import new_keys, plain_select
+from . import acts
+from .acts import read_by_acts
 from .binding import bind, bound_spans, same_wording
 from .held import OriginGoals, StoredGoal
 from .index import ORIGINS_TOPIC, GoalIndex, bump_origin, saved_goal
-from .plans import record_outcome, replayable, shape_of
 from .leads import clear_lead
+from .plans import record_outcome, replayable, shape_of
 from .ranking import rank, rescue
 from .recall import signature
 from .reference import format_reference as reference_text
@@ -99,10 +101,11 @@ class TrajectoryStore(ReplaySearch):
             raise InvalidInput("steps: expected a list of webmem.Step records")
         stored_goal = self._scope.redact(goal) if isinstance(goal, str) else goal
         stored_steps = [_redacted_step(step, self._scope) for step in steps]
-        template = None
+        template, learned = None, []
         if isinstance(stored_goal, str):
             path = replayable(stored_steps)
-            template = self._template_for(start_url, stored_goal, path) if success else parameterise(stored_goal, path)
+            template, learned = self._template_for(start_url, stored_goal, path) if success else (
+                parameterise(stored_goal, path), [])
         trajectory = validated(
             Trajectory,
             id=trajectory_id or new_id("traj"),
@@ -120,16 +123,19 @@ class TrajectoryStore(ReplaySearch):
         )
         with self._scope.store.write() as conn:
             self._insert(conn, trajectory)
+            acts.record(conn, self._ns, trajectory.origin, trajectory.id, learned, trajectory.created_at)
         self._scope.emit(
             "trajectory_saved", run_id=run_id, trajectory_id=trajectory.id, goal=trajectory.goal,
             origin=trajectory.origin, steps=len(trajectory.steps), success=trajectory.success,
         )
         return trajectory
 
-    def _template_for(self, start_url: str, goal: str, steps: list[Step]) -> tuple[str, list[Step]] | None:
+    def _template_for(self, start_url: str, goal: str, steps: list[Step]) -> tuple[
+            tuple[str, list[Step]] | None, list[tuple[str, str, str]]]:
         """The goal template of a task recorded on this origin before that this run did again (its
         template binds the goal, and the run's steps with the values it binds are that task's steps),
-        so that one task keeps one template however its values are worded; else the run's own."""
+        so that one task keeps one template however its values are worded; else the run's own, with the words
+        it shows to name one act (:func:`acts.learn`)."""
         query = signature(goal)
         origin = origin_of(start_url, field="start_url")
         seen: set[str] = set()
@@ -152,8 +158,9 @@ class TrajectoryStore(ReplaySearch):
                 earlier = self._load(conn, stored.id)
                 if earlier is not None and earlier.replay_steps is not None and _same_path(
                         again[1], replayable(earlier.replay_steps)):
-                    return template, again[1]
-        return parameterise(goal, steps)
+                    return (template, again[1]), []
+            made = parameterise(goal, steps)
+            return made, acts.learn(held, *made, functools.partial(self._load, conn)) if made else []
 
     def import_trajectory(self, trajectory: Trajectory) -> bool:
         """Store a trajectory as it is (id and timestamp kept); False when its id is already here."""
@@ -319,6 +326,8 @@ class TrajectoryStore(ReplaySearch):
                     ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
             ranked = clear_lead(held, query, goal, ranked, threshold=threshold, competing=competing,
                                 query_vector=nearest)
+            ranked = read_by_acts(held, goal, ranked, lambda: acts.known(conn, self._ns, origin_key),
+                                  threshold=threshold, competing=competing)
             judged = [judge(item) for item in ranked]
             judged.sort(key=lambda j: (j.eligible, j.score, j.item.agree, j.item.goal.created_at), reverse=True)
             listed = judged if limit is None else judged[:limit]
@@ -381,6 +390,7 @@ class TrajectoryStore(ReplaySearch):
                 select(trajectories.c.origin, trajectories.c.trajectory_id).where(*expired)
             ).all()
             deleted = conn.execute(delete(trajectories).where(*expired)).rowcount
+            acts.forget(conn, self._ns, [row.trajectory_id for row in origins])
             for origin in sorted({row.origin for row in origins}):
                 bump_origin(conn, self._ns, origin, removed=1)
         for row in origins:
@@ -395,6 +405,7 @@ class TrajectoryStore(ReplaySearch):
         chosen = (trajectories.c.namespace == self._ns, trajectories.c.trajectory_id.in_(list(trajectory_ids)))
         origins = conn.execute(select(trajectories.c.origin).where(*chosen).distinct()).scalars().all()
         deleted = conn.execute(delete(trajectories).where(*chosen)).rowcount
+        acts.forget(conn, self._ns, trajectory_ids)
         for origin in sorted(origins):
             bump_origin(conn, self._ns, origin, removed=1)
         for trajectory_id in trajectory_ids:

@@ -1,0 +1,162 @@
+"""Acts learned from a site's own recordings: the words that name one act there.
+
+Two goals one word apart whose runs did the same steps say one thing in two words. "Archive the note {1}" and
+"Hide the note {1}", each recorded by a run that opened the note and clicked "Archive", teach that on this site
+"hide" is "archive". A new goal that fits no stored goal exactly is read again with such a word put for its
+partner ("Hide the project Apollo" as "Archive the project Apollo"), and takes the stored goal that reading reaches
+when it comes closer than any does to the goal as worded: a reference, never a replay, since the words may have
+been learned on another task of the site.
+
+What is compared: a goal with a template (values that recur in its steps) against every other template of its site,
+when its template is new there, and only runs that act on a page (a path that only goes to pages or finishes says
+nothing of what was done). Words that carry no task meaning, and two forms of one word, teach nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from sqlalchemy import Connection, delete, or_, select
+
+from ..core.models import Step, Trajectory
+from ..core.terms import STOP_WORDS, stem, words
+from ..core.urls import page_path
+from ..store.schema import act_words
+from ..store.statements import insert_ignoring_duplicates
+from .held import OriginGoals, StoredGoal
+from .plans import replayable
+from .ranking import Scored, rank
+from .recall import signature
+
+#: The actions that do something on a page.
+ACTING = frozenset({"click", "fill", "type", "select", "check", "uncheck", "press", "hover", "upload", "drag"})
+#: The readings of a new goal tried at most (each a ranking).
+MAX_READINGS = 3
+_NUMBERS = re.compile(r"\d+")
+
+
+def one_word_apart(one: str, other: str) -> tuple[str, str] | None:
+    """The two words in which two goals (or templates) differ, in order, when they differ in one word only, at one
+    place, and both words say something (not "the" against "this", not "note" against "notes")."""
+    first, second = words(one), words(other)
+    if len(first) != len(second):
+        return None
+    differ = [(mine, theirs) for mine, theirs in zip(first, second) if mine != theirs]
+    if len(differ) != 1:
+        return None
+    mine, theirs = differ[0]
+    if not (mine.isalpha() and theirs.isalpha()) or {mine, theirs} & STOP_WORDS or stem(mine) == stem(theirs):
+        return None
+    return (mine, theirs) if mine < theirs else (theirs, mine)
+
+
+def same_steps(one: Sequence[Step], other: Sequence[Step]) -> bool:
+    """Whether two runs (slotted) did the same: each step the same action on the same target with the same value,
+    on the same kind of page when both say (its path, numbers aside: "/notes/17" is "/notes/23")."""
+    return len(one) == len(other) and all(
+        (mine.action, mine.target, mine.value) == (theirs.action, theirs.target, theirs.value)
+        and (mine.url is None or theirs.url is None or _page_kind(mine.url) == _page_kind(theirs.url))
+        for mine, theirs in zip(one, other))
+
+
+def learn(held: OriginGoals, template: str, steps: Sequence[Step],
+          load: Callable[[str], Trajectory | None]) -> list[tuple[str, str, str]]:
+    """What a new template teaches: ``(word, act, trajectory id)`` for each stored template one word apart from it
+    whose newest run did the same ``steps`` (the new run's, slotted)."""
+    if not any(step.action in ACTING for step in steps):
+        return []
+    length = len(template.split())
+    with held.lock:
+        if template in held.templates:
+            return []
+        apart = [(number, text) for number, text in enumerate(held.templates)
+                 if len(text.split()) == length and one_word_apart(text, template)]
+        newest = [(text, next(held.template_newest_first(number), None)) for number, text in apart]
+    learned = []
+    for text, position in newest:
+        if position is None:
+            continue
+        stored: StoredGoal = held.goal(position)
+        earlier = load(stored.id)
+        pair = one_word_apart(text, template)
+        if pair and earlier is not None and earlier.replay_steps is not None and same_steps(
+                steps, replayable(earlier.replay_steps)):
+            learned.append((*pair, stored.id))
+    return learned
+
+
+def record(conn: Connection, namespace: str, origin: str, trajectory_id: str, learned: list[tuple[str, str, str]],
+           now: datetime) -> None:
+    """Keep what a saved trajectory taught (a pair already known keeps its first evidence)."""
+    insert_ignoring_duplicates(conn, act_words, [
+        {"namespace": namespace, "origin": origin, "word": word, "act": act, "trajectory_id": trajectory_id,
+         "other_id": other_id, "created_at": now} for word, act, other_id in learned])
+
+
+def forget(conn: Connection, namespace: str, trajectory_ids: Sequence[str]) -> None:
+    """Drop what deleted trajectories taught."""
+    ids = list(trajectory_ids)
+    if ids:
+        column = act_words.c
+        conn.execute(delete(act_words).where(column.namespace == namespace,
+                                             or_(column.trajectory_id.in_(ids), column.other_id.in_(ids))))
+
+
+def known(conn: Connection, namespace: str, origin: str) -> list[tuple[str, str]]:
+    """The pairs of words learned on ``origin``."""
+    column = act_words.c
+    rows = conn.execute(select(column.word, column.act).where(column.namespace == namespace, column.origin == origin)
+                        .order_by(column.created_at, column.word))
+    return [(row.word, row.act) for row in rows]
+
+
+def readings(goal: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """The goal read with one learned word put for its partner: ``(reading, word said, word meant)``."""
+    said = set(words(goal))
+    found = []
+    for one, other in pairs:
+        for word, meant in ((one, other), (other, one)):
+            if word in said and meant not in said:
+                found.append((_put(goal, word, meant), word, meant))
+    return found[:MAX_READINGS]
+
+
+def read_by_acts(held: OriginGoals, goal: str, ranked: list[Scored], pairs: Callable[[], list[tuple[str, str]]], *,
+                 threshold: float, competing: Callable[[StoredGoal], bool]) -> list[Scored]:
+    """``ranked``, with the stored goal a reading of ``goal`` by learned words reaches first, when it reaches the
+    threshold and comes closer than any stored goal does to the goal as it is worded (which fits none exactly);
+    ``Scored.read_as`` names the words. ``pairs`` reads the words learned on the origin, once per version of it."""
+    closest = max((item.similarity for item in ranked if competing(item.goal)), default=0.0)
+    if closest >= 1.0:
+        return ranked
+    with held.lock:
+        if held.act_words is None or held.act_words[0] != (held.version, held.removals):
+            held.act_words = ((held.version, held.removals), pairs())
+        learned = held.act_words[1]
+    best: tuple[Scored, str, str, str] | None = None
+    for text, word, meant in readings(goal, learned) if learned else ():
+        with held.lock:
+            found = rank(held, signature(text), text, limit=1, competing=competing)
+        for item in found:
+            if competing(item.goal) and item.similarity >= max(threshold, closest) and (
+                    best is None or item.similarity > best[0].similarity):
+                best = (item, word, meant, text)
+    if best is None or best[0].similarity <= closest:
+        return ranked
+    item, word, meant, text = best
+    return [replace(item, read_as=(word, meant, text)), *(other for other in ranked if other.goal is not item.goal)]
+
+
+def _page_kind(url: str) -> str:
+    return _NUMBERS.sub("#", page_path(url))
+
+
+def _put(goal: str, word: str, meant: str) -> str:
+    """``goal`` with ``meant`` where it says ``word`` (a whole word, in any case; a capital kept)."""
+    def swap(found: re.Match[str]) -> str:
+        return meant.capitalize() if found.group()[0].isupper() else meant
+
+    return re.sub(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", swap, goal, flags=re.IGNORECASE)

@@ -1,0 +1,98 @@
+"""Acts learned from a site's own recordings: two goals one word apart whose runs did the same steps teach that the
+two words name one act there, and a later goal in one word reaches a task recorded in the other; nothing is
+learned from runs that did other steps, on other kinds of page, or nothing at all, and what a deleted trajectory
+taught goes with it."""
+
+from __future__ import annotations
+
+import pytest
+
+import webmem
+from webmem.trajectories.acts import one_word_apart
+
+SITE = "http://notes.example.test"
+
+
+def archived(name: str, page: str = "notes", button: str = "Archive") -> list[webmem.Step]:
+    return [webmem.Step(action="click", target=f'link "{name}"', url=f"{SITE}/{page}/"),
+            webmem.Step(action="click", target=f'button "{button}"', url=f"{SITE}/{page}/17")]
+
+
+def site(mem: webmem.Memory) -> None:
+    """Two tasks on projects, one on notes: "hide" is said nowhere yet."""
+    mem.trajectories.save(goal="Archive the project Apollo", start_url=SITE, steps=archived("Apollo", "projects"))
+    mem.trajectories.save(goal="Share the project Zeus with Ann", start_url=SITE, steps=[
+        webmem.Step(action="click", target='link "Zeus"', url=f"{SITE}/projects/"),
+        webmem.Step(action="fill", target='textbox "Email"', value="Ann", url=f"{SITE}/projects/4")])
+    mem.trajectories.save(goal="Archive the note Groceries", start_url=SITE, steps=archived("Groceries"))
+
+
+def test_two_words_that_did_the_same_steps_name_one_act_on_that_site(mem: webmem.Memory) -> None:
+    site(mem)
+    query = "Hide the project Hermes"
+    assert mem.trajectories.match(query, origin=SITE).best is None
+    mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+
+    report = mem.trajectories.match(query, origin=SITE, limit=3)
+    assert report.best is not None and report.best.goal == "Archive the project Apollo"
+    winner = report.candidates[0]
+    assert winner.similarity == 1.0
+    assert winner.why.startswith('"hide" read as "archive" (goals in both words did the same steps on this site)')
+    assert mem.trajectories.find_best_match(query, origin=SITE).goal == "Archive the project Apollo"
+    # a goal that fits a stored goal as it is worded keeps it
+    assert mem.trajectories.match("Hide the note Zebra", origin=SITE).best.goal == "Hide the note Recipes"
+    # what was learned gives a reference, never a replay: the word was learned on another task
+    assert mem.trajectories.search_replay(query, SITE).plan is None
+
+
+def test_what_a_site_taught_is_kept_across_processes(open_memory) -> None:
+    first = open_memory()
+    site(first)
+    first.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+    first.close()
+    again = open_memory()
+    assert again.trajectories.match("Hide the project Hermes", origin=SITE).best.goal == "Archive the project Apollo"
+
+
+def only_looked(name: str) -> list[webmem.Step]:
+    """A run that went to the notes and scrolled to one: it did nothing to it."""
+    return [webmem.Step(action="goto", url=f"{SITE}/notes/"), webmem.Step(action="scroll", target=f'link "{name}"')]
+
+
+@pytest.mark.parametrize(("archive", "hide"), [
+    (archived("Groceries"), archived("Recipes", button="Delete")),  # it deleted the note: another act
+    (archived("Groceries"), archived("Recipes", page="trash")),  # the same clicks on another kind of page
+    (only_looked("Groceries"), only_looked("Recipes")),  # the same path, which did nothing on a page
+])
+def test_runs_that_did_other_steps_or_nothing_teach_nothing(mem: webmem.Memory, archive: list[webmem.Step],
+                                                             hide: list[webmem.Step]) -> None:
+    mem.trajectories.save(goal="Archive the project Apollo", start_url=SITE, steps=archived("Apollo", "projects"))
+    mem.trajectories.save(goal="Share the project Zeus with Ann", start_url=SITE, steps=[
+        webmem.Step(action="click", target='link "Zeus"', url=f"{SITE}/projects/")])
+    mem.trajectories.save(goal="Archive the note Groceries", start_url=SITE, steps=archive)
+    mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=hide)
+    report = mem.trajectories.match("Hide the project Hermes", origin=SITE, limit=3)
+    assert not any("read as" in candidate.why for candidate in report.candidates)
+    assert report.best is None or report.best.goal != "Archive the project Apollo"
+
+
+def test_what_a_deleted_trajectory_taught_goes_with_it(mem: webmem.Memory) -> None:
+    site(mem)
+    taught = mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+    assert mem.trajectories.match("Hide the project Hermes", origin=SITE).best.goal == "Archive the project Apollo"
+    mem.forget.trajectory(taught.id)
+    report = mem.trajectories.match("Hide the project Hermes", origin=SITE, limit=3)
+    assert not any("read as" in candidate.why for candidate in report.candidates)
+
+
+@pytest.mark.parametrize(("one", "other", "apart"), [
+    ("Archive the note {1}", "Hide the note {1}", ("archive", "hide")),
+    ("Star the email from {1}", "Flag the email from {1}", ("flag", "star")),
+    ("Archive the note {1}", "Archive this note {1}", None),  # words that say nothing of the task
+    ("Archive the note {1}", "Archive the notes {1}", None),  # two forms of one word
+    ("Archive the note {1}", "Hide the memo {1}", None),  # two words apart
+    ("Archive the note {1}", "Archive the note {2}", None),  # slots, not words
+    ("Archive the note {1}", "Please hide the note {1}", None),
+])
+def test_one_word_apart(one: str, other: str, apart: tuple[str, str] | None) -> None:
+    assert one_word_apart(one, other) == apart
