@@ -19,13 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from sqlalchemy import Connection, delete, or_, select
+from sqlalchemy import Connection, delete, or_
 
 from ..core.models import Step, Trajectory
 from ..core.terms import STOP_WORDS, stem, words
 from ..core.urls import page_path
+from ..store.prepared import Prepared
 from ..store.schema import act_words
-from ..store.statements import insert_ignoring_duplicates
+from ..store.statements import insert_ignoring_duplicates, plain_select
 from .held import OriginGoals, StoredGoal
 from .plans import replayable
 from .ranking import Scored, rank
@@ -36,6 +37,8 @@ ACTING = frozenset({"click", "fill", "type", "select", "check", "uncheck", "pres
 #: The readings of a new goal tried at most (each a ranking).
 MAX_READINGS = 3
 _NUMBERS = re.compile(r"\d+")
+_KNOWN = Prepared(plain_select([act_words.c.word, act_words.c.act], "namespace = :ns AND origin = :origin",
+                               order_by="created_at, word"))
 
 
 def one_word_apart(one: str, other: str) -> tuple[str, str] | None:
@@ -68,12 +71,12 @@ def learn(held: OriginGoals, template: str, steps: Sequence[Step],
     whose newest run did the same ``steps`` (the new run's, slotted)."""
     if not any(step.action in ACTING for step in steps):
         return []
-    length = len(template.split())
+    spaces = template.count(" ")  # goals one word apart have as many words: most templates are passed at C speed
     with held.lock:
         if template in held.templates:
             return []
         apart = [(number, text) for number, text in enumerate(held.templates)
-                 if len(text.split()) == length and one_word_apart(text, template)]
+                 if text.count(" ") == spaces and one_word_apart(text, template)]
         newest = [(text, next(held.template_newest_first(number), None)) for number, text in apart]
     learned = []
     for text, position in newest:
@@ -107,10 +110,7 @@ def forget(conn: Connection, namespace: str, trajectory_ids: Sequence[str]) -> N
 
 def known(conn: Connection, namespace: str, origin: str) -> list[tuple[str, str]]:
     """The pairs of words learned on ``origin``."""
-    column = act_words.c
-    rows = conn.execute(select(column.word, column.act).where(column.namespace == namespace, column.origin == origin)
-                        .order_by(column.created_at, column.word))
-    return [(row.word, row.act) for row in rows]
+    return [(word, act) for word, act in _KNOWN.rows(conn, {"ns": namespace, "origin": origin})]
 
 
 def readings(goal: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
