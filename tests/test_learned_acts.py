@@ -5,9 +5,13 @@ taught goes with it."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from click.testing import CliRunner
 
 import webmem
+from webmem.cli import cli
 from webmem.trajectories.acts import one_word_apart
 
 SITE = "http://notes.example.test"
@@ -96,3 +100,29 @@ def test_what_a_deleted_trajectory_taught_goes_with_it(mem: webmem.Memory) -> No
 ])
 def test_one_word_apart(one: str, other: str, apart: tuple[str, str] | None) -> None:
     assert one_word_apart(one, other) == apart
+
+
+def test_the_learned_words_are_shown_with_what_taught_them(mem: webmem.Memory) -> None:
+    site(mem)
+    earlier = mem.trajectories.list(domain="notes.example.test", limit=1)[0]  # "Archive the note Groceries"
+    taught = mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+    found = mem.trajectories.learned_acts(f"{SITE}/notes/")
+    assert [(act.words, act.trajectory_id, act.other_id) for act in found] == [
+        (("archive", "hide"), taught.id, earlier.id)]
+    assert mem.trajectories.learned_acts("http://elsewhere.example.test") == []
+    with pytest.raises(webmem.InvalidInput):
+        mem.trajectories.learned_acts("not a url")
+
+
+def test_the_cli_shows_the_learned_words(sqlite_mem: webmem.Memory, memory_dir) -> None:
+    site(sqlite_mem)
+    taught = sqlite_mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+    found = sqlite_mem.trajectories.learned_acts(SITE)
+    shown = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url", SITE, "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output) == [found[0].to_dict()]
+    plain = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url", SITE])
+    assert '"archive" = "hide"' in plain.output and taught.id in plain.output
+    empty = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url",
+                                     "http://elsewhere.example.test"])
+    assert empty.exit_code == 0 and "No learned acts." in empty.output

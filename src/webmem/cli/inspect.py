@@ -169,6 +169,25 @@ def trajectories_match(
     click.echo(report.reason)
 
 
+@trajectories.command("acts")
+@click.option("--origin", "--url", "origin", required=True, help="The site (or a page of it).")
+@json_option
+@click.pass_obj
+def trajectories_acts(settings: Settings, origin: str, json_: bool) -> None:
+    """Show the words a site's recordings taught to name one act there: two goals one word apart whose runs did
+    the same steps. A later goal in one word is read in the other."""
+    with settings.memory() as mem:
+        found = mem.trajectories.learned_acts(origin)
+    if json_:
+        emit_json([act.to_dict() for act in found])
+    elif not found:
+        nothing("learned acts")
+    else:
+        table(("one act", "taught by", "and", "learned (UTC)"),
+              ((" = ".join(f'"{word}"' for word in act.words), act.trajectory_id, act.other_id, when(act.learned_at))
+               for act in found), no_wrap=("taught by", "and"))
+
+
 @trajectories.command("explain")
 @click.argument("goal")
 @click.option("--origin", "--url", "origin", required=True, help="The site (or a page of it) the run would start on.")

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, delete, or_
 
@@ -37,6 +38,9 @@ ACTING = frozenset({"click", "fill", "type", "select", "check", "uncheck", "pres
 #: The readings of a new goal tried at most (each a ranking).
 MAX_READINGS = 3
 _NUMBERS = re.compile(r"\d+")
+_LEARNED = Prepared(plain_select([act_words.c.word, act_words.c.act, act_words.c.trajectory_id, act_words.c.other_id,
+                                  act_words.c.created_at], "namespace = :ns AND origin = :origin",
+                                 order_by="created_at, word"))
 _KNOWN = Prepared(plain_select([act_words.c.word, act_words.c.act], "namespace = :ns AND origin = :origin",
                                order_by="created_at, word"))
 
@@ -106,6 +110,25 @@ def forget(conn: Connection, namespace: str, trajectory_ids: Sequence[str]) -> N
         column = act_words.c
         conn.execute(delete(act_words).where(column.namespace == namespace,
                                              or_(column.trajectory_id.in_(ids), column.other_id.in_(ids))))
+
+
+@dataclass(frozen=True)
+class LearnedAct:
+    """Two words a site's recordings showed to name one act there, and the two trajectories that showed it."""
+
+    words: tuple[str, str]
+    trajectory_id: str  # the one whose save taught it
+    other_id: str  # the one recorded before, in the other word
+    learned_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "words": list(self.words), "learned_at": self.learned_at.isoformat()}
+
+
+def learned(conn: Connection, namespace: str, origin: str) -> list[LearnedAct]:
+    """Everything learned on ``origin``, in the order it was learned."""
+    return [LearnedAct((word, act), *rest) for word, act, *rest in _LEARNED.rows(conn, {"ns": namespace,
+                                                                                       "origin": origin})]
 
 
 def known(conn: Connection, namespace: str, origin: str) -> list[tuple[str, str]]:

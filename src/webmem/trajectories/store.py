@@ -248,6 +248,12 @@ class TrajectoryStore(ReplaySearch):
             raise TrajectoryNotFound(f"trajectory_id: no trajectory {trajectory_id!r} in namespace {self._ns!r}")
         return found
 
+    def learned_acts(self, origin: str) -> list[acts.LearnedAct]:
+        """The words this site's recordings showed to name one act (``trajectories.acts``), oldest first."""
+        origin_key = origin_of(origin, field="origin")
+        with self._scope.store.read() as conn:
+            return acts.learned(conn, self._ns, origin_key)
+
     def _load(self, conn: Connection, trajectory_id: str, *, cached: bool = True) -> Trajectory | None:
         """``cached``: the id comes from the goal index read in this transaction, so a decoded copy is
         current; any other id is read again (another process may have deleted it)."""
