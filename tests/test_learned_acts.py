@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import webmem
 from webmem.cli import cli
-from webmem.trajectories.acts import one_word_apart
+from webmem.trajectories.acts import differing_phrases
 
 SITE = "http://notes.example.test"
 
@@ -47,6 +47,25 @@ def test_two_words_that_did_the_same_steps_name_one_act_on_that_site(mem: webmem
     assert mem.trajectories.match("Hide the note Zebra", origin=SITE).best.goal == "Hide the note Recipes"
     # what was learned gives a reference, never a replay: the word was learned on another task
     assert mem.trajectories.search_replay(query, SITE).plan is None
+
+
+def test_a_phrase_is_learned_as_a_word_is(mem: webmem.Memory) -> None:
+    def looked_up(number: str, page: str) -> list[webmem.Step]:
+        return [webmem.Step(action="fill", target='searchbox "Number"', value=number, url=f"{SITE}/{page}/"),
+                webmem.Step(action="press", target='searchbox "Number"', value="Enter", url=f"{SITE}/{page}/")]
+
+    mem.trajectories.save(goal="Look up the parcel 77", start_url=SITE, steps=looked_up("77", "parcels"))
+    mem.trajectories.save(goal="Cancel the order 12", start_url=SITE, steps=[
+        webmem.Step(action="click", target='button "Cancel 12"', url=f"{SITE}/orders/")])
+    mem.trajectories.save(goal="Look up the order 12", start_url=SITE, steps=looked_up("12", "orders"))
+    before = mem.trajectories.match("Track the parcel 91", origin=SITE, limit=1).candidates[0]
+    assert before.similarity < 1.0 and "read as" not in before.why  # "look up" are words of no meaning alone
+    mem.trajectories.save(goal="Track the order 40", start_url=SITE, steps=looked_up("40", "orders"))
+    report = mem.trajectories.match("Track the parcel 91", origin=SITE, limit=1)
+    assert report.best is not None and report.best.goal == "Look up the parcel 77"
+    assert report.candidates[0].similarity == 1.0
+    assert report.candidates[0].why == '"track" read as "look up" (goals in both words did the same steps on this ' \
+                                       'site): fits the goal template'
 
 
 def test_what_a_site_taught_is_kept_across_processes(open_memory) -> None:
@@ -96,10 +115,14 @@ def test_what_a_deleted_trajectory_taught_goes_with_it(mem: webmem.Memory) -> No
     ("Archive the note {1}", "Archive the notes {1}", None),  # two forms of one word
     ("Archive the note {1}", "Hide the memo {1}", None),  # two words apart
     ("Archive the note {1}", "Archive the note {2}", None),  # slots, not words
-    ("Archive the note {1}", "Please hide the note {1}", None),
+    ("Archive the note {1}", "Please hide the note {1}", ("archive", "hide")),  # politeness set aside
+    ("Look up the order {1}", "Track the order {1}", ("look up", "track")),  # a phrase of up to three words
+    ("Sign up with {1}", "Register with {1}", ("register", "sign up")),
+    ("Delete {1}", "Remove {1}", None),  # too little alike around them
+    ("Star the email from {1}", "Mark the email from {1} as important", None),  # apart at two places
 ])
-def test_one_word_apart(one: str, other: str, apart: tuple[str, str] | None) -> None:
-    assert one_word_apart(one, other) == apart
+def test_two_goals_apart_by_one_phrase(one: str, other: str, apart: tuple[str, str] | None) -> None:
+    assert differing_phrases(one, other) == apart
 
 
 def test_the_learned_words_are_shown_with_what_taught_them(mem: webmem.Memory) -> None:

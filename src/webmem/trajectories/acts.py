@@ -31,12 +31,16 @@ from ..store.statements import insert_ignoring_duplicates, plain_select
 from .held import OriginGoals, StoredGoal
 from .plans import replayable
 from .ranking import Scored, rank
+from .reading import read_goal
 from .recall import signature
 
 #: The actions that do something on a page.
 ACTING = frozenset({"click", "fill", "type", "select", "check", "uncheck", "press", "hover", "upload", "drag"})
 #: The readings of a new goal tried at most (each a ranking).
 MAX_READINGS = 3
+#: The most words a learned phrase has, and the fewest words alike around it in the two goals that teach it.
+MAX_PHRASE = 3
+MIN_SHARED = 2
 _NUMBERS = re.compile(r"\d+")
 _LEARNED = Prepared(plain_select([act_words.c.word, act_words.c.act, act_words.c.trajectory_id, act_words.c.other_id,
                                   act_words.c.created_at], "namespace = :ns AND origin = :origin",
@@ -45,19 +49,32 @@ _KNOWN = Prepared(plain_select([act_words.c.word, act_words.c.act], "namespace =
                                order_by="created_at, word"))
 
 
-def one_word_apart(one: str, other: str) -> tuple[str, str] | None:
-    """The two words in which two goals (or templates) differ, in order, when they differ in one word only, at one
-    place, and both words say something (not "the" against "this", not "note" against "notes")."""
-    first, second = words(one), words(other)
-    if len(first) != len(second):
+def differing_phrases(one: str, other: str) -> tuple[str, str] | None:
+    """The two words (or short phrases: "look up" and "track") in which two goals or templates differ, in order,
+    when they differ at one place only, by at most ``MAX_PHRASE`` words on each side, and say something there
+    (not "the" against "this", not "note" against "notes"), with ``MIN_SHARED`` words around alike; politeness
+    ("Please ...") is set aside first."""
+    first, second = words(read_goal(one).text), words(read_goal(other).text)  # politeness set aside
+    if first == second or abs(len(first) - len(second)) >= MAX_PHRASE:
         return None
-    differ = [(mine, theirs) for mine, theirs in zip(first, second) if mine != theirs]
-    if len(differ) != 1:
+    before = 0
+    while before < min(len(first), len(second)) and first[before] == second[before]:
+        before += 1
+    after = 0
+    while after < min(len(first), len(second)) - before and first[-1 - after] == second[-1 - after]:
+        after += 1
+    mine, theirs = first[before:len(first) - after], second[before:len(second) - after]
+    if before + after < MIN_SHARED or not 0 < len(mine) <= MAX_PHRASE or not 0 < len(theirs) <= MAX_PHRASE:
         return None
-    mine, theirs = differ[0]
-    if not (mine.isalpha() and theirs.isalpha()) or {mine, theirs} & STOP_WORDS or stem(mine) == stem(theirs):
+    if not all(word.isalpha() for word in (*mine, *theirs)) or not (_says(mine) or _says(theirs)) or \
+            [stem(word) for word in mine] == [stem(word) for word in theirs]:
         return None
-    return (mine, theirs) if mine < theirs else (theirs, mine)
+    pair = " ".join(mine), " ".join(theirs)
+    return pair if pair[0] < pair[1] else (pair[1], pair[0])
+
+
+def _says(phrase: list[str]) -> bool:
+    return any(word not in STOP_WORDS for word in phrase)
 
 
 def same_steps(one: Sequence[Step], other: Sequence[Step]) -> bool:
@@ -75,12 +92,12 @@ def learn(held: OriginGoals, template: str, steps: Sequence[Step],
     whose newest run did the same ``steps`` (the new run's, slotted)."""
     if not any(step.action in ACTING for step in steps):
         return []
-    spaces = template.count(" ")  # goals one word apart have as many words: most templates are passed at C speed
+    spaces = template.count(" ")  # goals a phrase apart have about as many words: most are passed at C speed
     with held.lock:
         if template in held.templates:
             return []
         apart = [(number, text) for number, text in enumerate(held.templates)
-                 if text.count(" ") == spaces and one_word_apart(text, template)]
+                 if abs(text.count(" ") - spaces) < MAX_PHRASE and differing_phrases(text, template)]
         newest = [(text, next(held.template_newest_first(number), None)) for number, text in apart]
     learned = []
     for text, position in newest:
@@ -88,7 +105,7 @@ def learn(held: OriginGoals, template: str, steps: Sequence[Step],
             continue
         stored: StoredGoal = held.goal(position)
         earlier = load(stored.id)
-        pair = one_word_apart(text, template)
+        pair = differing_phrases(text, template)
         if pair and earlier is not None and earlier.replay_steps is not None and same_steps(
                 steps, replayable(earlier.replay_steps)):
             learned.append((*pair, stored.id))
@@ -137,12 +154,12 @@ def known(conn: Connection, namespace: str, origin: str) -> list[tuple[str, str]
 
 
 def readings(goal: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
-    """The goal read with one learned word put for its partner: ``(reading, word said, word meant)``."""
-    said = set(words(goal))
+    """The goal read with one learned word or phrase put for its partner: ``(reading, said, meant)``."""
+    said = f" {' '.join(words(goal))} "
     found = []
     for one, other in pairs:
         for word, meant in ((one, other), (other, one)):
-            if word in said and meant not in said:
+            if f" {word} " in said and f" {meant} " not in said:
                 found.append((_put(goal, word, meant), word, meant))
     return found[:MAX_READINGS]
 
@@ -178,8 +195,9 @@ def _page_kind(url: str) -> str:
 
 
 def _put(goal: str, word: str, meant: str) -> str:
-    """``goal`` with ``meant`` where it says ``word`` (a whole word, in any case; a capital kept)."""
+    """``goal`` with ``meant`` where it says ``word`` (whole words, in any case and spacing; a capital kept)."""
     def swap(found: re.Match[str]) -> str:
-        return meant.capitalize() if found.group()[0].isupper() else meant
+        return meant[0].upper() + meant[1:] if found.group()[0].isupper() else meant
 
-    return re.sub(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", swap, goal, flags=re.IGNORECASE)
+    pattern = r"\W+".join(map(re.escape, word.split()))
+    return re.sub(rf"(?<![^\W_]){pattern}(?![^\W_])", swap, goal, flags=re.IGNORECASE)
