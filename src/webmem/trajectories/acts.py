@@ -1,8 +1,8 @@
 """Acts learned from a site's own recordings: the words that name one act there.
 
-Two goals one word apart whose runs did the same steps say one thing in two words. "Archive the note {1}" and
-"Hide the note {1}", each recorded by a run that opened the note and clicked "Archive", teach that on this site
-"hide" is "archive". A new goal that fits no stored goal exactly is read again with such a word put for its
+Two goals one word (or a short phrase) apart whose runs did the same steps say one thing in two ways. "Archive the
+note {1}" and "Hide the note {1}", each recorded by a run that opened the note and clicked "Archive", teach that on
+this site "hide" is "archive"; "Look up the order {1}" and "Track the order {1}" that "track" is "look up". A new goal that fits no stored goal exactly is read again with such a word put for its
 partner ("Hide the project Apollo" as "Archive the project Apollo"), and takes the stored goal that reading reaches
 when it comes closer than any does to the goal as worded: a reference, never a replay, since the words may have
 been learned on another task of the site.
