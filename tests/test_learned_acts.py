@@ -10,6 +10,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+import rows
 import webmem
 from webmem.cli import cli
 from webmem.trajectories.acts import differing_phrases
@@ -125,6 +126,25 @@ def test_two_goals_apart_by_one_phrase(one: str, other: str, apart: tuple[str, s
     assert differing_phrases(one, other) == apart
 
 
+def test_imported_recordings_teach_as_saved_ones_do(mem: webmem.Memory, open_memory) -> None:
+    site(mem)
+    mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+    other = open_memory(namespace="imported")
+    assert other.trajectories.import_trajectories(mem.trajectories.list(limit=10)) == [True] * 4
+    assert [act.words for act in other.trajectories.learned_acts(SITE)] == [("archive", "hide")]
+    assert other.trajectories.match("Hide the project Hermes", origin=SITE).best.goal == "Archive the project Apollo"
+
+
+def test_recordings_saved_before_webmem_learned_acts_teach_when_asked(mem: webmem.Memory) -> None:
+    site(mem)
+    mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+    rows.execute(mem, "DELETE FROM act_words")  # as a memory of an earlier version holds them
+    assert mem.trajectories.learned_acts(SITE) == []
+    assert [act.words for act in mem.trajectories.learned_acts(SITE, relearn=True)] == [("archive", "hide")]
+    assert [act.words for act in mem.trajectories.learned_acts(SITE, relearn=True)] == [("archive", "hide")]
+    assert mem.trajectories.match("Hide the project Hermes", origin=SITE).best.goal == "Archive the project Apollo"
+
+
 def test_the_learned_words_are_shown_with_what_taught_them(mem: webmem.Memory) -> None:
     site(mem)
     earlier = mem.trajectories.list(domain="notes.example.test", limit=1)[0]  # "Archive the note Groceries"
@@ -146,6 +166,10 @@ def test_the_cli_shows_the_learned_words(sqlite_mem: webmem.Memory, memory_dir) 
     assert json.loads(shown.output) == [found[0].to_dict()]
     plain = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url", SITE])
     assert '"archive" = "hide"' in plain.output and taught.id in plain.output
+    rows.execute(sqlite_mem, "DELETE FROM act_words")
+    again = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url", SITE,
+                                     "--relearn", "--json"])
+    assert again.exit_code == 0 and [act["words"] for act in json.loads(again.output)] == [["archive", "hide"]]
     empty = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url",
                                      "http://elsewhere.example.test"])
     assert empty.exit_code == 0 and "No learned acts." in empty.output

@@ -171,13 +171,15 @@ def trajectories_match(
 
 @trajectories.command("acts")
 @click.option("--origin", "--url", "origin", required=True, help="The site (or a page of it).")
+@click.option("--relearn", is_flag=True, help="Learn from all the site's recordings first (those saved before webmem "
+                                             "learned acts).")
 @json_option
 @click.pass_obj
-def trajectories_acts(settings: Settings, origin: str, json_: bool) -> None:
-    """Show the words a site's recordings taught to name one act there: two goals one word apart whose runs did
-    the same steps. A later goal in one word is read in the other."""
+def trajectories_acts(settings: Settings, origin: str, relearn: bool, json_: bool) -> None:
+    """Show the words a site's recordings taught to name one act there: two goals a word or short phrase apart
+    whose runs did the same steps. A later goal in one is read in the other."""
     with settings.memory() as mem:
-        found = mem.trajectories.learned_acts(origin)
+        found = mem.trajectories.learned_acts(origin, relearn=relearn)
     if json_:
         emit_json([act.to_dict() for act in found])
     elif not found:

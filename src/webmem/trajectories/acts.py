@@ -26,7 +26,7 @@ from ..core.models import Step, Trajectory
 from ..core.terms import STOP_WORDS, stem, words
 from ..core.urls import page_path
 from ..store.prepared import Prepared
-from ..store.schema import act_words
+from ..store.schema import act_words, trajectories
 from ..store.statements import insert_ignoring_duplicates, plain_select
 from .held import OriginGoals, StoredGoal
 from .plans import replayable
@@ -45,6 +45,9 @@ _NUMBERS = re.compile(r"\d+")
 _LEARNED = Prepared(plain_select([act_words.c.word, act_words.c.act, act_words.c.trajectory_id, act_words.c.other_id,
                                   act_words.c.created_at], "namespace = :ns AND origin = :origin",
                                  order_by="created_at, word"))
+_TEMPLATED = Prepared(plain_select([trajectories.c.trajectory_id, trajectories.c.goal_template],
+                                   "namespace = :ns AND origin = :origin AND success AND goal_template IS NOT NULL",
+                                   order_by="created_at DESC, trajectory_id DESC"))
 _KNOWN = Prepared(plain_select([act_words.c.word, act_words.c.act], "namespace = :ns AND origin = :origin",
                                order_by="created_at, word"))
 
@@ -110,6 +113,32 @@ def learn(held: OriginGoals, template: str, steps: Sequence[Step],
                 steps, replayable(earlier.replay_steps)):
             learned.append((*pair, stored.id))
     return learned
+
+
+def relearn(conn: Connection, namespace: str, origin: str, load: Callable[[str], Trajectory | None],
+            now: datetime) -> int:
+    """Learn from every recording of ``origin`` at once (trajectories imported, or saved before webmem learned
+    acts): the newest run of each template, grouped by what it did. Returns how many pairs are new."""
+    newest: dict[str, str] = {}
+    for trajectory_id, template in _TEMPLATED.rows(conn, {"ns": namespace, "origin": origin}):
+        newest.setdefault(template, trajectory_id)
+    groups: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+    for template, trajectory_id in newest.items():
+        found = load(trajectory_id)
+        steps = replayable(found.replay_steps) if found is not None and found.replay_steps else []
+        if any(step.action in ACTING for step in steps):
+            groups.setdefault(_path_key(steps), []).append((template, trajectory_id))
+    before = len(known(conn, namespace, origin))
+    for members in groups.values():
+        for index, (template, trajectory_id) in enumerate(members):  # newest first
+            learned = [(*pair, other_id) for other, other_id in members[index + 1:]
+                       if (pair := differing_phrases(other, template))]
+            record(conn, namespace, origin, trajectory_id, learned, now)
+    return len(known(conn, namespace, origin)) - before
+
+
+def _path_key(steps: Sequence[Step]) -> tuple[Any, ...]:
+    return tuple((step.action, step.target, step.value, step.url and _page_kind(step.url)) for step in steps)
 
 
 def record(conn: Connection, namespace: str, origin: str, trajectory_id: str, learned: list[tuple[str, str, str]],

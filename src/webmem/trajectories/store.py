@@ -175,7 +175,10 @@ class TrajectoryStore(ReplaySearch):
         with self._scope.store.write() as conn:
             added = new_keys(conn, trajectories.c.trajectory_id, trajectories.c.namespace == self._ns,
                                [trajectory.id for trajectory in imported])
-            self._insert_many(conn, [trajectory for trajectory, new in zip(imported, added) if new])
+            fresh = [trajectory for trajectory, new in zip(imported, added) if new]
+            self._insert_many(conn, fresh)
+            for origin in sorted({trajectory.origin for trajectory in fresh if trajectory.goal_template}):
+                acts.relearn(conn, self._ns, origin, functools.partial(self._load, conn, cached=False), utcnow())
         return added
 
     def _as_imported(self, trajectory: Trajectory) -> Trajectory:
@@ -248,9 +251,13 @@ class TrajectoryStore(ReplaySearch):
             raise TrajectoryNotFound(f"trajectory_id: no trajectory {trajectory_id!r} in namespace {self._ns!r}")
         return found
 
-    def learned_acts(self, origin: str) -> list[acts.LearnedAct]:
-        """The words this site's recordings showed to name one act (``trajectories.acts``), oldest first."""
+    def learned_acts(self, origin: str, *, relearn: bool = False) -> list[acts.LearnedAct]:
+        """The words this site's recordings showed to name one act (``trajectories.acts``), oldest first;
+        ``relearn``: learn from all of them first (recordings saved before webmem learned acts)."""
         origin_key = origin_of(origin, field="origin")
+        if relearn:
+            with self._scope.store.write() as conn:
+                acts.relearn(conn, self._ns, origin_key, functools.partial(self._load, conn, cached=False), utcnow())
         with self._scope.store.read() as conn:
             return acts.learned(conn, self._ns, origin_key)
 
