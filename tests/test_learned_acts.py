@@ -129,10 +129,14 @@ def test_two_goals_apart_by_one_phrase(one: str, other: str, apart: tuple[str, s
 def test_imported_recordings_teach_as_saved_ones_do(mem: webmem.Memory, open_memory) -> None:
     site(mem)
     mem.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
-    other = open_memory(namespace="imported")
-    assert other.trajectories.import_trajectories(mem.trajectories.list(limit=10)) == [True] * 4
-    assert [act.words for act in other.trajectories.learned_acts(SITE)] == [("archive", "hide")]
-    assert other.trajectories.match("Hide the project Hermes", origin=SITE).best.goal == "Archive the project Apollo"
+    recorded = mem.trajectories.list(limit=10)[::-1]  # oldest first
+    at_once, one_by_one = open_memory(namespace="imported"), open_memory(namespace="imported-one-by-one")
+    assert at_once.trajectories.import_trajectories(recorded) == [True] * 4
+    assert all(one_by_one.trajectories.import_trajectory(trajectory) for trajectory in recorded)
+    for other in (at_once, one_by_one):
+        assert [act.words for act in other.trajectories.learned_acts(SITE)] == [("archive", "hide")]
+        assert other.trajectories.match("Hide the project Hermes", origin=SITE).best.goal == \
+            "Archive the project Apollo"
 
 
 def test_recordings_saved_before_webmem_learned_acts_teach_when_asked(mem: webmem.Memory) -> None:

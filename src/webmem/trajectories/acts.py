@@ -116,25 +116,45 @@ def learn(held: OriginGoals, template: str, steps: Sequence[Step],
 
 
 def relearn(conn: Connection, namespace: str, origin: str, load: Callable[[str], Trajectory | None],
-            now: datetime) -> int:
-    """Learn from every recording of ``origin`` at once (trajectories imported, or saved before webmem learned
-    acts): the newest run of each template, grouped by what it did. Returns how many pairs are new."""
+            now: datetime) -> None:
+    """Learn from every recording of ``origin`` at once (those saved before webmem learned acts): the newest run
+    of each template."""
     newest: dict[str, str] = {}
     for trajectory_id, template in _TEMPLATED.rows(conn, {"ns": namespace, "origin": origin}):
         newest.setdefault(template, trajectory_id)
+    runs = [(template, trajectory_id, found.replay_steps) for template, trajectory_id in newest.items()
+            if (found := load(trajectory_id)) is not None and found.replay_steps]
+    for trajectory_id, learned in _among(runs):
+        record(conn, namespace, origin, trajectory_id, learned, now)
+
+
+def taught_by(stored: Sequence[Trajectory], held_of: Callable[[str], OriginGoals],
+              load: Callable[[str], Trajectory | None]) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
+    """What trajectories stored at once (an import) teach, before they are stored: each against its site's templates
+    (``held_of``: the site's goals), and against each other. ``(origin, trajectory id, learned)``."""
+    templated = sorted((trajectory for trajectory in stored if trajectory.success and trajectory.goal_template
+                        and trajectory.replay_steps), key=lambda trajectory: trajectory.created_at, reverse=True)
+    found = []
+    for origin in sorted({trajectory.origin for trajectory in templated}):
+        held, group = held_of(origin), [trajectory for trajectory in templated if trajectory.origin == origin]
+        found += [(origin, trajectory.id, learn(held, trajectory.goal_template or "", trajectory.replay_steps or [],
+                                                load)) for trajectory in group]
+        found += [(origin, trajectory_id, learned) for trajectory_id, learned in _among(
+            [(trajectory.goal_template or "", trajectory.id, trajectory.replay_steps or []) for trajectory in group])]
+    return found
+
+
+def _among(runs: Sequence[tuple[str, str, Sequence[Step]]]) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """What runs of several templates (``(template, trajectory id, slotted steps)``, newest first) teach each other:
+    for each, the pairs it makes with the older runs that did the same."""
     groups: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
-    for template, trajectory_id in newest.items():
-        found = load(trajectory_id)
-        steps = replayable(found.replay_steps) if found is not None and found.replay_steps else []
-        if any(step.action in ACTING for step in steps):
-            groups.setdefault(_path_key(steps), []).append((template, trajectory_id))
-    before = len(known(conn, namespace, origin))
-    for members in groups.values():
-        for index, (template, trajectory_id) in enumerate(members):  # newest first
-            learned = [(*pair, other_id) for other, other_id in members[index + 1:]
-                       if (pair := differing_phrases(other, template))]
-            record(conn, namespace, origin, trajectory_id, learned, now)
-    return len(known(conn, namespace, origin)) - before
+    for template, trajectory_id, steps in runs:
+        path = replayable(steps)
+        if any(step.action in ACTING for step in path):
+            groups.setdefault(_path_key(path), []).append((template, trajectory_id))
+    return [(trajectory_id, [(*pair, other_id) for other, other_id in members[index + 1:]
+                             if (pair := differing_phrases(other, template))])
+            for members in groups.values() for index, (template, trajectory_id) in enumerate(members)]
 
 
 def _path_key(steps: Sequence[Step]) -> tuple[Any, ...]:

@@ -176,9 +176,11 @@ class TrajectoryStore(ReplaySearch):
             added = new_keys(conn, trajectories.c.trajectory_id, trajectories.c.namespace == self._ns,
                                [trajectory.id for trajectory in imported])
             fresh = [trajectory for trajectory, new in zip(imported, added) if new]
+            taught = acts.taught_by(fresh, functools.partial(self._held, conn),
+                                    functools.partial(self._load, conn, cached=False))
             self._insert_many(conn, fresh)
-            for origin in sorted({trajectory.origin for trajectory in fresh if trajectory.goal_template}):
-                acts.relearn(conn, self._ns, origin, functools.partial(self._load, conn, cached=False), utcnow())
+            for origin, trajectory_id, learned in taught:
+                acts.record(conn, self._ns, origin, trajectory_id, learned, utcnow())
         return added
 
     def _as_imported(self, trajectory: Trajectory) -> Trajectory:
