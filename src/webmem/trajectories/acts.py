@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -57,7 +57,7 @@ def differing_phrases(one: str, other: str) -> tuple[str, str] | None:
     when they differ at one place only, by at most ``MAX_PHRASE`` words on each side, and say something there
     (not "the" against "this", not "note" against "notes"), with ``MIN_SHARED`` words around alike; politeness
     ("Please ...") is set aside first."""
-    first, second = words(read_goal(one).text), words(read_goal(other).text)  # politeness set aside
+    first, second = _words_of(one), _words_of(other)  # politeness set aside
     if first == second or abs(len(first) - len(second)) >= MAX_PHRASE:
         return None
     before = 0
@@ -95,12 +95,13 @@ def learn(held: OriginGoals, template: str, steps: Sequence[Step],
     whose newest run did the same ``steps`` (the new run's, slotted)."""
     if not any(step.action in ACTING for step in steps):
         return []
-    spaces = template.count(" ")  # goals a phrase apart have about as many words: most are passed at C speed
     with held.lock:
-        if template in held.templates:
+        index = _template_ends(held)
+        if template in index.known:
             return []
-        apart = [(number, text) for number, text in enumerate(held.templates)
-                 if abs(text.count(" ") - spaces) < MAX_PHRASE and differing_phrases(text, template)]
+        apart = [(number, text) for number in sorted({number for end in _ends(_words_of(template))
+                                                      for number in index.numbers.get(end, ())})
+                 if differing_phrases(text := held.templates[number], template)]
         newest = [(text, next(held.template_newest_first(number), None)) for number, text in apart]
     learned = []
     for text, position in newest:
@@ -113,6 +114,40 @@ def learn(held: OriginGoals, template: str, steps: Sequence[Step],
                 steps, replayable(earlier.replay_steps)):
             learned.append((*pair, stored.id))
     return learned
+
+
+@dataclass
+class _Ends:
+    """A site's templates by how they begin and end (``_ends``), for those of its ``count`` templates read so far."""
+
+    count: int = 0
+    numbers: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+    known: set[str] = field(default_factory=set)
+
+
+def _template_ends(held: OriginGoals) -> _Ends:
+    """The origin's templates by their ends, brought up to date (templates are only ever added, by number)."""
+    index = held.act_templates if isinstance(held.act_templates, _Ends) else _Ends()
+    held.act_templates = index
+    for number in range(index.count, len(held.templates)):
+        text = held.templates[number]
+        index.known.add(text)
+        for end in _ends(_words_of(text)):
+            index.numbers.setdefault(end, []).append(number)
+    index.count = len(held.templates)
+    return index
+
+
+def _ends(found: list[str]) -> set[tuple[str, ...]]:
+    """Two goals one phrase apart with ``MIN_SHARED`` (two) words alike around it begin with the same two words,
+    end with the same two, or begin and end with the same one: every template that may be is under one of these."""
+    if len(found) < MIN_SHARED:
+        return set()
+    return {("^", *found[:2]), ("$", *found[-2:]), ("^$", found[0], found[-1])}
+
+
+def _words_of(text: str) -> list[str]:
+    return words(read_goal(text).text)
 
 
 def relearn(conn: Connection, namespace: str, origin: str, load: Callable[[str], Trajectory | None],
@@ -133,7 +168,8 @@ def taught_by(stored: Sequence[Trajectory], held_of: Callable[[str], OriginGoals
     """What trajectories stored at once (an import) teach, before they are stored: each against its site's templates
     (``held_of``: the site's goals), and against each other. ``(origin, trajectory id, learned)``."""
     templated = sorted((trajectory for trajectory in stored if trajectory.success and trajectory.goal_template
-                        and trajectory.replay_steps), key=lambda trajectory: trajectory.created_at, reverse=True)
+                        and any(step.action in ACTING for step in trajectory.replay_steps or ())),
+                       key=lambda trajectory: trajectory.created_at, reverse=True)
     found = []
     for origin in sorted({trajectory.origin for trajectory in templated}):
         held, group = held_of(origin), [trajectory for trajectory in templated if trajectory.origin == origin]

@@ -114,6 +114,7 @@ class OriginGoals:
     texts_text: str | None = None  # from a hash of a goal's words to the goals, as JSON, read when first needed
     checked: Any = None  # the store's read mark at which these goals were last found current
     act_words: Any = None  # the words learned to name one act here (``acts.known``), with the version they hold for
+    act_templates: Any = None  # the templates by how they begin and end (``acts``), as far as read
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
