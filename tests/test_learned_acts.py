@@ -69,6 +69,27 @@ def test_a_phrase_is_learned_as_a_word_is(mem: webmem.Memory) -> None:
                                        'site): fits the goal template'
 
 
+def test_goals_without_values_teach_too(mem: webmem.Memory, open_memory) -> None:
+    def all_of(kind: str, page: str) -> list[webmem.Step]:
+        return [webmem.Step(action="click", target=f'button "Select {kind}"', url=f"{SITE}/{page}/"),
+                webmem.Step(action="click", target='button "Archive"', url=f"{SITE}/{page}/")]
+
+    mem.trajectories.save(goal="Archive all old projects", start_url=SITE, steps=all_of("old", "projects"))
+    mem.trajectories.save(goal="Archive all read notes", start_url=SITE, steps=all_of("read", "notes"))
+    before = mem.trajectories.match("Hide all old projects", origin=SITE, limit=1).candidates[0]
+    assert before.similarity < 1.0
+    mem.trajectories.save(goal="Hide all read notes", start_url=SITE, steps=all_of("read", "notes"))
+    assert [act.words for act in mem.trajectories.learned_acts(SITE)] == [("archive", "hide")]
+    after = mem.trajectories.match("Hide all old projects", origin=SITE, limit=1).candidates[0]
+    assert after.trajectory.goal == "Archive all old projects" and after.similarity == 1.0
+    assert after.why.startswith('"hide" read as "archive"')
+    rows.execute(mem, "DELETE FROM act_words")
+    assert [act.words for act in mem.trajectories.learned_acts(SITE, relearn=True)] == [("archive", "hide")]
+    other = open_memory(namespace="imported")
+    other.trajectories.import_trajectories(mem.trajectories.list(limit=10))
+    assert [act.words for act in other.trajectories.learned_acts(SITE)] == [("archive", "hide")]
+
+
 def test_what_a_site_taught_is_kept_across_processes(open_memory) -> None:
     first = open_memory()
     site(first)

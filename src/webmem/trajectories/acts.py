@@ -45,9 +45,9 @@ _NUMBERS = re.compile(r"\d+")
 _LEARNED = Prepared(plain_select([act_words.c.word, act_words.c.act, act_words.c.trajectory_id, act_words.c.other_id,
                                   act_words.c.created_at], "namespace = :ns AND origin = :origin",
                                  order_by="created_at, word"))
-_TEMPLATED = Prepared(plain_select([trajectories.c.trajectory_id, trajectories.c.goal_template],
-                                   "namespace = :ns AND origin = :origin AND success AND goal_template IS NOT NULL",
-                                   order_by="created_at DESC, trajectory_id DESC"))
+_SUCCESSFUL = Prepared(plain_select([trajectories.c.trajectory_id, trajectories.c.goal_template, trajectories.c.goal],
+                                    "namespace = :ns AND origin = :origin AND success",
+                                    order_by="created_at DESC, trajectory_id DESC"))
 _KNOWN = Prepared(plain_select([act_words.c.word, act_words.c.act], "namespace = :ns AND origin = :origin",
                                order_by="created_at, word"))
 
@@ -89,52 +89,59 @@ def same_steps(one: Sequence[Step], other: Sequence[Step]) -> bool:
         for mine, theirs in zip(one, other))
 
 
-def learn(held: OriginGoals, template: str, steps: Sequence[Step],
+def learn(held: OriginGoals, text: str, steps: Sequence[Step],
           load: Callable[[str], Trajectory | None]) -> list[tuple[str, str, str]]:
-    """What a new template teaches: ``(word, act, trajectory id)`` for each stored template one word apart from it
-    whose newest run did the same ``steps`` (the new run's, slotted)."""
+    """What a new recording teaches (``text``: its goal template, or its goal when it has none; ``steps``: its path,
+    slotted): ``(word, act, trajectory id)`` for each task of the site a phrase apart from it whose newest run did the
+    same steps. A template or goal the site holds already teaches nothing new."""
     if not any(step.action in ACTING for step in steps):
         return []
     with held.lock:
-        index = _template_ends(held)
-        if template in index.known:
+        index = _ends_of(held)
+        if text in index.known:
             return []
-        apart = [(number, text) for number in sorted({number for end in _ends(_words_of(template))
-                                                      for number in index.numbers.get(end, ())})
-                 if differing_phrases(text := held.templates[number], template)]
-        newest = [(text, next(held.template_newest_first(number), None)) for number, text in apart]
+        apart = []
+        for entry in sorted({entry for end in _ends(_words_of(text)) for entry in index.entries.get(end, ())}):
+            other = held.templates[entry] if entry >= 0 else held.goal(-1 - entry).goal
+            if differing_phrases(other, text):
+                apart.append((other, next(held.template_newest_first(entry), None) if entry >= 0 else -1 - entry))
     learned = []
-    for text, position in newest:
+    for other, position in apart:
         if position is None:
             continue
         stored: StoredGoal = held.goal(position)
         earlier = load(stored.id)
-        pair = differing_phrases(text, template)
-        if pair and earlier is not None and earlier.replay_steps is not None and same_steps(
-                steps, replayable(earlier.replay_steps)):
+        pair = differing_phrases(other, text)
+        if pair and earlier is not None and same_steps(steps, replayable(earlier.replay_steps or earlier.steps)):
             learned.append((*pair, stored.id))
     return learned
 
 
 @dataclass
 class _Ends:
-    """A site's templates by how they begin and end (``_ends``), for those of its ``count`` templates read so far."""
+    """A site's tasks by how they begin and end (``_ends``): its templates by number, its goals without one as
+    ``-1 - position``, for the templates and goals read so far."""
 
-    count: int = 0
-    numbers: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
+    templates: int = 0
+    goals: int = 0
+    entries: dict[tuple[str, ...], list[int]] = field(default_factory=dict)
     known: set[str] = field(default_factory=set)
 
 
-def _template_ends(held: OriginGoals) -> _Ends:
-    """The origin's templates by their ends, brought up to date (templates are only ever added, by number)."""
+def _ends_of(held: OriginGoals) -> _Ends:
+    """The origin's tasks by their ends, brought up to date (templates and goals are only ever added, by number)."""
     index = held.act_templates if isinstance(held.act_templates, _Ends) else _Ends()
     held.act_templates = index
-    for number in range(index.count, len(held.templates)):
-        text = held.templates[number]
-        index.known.add(text)
-        for end in _ends(_words_of(text)):
-            index.numbers.setdefault(end, []).append(number)
-    index.count = len(held.templates)
+    template_of = held.template_of
+    news = [(number, held.templates[number]) for number in range(index.templates, len(held.templates))]
+    news += [(-1 - position, held.goal(position).goal) for position in range(index.goals, len(held.goals))
+             if template_of[position] < 0]
+    for entry, text in news:
+        if text not in index.known:
+            index.known.add(text)
+            for end in _ends(_words_of(text)):
+                index.entries.setdefault(end, []).append(entry)
+    index.templates, index.goals = len(held.templates), len(held.goals)
     return index
 
 
@@ -155,10 +162,10 @@ def relearn(conn: Connection, namespace: str, origin: str, load: Callable[[str],
     """Learn from every recording of ``origin`` at once (those saved before webmem learned acts): the newest run
     of each template."""
     newest: dict[str, str] = {}
-    for trajectory_id, template in _TEMPLATED.rows(conn, {"ns": namespace, "origin": origin}):
-        newest.setdefault(template, trajectory_id)
-    runs = [(template, trajectory_id, found.replay_steps) for template, trajectory_id in newest.items()
-            if (found := load(trajectory_id)) is not None and found.replay_steps]
+    for trajectory_id, template, goal in _SUCCESSFUL.rows(conn, {"ns": namespace, "origin": origin}):
+        newest.setdefault(template or goal, trajectory_id)
+    runs = [(text, trajectory_id, found.replay_steps or found.steps) for text, trajectory_id in newest.items()
+            if (found := load(trajectory_id)) is not None]
     for trajectory_id, learned in _among(runs):
         record(conn, namespace, origin, trajectory_id, learned, now)
 
@@ -167,21 +174,25 @@ def taught_by(stored: Sequence[Trajectory], held_of: Callable[[str], OriginGoals
               load: Callable[[str], Trajectory | None]) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
     """What trajectories stored at once (an import) teach, before they are stored: each against its site's templates
     (``held_of``: the site's goals), and against each other. ``(origin, trajectory id, learned)``."""
-    templated = sorted((trajectory for trajectory in stored if trajectory.success and trajectory.goal_template
-                        and any(step.action in ACTING for step in trajectory.replay_steps or ())),
-                       key=lambda trajectory: trajectory.created_at, reverse=True)
+    acting = sorted((trajectory for trajectory in stored if trajectory.success
+                     and any(step.action in ACTING for step in _path(trajectory))),
+                    key=lambda trajectory: trajectory.created_at, reverse=True)
     found = []
-    for origin in sorted({trajectory.origin for trajectory in templated}):
-        held, group = held_of(origin), [trajectory for trajectory in templated if trajectory.origin == origin]
-        found += [(origin, trajectory.id, learn(held, trajectory.goal_template or "", trajectory.replay_steps or [],
-                                                load)) for trajectory in group]
-        found += [(origin, trajectory_id, learned) for trajectory_id, learned in _among(
-            [(trajectory.goal_template or "", trajectory.id, trajectory.replay_steps or []) for trajectory in group])]
+    for origin in sorted({trajectory.origin for trajectory in acting}):
+        held, group = held_of(origin), [trajectory for trajectory in acting if trajectory.origin == origin]
+        runs = [(trajectory.goal_template or trajectory.goal, trajectory.id, _path(trajectory)) for trajectory in group]
+        found += [(origin, trajectory_id, learn(held, text, steps, load)) for text, trajectory_id, steps in runs]
+        found += [(origin, trajectory_id, learned) for trajectory_id, learned in _among(runs)]
     return found
 
 
+def _path(trajectory: Trajectory) -> list[Step]:
+    """What a trajectory did, as its template's steps (slotted) or as its own."""
+    return replayable(trajectory.replay_steps if trajectory.replay_steps is not None else trajectory.steps)
+
+
 def _among(runs: Sequence[tuple[str, str, Sequence[Step]]]) -> list[tuple[str, list[tuple[str, str, str]]]]:
-    """What runs of several templates (``(template, trajectory id, slotted steps)``, newest first) teach each other:
+    """What runs of several tasks (``(template or goal, trajectory id, slotted steps)``, newest first) teach each other:
     for each, the pairs it makes with the older runs that did the same."""
     groups: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
     for template, trajectory_id, steps in runs:

@@ -160,7 +160,7 @@ class TrajectoryStore(ReplaySearch):
                         again[1], replayable(earlier.replay_steps)):
                     return (template, again[1]), []
             made = parameterise(goal, steps)
-            return made, acts.learn(held, *made, functools.partial(self._load, conn)) if made else []
+            return made, acts.learn(held, *(made or (goal, steps)), functools.partial(self._load, conn))
 
     def import_trajectory(self, trajectory: Trajectory) -> bool:
         """Store a trajectory as it is (id and timestamp kept); False when its id is already here."""
