@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from datetime import datetime
 from typing import Any
 
@@ -76,7 +77,7 @@ def differing_phrases(one: str, other: str) -> tuple[str, str] | None:
     return pair if pair[0] < pair[1] else (pair[1], pair[0])
 
 
-def _says(phrase: list[str]) -> bool:
+def _says(phrase: tuple[str, ...]) -> bool:
     return any(word not in STOP_WORDS for word in phrase)
 
 
@@ -145,7 +146,7 @@ def _ends_of(held: OriginGoals) -> _Ends:
     return index
 
 
-def _ends(found: list[str]) -> set[tuple[str, ...]]:
+def _ends(found: tuple[str, ...]) -> set[tuple[str, ...]]:
     """Two goals one phrase apart with ``MIN_SHARED`` (two) words alike around it begin with the same two words,
     end with the same two, or begin and end with the same one: every template that may be is under one of these."""
     if len(found) < MIN_SHARED:
@@ -153,8 +154,9 @@ def _ends(found: list[str]) -> set[tuple[str, ...]]:
     return {("^", *found[:2]), ("$", *found[-2:]), ("^$", found[0], found[-1])}
 
 
-def _words_of(text: str) -> list[str]:
-    return words(read_goal(text).text)
+@lru_cache(maxsize=16_384)  # a site's tasks are compared with each new one: the same texts, save after save
+def _words_of(text: str) -> tuple[str, ...]:
+    return tuple(words(read_goal(text).text))
 
 
 def relearn(conn: Connection, namespace: str, origin: str, load: Callable[[str], Trajectory | None],
