@@ -2,14 +2,16 @@
 
 Two goals one word (or a short phrase) apart whose runs did the same steps say one thing in two ways. "Archive the
 note {1}" and "Hide the note {1}", each recorded by a run that opened the note and clicked "Archive", teach that on
-this site "hide" is "archive"; "Look up the order {1}" and "Track the order {1}" that "track" is "look up". A new goal that fits no stored goal exactly is read again with such a word put for its
-partner ("Hide the project Apollo" as "Archive the project Apollo"), and takes the stored goal that reading reaches
-when it comes closer than any does to the goal as worded: a reference, never a replay, since the words may have
-been learned on another task of the site.
+this site "hide" is "archive"; "Look up the order {1}" and "Track the order {1}" that "track" is "look up". A new
+goal that fits no stored goal exactly is read again with such a word put for its partner ("Hide the project Apollo"
+as "Archive the project Apollo"), and takes the stored goal that reading reaches when it comes closer than any does
+to the goal as worded: a reference, never a replay, since the words may have been learned on another task of the
+site.
 
-What is compared: a goal with a template (values that recur in its steps) against every other template of its site,
-when its template is new there, and only runs that act on a page (a path that only goes to pages or finishes says
-nothing of what was done). Words that carry no task meaning, and two forms of one word, teach nothing.
+What is compared: a new recording's goal template (or its goal, without one) against the site's tasks that begin or
+end as it does, when it is new there, and only runs that act on a page (a path that only goes to pages or finishes
+says nothing of what was done). Words that carry no task meaning, and two forms of one word, teach nothing. An import
+is compared with the site and with itself; ``relearn`` compares all of a site's recordings at once.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, delete, or_
@@ -49,8 +51,6 @@ _LEARNED = Prepared(plain_select([act_words.c.word, act_words.c.act, act_words.c
 _SUCCESSFUL = Prepared(plain_select([trajectories.c.trajectory_id, trajectories.c.goal_template, trajectories.c.goal],
                                     "namespace = :ns AND origin = :origin AND success",
                                     order_by="created_at DESC, trajectory_id DESC"))
-_KNOWN = Prepared(plain_select([act_words.c.word, act_words.c.act], "namespace = :ns AND origin = :origin",
-                               order_by="created_at, word"))
 
 
 def differing_phrases(one: str, other: str) -> tuple[str, str] | None:
@@ -162,7 +162,7 @@ def _words_of(text: str) -> tuple[str, ...]:
 def relearn(conn: Connection, namespace: str, origin: str, load: Callable[[str], Trajectory | None],
             now: datetime) -> None:
     """Learn from every recording of ``origin`` at once (those saved before webmem learned acts): the newest run
-    of each template."""
+    of each task (its template, or its goal without one)."""
     newest: dict[str, str] = {}
     for trajectory_id, template, goal in _SUCCESSFUL.rows(conn, {"ns": namespace, "origin": origin}):
         newest.setdefault(template or goal, trajectory_id)
@@ -248,7 +248,7 @@ def learned(conn: Connection, namespace: str, origin: str) -> list[LearnedAct]:
 
 def known(conn: Connection, namespace: str, origin: str) -> list[tuple[str, str]]:
     """The pairs of words learned on ``origin``."""
-    return [(word, act) for word, act in _KNOWN.rows(conn, {"ns": namespace, "origin": origin})]
+    return [act.words for act in learned(conn, namespace, origin)]
 
 
 def readings(goal: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:

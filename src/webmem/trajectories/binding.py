@@ -99,8 +99,9 @@ def bound_spans(template: str, goal: str) -> list[GoalValue] | None:
 def misfit(template: str, values: dict[int, str], like: str, *, typed: frozenset[int] = frozenset()) -> str | None:
     """Why slot values bound from a goal are not of the kind the same slots held in ``like`` (the goal the
     template was recorded from): a number, a time or a date must stay one (a count of up to three digits may be
-    written as a word), one value may not become a list ("a, b") or a path ("a>b") unless it is only typed (``typed``: "Good catch, thanks" is one comment), and
-    free text may not grow far beyond its recorded length. None when they fit."""
+    written as a word), one value may not become a list ("a, b") or a path ("a>b") unless it is only typed
+    (``typed``: "Good catch, thanks" is one comment), and free text may not grow far beyond its recorded length.
+    None when they fit."""
     recorded = bind(template, like) or {}
     for number, value in sorted(values.items()):
         earlier = recorded.get(number)
