@@ -10,8 +10,9 @@ site.
 
 What is compared: a new recording's goal template (or its goal, without one) against the site's tasks that begin or
 end as it does, when it is new there, and only runs that act on a page (a path that only goes to pages or finishes
-says nothing of what was done). Words that carry no task meaning, and two forms of one word, teach nothing. An import
-is compared with the site and with itself; ``relearn`` compares all of a site's recordings at once.
+says nothing of what was done) where a step names one of the two words (the button "Archive"). Words that carry no
+task meaning, and two forms of one word, teach nothing. An import is compared with the site and with itself;
+``relearn`` compares all of a site's recordings at once.
 """
 
 from __future__ import annotations
@@ -113,9 +114,19 @@ def learn(held: OriginGoals, text: str, steps: Sequence[Step],
         stored: StoredGoal = held.goal(position)
         earlier = load(stored.id)
         pair = differing_phrases(other, text)
-        if pair and earlier is not None and same_steps(steps, replayable(earlier.replay_steps or earlier.steps)):
+        if pair and earlier is not None and same_steps(steps, replayable(earlier.replay_steps or earlier.steps)) \
+                and names_the_act(steps, pair):
             learned.append((*pair, stored.id))
     return learned
+
+
+def names_the_act(steps: Sequence[Step], pair: tuple[str, str]) -> bool:
+    """Whether a step names what was done in one of the two words (the button "Archive" a run clicked for "Hide the
+    note"): two goals that did the same steps and differ in a word no step names may differ in what the page was
+    read for ("the pending orders", "the completed orders"), not in what was done."""
+    named = {stem(word) for step in steps for text in (step.target, step.value) if text
+             for word in words(text)}
+    return any(stem(word) in named for phrase in pair for word in phrase.split() if word not in STOP_WORDS)
 
 
 @dataclass
@@ -196,14 +207,14 @@ def _path(trajectory: Trajectory) -> list[Step]:
 def _among(runs: Sequence[tuple[str, str, Sequence[Step]]]) -> list[tuple[str, list[tuple[str, str, str]]]]:
     """What runs of several tasks (``(template or goal, trajectory id, slotted steps)``, newest first) teach each other:
     for each, the pairs it makes with the older runs that did the same."""
-    groups: dict[tuple[Any, ...], list[tuple[str, str]]] = {}
+    groups: dict[tuple[Any, ...], tuple[list[Step], list[tuple[str, str]]]] = {}
     for template, trajectory_id, steps in runs:
         path = replayable(steps)
         if any(step.action in ACTING for step in path):
-            groups.setdefault(_path_key(path), []).append((template, trajectory_id))
+            groups.setdefault(_path_key(path), (path, []))[1].append((template, trajectory_id))
     return [(trajectory_id, [(*pair, other_id) for other, other_id in members[index + 1:]
-                             if (pair := differing_phrases(other, template))])
-            for members in groups.values() for index, (template, trajectory_id) in enumerate(members)]
+                             if (pair := differing_phrases(other, template)) and names_the_act(path, pair)])
+            for path, members in groups.values() for index, (template, trajectory_id) in enumerate(members)]
 
 
 def _path_key(steps: Sequence[Step]) -> tuple[Any, ...]:
