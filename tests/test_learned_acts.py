@@ -197,7 +197,7 @@ def test_the_cli_shows_the_learned_words(sqlite_mem: webmem.Memory, memory_dir) 
     found = sqlite_mem.trajectories.learned_acts(SITE)
     shown = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url", SITE, "--json"])
     assert shown.exit_code == 0, shown.output
-    assert json.loads(shown.output) == [found[0].to_dict()]
+    assert json.loads(shown.output) == [found[0].model_dump(mode="json")]
     plain = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "acts", "--url", SITE])
     assert '"archive" = "hide"' in plain.output and taught.id in plain.output
     rows.execute(sqlite_mem, "DELETE FROM act_words")

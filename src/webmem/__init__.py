@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .core.models import (
         ElementSignals,
         Fact,
+        LearnedAct,
         Lesson,
         MatchCandidate,
         MatchReport,
@@ -105,6 +106,7 @@ __all__ = [
     "HashingEmbedder",
     "ImportReport",
     "InvalidInput",
+    "LearnedAct",
     "Lesson",
     "LessonStore",
     "LineCut",
@@ -173,6 +175,7 @@ _HOMES = {
     "HashingEmbedder": ".core.embeddings",
     "ImportReport": ".lessons.store",
     "InvalidInput": ".core.errors",
+    "LearnedAct": ".core.models",
     "Lesson": ".core.models",
     "LessonStore": ".lessons.store",
     "LineCut": ".core.pack",

@@ -181,7 +181,7 @@ def trajectories_acts(settings: Settings, origin: str, relearn: bool, json_: boo
     with settings.memory() as mem:
         found = mem.trajectories.learned_acts(origin, relearn=relearn)
     if json_:
-        emit_json([act.to_dict() for act in found])
+        emit_json([act.model_dump(mode="json") for act in found])
     elif not found:
         nothing("learned acts")
     else:

@@ -371,6 +371,17 @@ class ValueRead(Record):
     value: str
 
 
+class LearnedAct(Record):
+    """Two words (or short phrases) a site's recordings showed to name one act there: two goals that differ in them
+    only, whose runs did the same steps; ``trajectory_id`` is the recording whose save taught it, ``other_id`` the
+    one recorded before in the other words."""
+
+    words: tuple[str, str]
+    trajectory_id: str
+    other_id: str
+    learned_at: datetime
+
+
 class MatchReport(Record):
     """The outcome of looking for a reference trajectory: every candidate scored (or the closest
     ``limit`` of them; ``scored`` says how many there were), the winner, and why it won. ``set_aside``

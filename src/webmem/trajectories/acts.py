@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, delete, or_
 
-from ..core.models import Step, Trajectory
+from ..core.models import LearnedAct, Step, Trajectory
+from ..core.records import stored_record
 from ..core.terms import STOP_WORDS, stem, words
 from ..core.urls import page_path
 from ..store.prepared import Prepared
@@ -46,6 +47,7 @@ MAX_READINGS = 3
 MAX_PHRASE = 3
 MIN_SHARED = 2
 _NUMBERS = re.compile(r"\d+")
+_LEARNED_FIELDS = ("words", "trajectory_id", "other_id", "learned_at")
 _LEARNED = Prepared(plain_select([act_words.c.word, act_words.c.act, act_words.c.trajectory_id, act_words.c.other_id,
                                   act_words.c.created_at], "namespace = :ns AND origin = :origin",
                                  order_by="created_at, word"))
@@ -238,23 +240,10 @@ def forget(conn: Connection, namespace: str, trajectory_ids: Sequence[str]) -> N
                                              or_(column.trajectory_id.in_(ids), column.other_id.in_(ids))))
 
 
-@dataclass(frozen=True)
-class LearnedAct:
-    """Two words a site's recordings showed to name one act there, and the two trajectories that showed it."""
-
-    words: tuple[str, str]
-    trajectory_id: str  # the one whose save taught it
-    other_id: str  # the one recorded before, in the other word
-    learned_at: datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "words": list(self.words), "learned_at": self.learned_at.isoformat()}
-
-
 def learned(conn: Connection, namespace: str, origin: str) -> list[LearnedAct]:
     """Everything learned on ``origin``, in the order it was learned."""
-    return [LearnedAct((word, act), *rest) for word, act, *rest in _LEARNED.rows(conn, {"ns": namespace,
-                                                                                       "origin": origin})]
+    return [stored_record(LearnedAct, _LEARNED_FIELDS, ((word, act), *rest))
+            for word, act, *rest in _LEARNED.rows(conn, {"ns": namespace, "origin": origin})]
 
 
 def known(conn: Connection, namespace: str, origin: str) -> list[tuple[str, str]]:

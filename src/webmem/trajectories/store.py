@@ -16,6 +16,7 @@ from ..core.elements import compact_steps, redacted_signals, stored_signals
 from ..core.embeddings import Embedder
 from ..core.errors import InvalidInput, TrajectoryNotFound
 from ..core.models import (
+    LearnedAct,
     MatchReport,
     ReplayReport,
     Step,
@@ -253,7 +254,7 @@ class TrajectoryStore(ReplaySearch):
             raise TrajectoryNotFound(f"trajectory_id: no trajectory {trajectory_id!r} in namespace {self._ns!r}")
         return found
 
-    def learned_acts(self, origin: str, *, relearn: bool = False) -> list[acts.LearnedAct]:
+    def learned_acts(self, origin: str, *, relearn: bool = False) -> list[LearnedAct]:
         """The words this site's recordings showed to name one act (``trajectories.acts``), oldest first;
         ``relearn``: learn from all of them first (recordings saved before webmem learned acts)."""
         origin_key = origin_of(origin, field="origin")
