@@ -90,6 +90,16 @@ def test_goals_without_values_teach_too(mem: webmem.Memory, open_memory) -> None
     assert [act.words for act in other.trajectories.learned_acts(SITE)] == [("archive", "hide")]
 
 
+def test_words_another_process_learned_are_read_after_its_save(open_memory) -> None:
+    mine, theirs = open_memory(), open_memory()
+    site(mine)
+    assert mine.trajectories.match("Hide the project Hermes", origin=SITE).best is None  # nothing learned yet
+    theirs.trajectories.save(goal="Hide the note Recipes", start_url=SITE, steps=archived("Recipes"))
+    mine.trajectories.save(goal="Rename the note Todo", start_url=SITE, steps=[
+        webmem.Step(action="click", target='button "Rename"', url=f"{SITE}/notes/")])  # teaches nothing itself
+    assert mine.trajectories.match("Hide the project Hermes", origin=SITE).best.goal == "Archive the project Apollo"
+
+
 def test_what_a_site_taught_is_kept_across_processes(open_memory) -> None:
     first = open_memory()
     site(first)

@@ -166,6 +166,15 @@ class GoalIndex:
                 held.version = stamp.version
                 self._hold(origin, held)
 
+    def carry_learned_words(self, origin: str) -> None:
+        """Once a save that taught no words (``acts``) has committed and :meth:`saved` added it: the origin's learned
+        words, read before it, hold for the version it raised (the next match does not read them again)."""
+        with self._lock:
+            held = self._origins.get(origin)
+            if held is not None and held.act_words is not None and held.act_words[0] == (held.version - 1,
+                                                                                          held.removals):
+                held.act_words = ((held.version, held.removals), held.act_words[1])
+
     def stamp_read(self, origin: str) -> Read:
         """The first read of :meth:`goals` outside a SQLite read mark (the origin's stamp), to be read ahead."""
         return _STAMP_AND_SNAPSHOT, {"ns": self._ns, "origin": origin}

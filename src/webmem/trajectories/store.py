@@ -125,6 +125,8 @@ class TrajectoryStore(ReplaySearch):
         with self._scope.store.write() as conn:
             self._insert(conn, trajectory)
             acts.record(conn, self._ns, trajectory.origin, trajectory.id, learned, trajectory.created_at)
+            if not learned:
+                self._scope.store.after_commit(functools.partial(self._index.carry_learned_words, trajectory.origin))
         self._scope.emit(
             "trajectory_saved", run_id=run_id, trajectory_id=trajectory.id, goal=trajectory.goal,
             origin=trajectory.origin, steps=len(trajectory.steps), success=trajectory.success,
