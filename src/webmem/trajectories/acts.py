@@ -189,15 +189,18 @@ def taught_by(stored: Sequence[Trajectory], held_of: Callable[[str], OriginGoals
               load: Callable[[str], Trajectory | None]) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
     """What trajectories stored at once (an import) teach, before they are stored: each against its site's templates
     (``held_of``: the site's goals), and against each other. ``(origin, trajectory id, learned)``."""
-    acting = sorted((trajectory for trajectory in stored if trajectory.success
-                     and any(step.action in ACTING for step in _path(trajectory))),
+    paths = {trajectory.id: _path(trajectory) for trajectory in stored if trajectory.success}
+    acting = sorted((trajectory for trajectory in stored if any(step.action in ACTING
+                                                                for step in paths.get(trajectory.id, ()))),
                     key=lambda trajectory: trajectory.created_at, reverse=True)
     found = []
     for origin in sorted({trajectory.origin for trajectory in acting}):
-        held, group = held_of(origin), [trajectory for trajectory in acting if trajectory.origin == origin]
-        runs = [(trajectory.goal_template or trajectory.goal, trajectory.id, _path(trajectory)) for trajectory in group]
+        held = held_of(origin)
+        runs = [(trajectory.goal_template or trajectory.goal, trajectory.id, paths[trajectory.id])
+                for trajectory in acting if trajectory.origin == origin]
         found += [(origin, trajectory_id, learn(held, text, steps, load)) for text, trajectory_id, steps in runs]
-        found += [(origin, trajectory_id, learned) for trajectory_id, learned in _among(runs)]
+        if len(runs) > 1:
+            found += [(origin, trajectory_id, learned) for trajectory_id, learned in _among(runs)]
     return found
 
 

@@ -166,6 +166,11 @@ class GoalIndex:
                 held.version = stamp.version
                 self._hold(origin, held)
 
+    def held_here(self, origin: str) -> OriginGoals | None:
+        """The origin's goals as this process last read them (without asking the database), if it has."""
+        with self._lock:
+            return self._origins.get(origin)
+
     def carry_learned_words(self, origin: str) -> None:
         """Once a save that taught no words (``acts``) has committed and :meth:`saved` added it: the origin's learned
         words, read before it, hold for the version it raised (the next match does not read them again)."""

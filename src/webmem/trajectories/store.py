@@ -179,7 +179,7 @@ class TrajectoryStore(ReplaySearch):
             added = new_keys(conn, trajectories.c.trajectory_id, trajectories.c.namespace == self._ns,
                                [trajectory.id for trajectory in imported])
             fresh = [trajectory for trajectory, new in zip(imported, added) if new]
-            taught = acts.taught_by(fresh, functools.partial(self._held, conn),
+            taught = acts.taught_by(fresh, lambda origin: self._index.held_here(origin) or self._held(conn, origin),
                                     functools.partial(self._load, conn, cached=False))
             self._insert_many(conn, fresh)
             for origin, trajectory_id, learned in taught:
