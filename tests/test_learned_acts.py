@@ -13,6 +13,7 @@ from click.testing import CliRunner
 import rows
 import webmem
 from webmem.cli import cli
+from webmem.trajectories import acts
 from webmem.trajectories.acts import differing_phrases
 
 SITE = "http://notes.example.test"
@@ -138,6 +139,17 @@ def test_words_no_step_names_teach_nothing(mem: webmem.Memory) -> None:
     mem.trajectories.save(goal="Show the completed orders of this week", start_url=SITE, steps=opened)
     assert mem.trajectories.learned_acts(SITE) == []
     assert mem.trajectories.learned_acts(SITE, relearn=True) == []
+
+
+def test_a_pair_whose_other_trajectory_is_gone_is_not_kept(mem: webmem.Memory) -> None:
+    """A save learns against a trajectory read before its write; another process may delete it in between."""
+    site(mem)
+    earlier = mem.trajectories.list(limit=1)[0]  # "Archive the note Groceries"
+    taught = mem.trajectories.save(goal="Rename the note Todo", start_url=SITE, steps=archived("Todo"))
+    with mem.store.write() as conn:
+        acts.record(conn, mem.namespace, SITE, taught.id, [("hide", "rename", "traj_gone"),
+                                                           ("archive", "rename", earlier.id)], taught.created_at)
+    assert [act.other_id for act in mem.trajectories.learned_acts(SITE)] == [earlier.id]
 
 
 def test_what_a_deleted_trajectory_taught_goes_with_it(mem: webmem.Memory) -> None:

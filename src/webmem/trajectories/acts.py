@@ -24,7 +24,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, delete, or_
+from sqlalchemy import Connection, delete, or_, select
 
 from ..core.models import LearnedAct, Step, Trajectory
 from ..core.records import stored_record
@@ -228,10 +228,16 @@ def _path_key(steps: Sequence[Step]) -> tuple[Any, ...]:
 
 def record(conn: Connection, namespace: str, origin: str, trajectory_id: str, learned: list[tuple[str, str, str]],
            now: datetime) -> None:
-    """Keep what a saved trajectory taught (a pair already known keeps its first evidence)."""
+    """Keep what a saved trajectory taught (a pair already known keeps its first evidence), in the transaction that
+    saves it: a pair whose other trajectory was deleted since it was read is not kept."""
+    if not learned:
+        return
+    column = trajectories.c
+    present = set(conn.execute(select(column.trajectory_id).where(
+        column.namespace == namespace, column.trajectory_id.in_({other_id for *_, other_id in learned}))).scalars())
     insert_ignoring_duplicates(conn, act_words, [
         {"namespace": namespace, "origin": origin, "word": word, "act": act, "trajectory_id": trajectory_id,
-         "other_id": other_id, "created_at": now} for word, act, other_id in learned])
+         "other_id": other_id, "created_at": now} for word, act, other_id in learned if other_id in present])
 
 
 def forget(conn: Connection, namespace: str, trajectory_ids: Sequence[str]) -> None:
