@@ -33,6 +33,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +111,18 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 
 
-def progress(label: str, seed: int) -> Any:
+def replayed_or_calls(record: EpisodeRecord) -> str:
+    return "replayed" if record.replayed else f"{record.llm_calls} LLM calls"
+
+
+def progress(label: str, seed: int, told: Callable[[EpisodeRecord], str] = replayed_or_calls) -> Any:
+    """A line on stderr per episode done: its task, verdict, what ``told`` says of it, its time and why it failed."""
     def report(update: BenchProgress) -> None:
         record = update.record
         if record is None:
             return
         verdict = "ok " if record.success else "FAIL"
-        how = "replayed" if record.replayed else f"{record.llm_calls} LLM calls"
+        how = told(record)
         why = "" if record.success else f" ({(record.reason or '')[:140]})"
         print(f"  [{label} s{seed} {update.done}/{update.total}] {record.task}#{record.episode} {verdict} "
               f"{how}, {record.wall_ms / 1000:.1f}s{why}", file=sys.stderr, flush=True)

@@ -50,9 +50,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_local_model import figures as base_figures
+from bench_local_model import percent, progress
 from local_llm import add_output_arguments, add_server_arguments, free_port, learned_tool_modes, workspace
 
-from webmem.bench import RECORDING_SEED_OFFSET, BenchProgress, BenchReport, EpisodeRecord, reason_group, run_benchmark
+from webmem.bench import RECORDING_SEED_OFFSET, BenchReport, EpisodeRecord, reason_group, run_benchmark
 
 TASKS = "enter-text,enter-password,login-user,choose-list,click-option"  # skills_miniwob.TASKS
 PHASES = (  # key, label, policy, agent options
@@ -142,26 +143,14 @@ def print_table(rows: list[tuple[str, str, dict[str, Any], float]]) -> None:
             print("  ".join("-" * width for width in widths))
 
 
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.0%}"
-
-
 def times(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def progress(label: str, seed: int) -> Any:
-    def report(update: BenchProgress) -> None:
-        record = update.record
-        if record is None:
-            return
-        verdict = "ok " if record.success else "FAIL"
-        skills = (f", {record.skill_calls} skill calls ({record.skill_calls_done} done, "
-                  f"{record.skill_calls_handed_over} handed over)") if record.skill_calls else ""
-        why = "" if record.success else f" ({(record.reason or '')[:140]})"
-        print(f"  [{label} s{seed} {update.done}/{update.total}] {record.task}#{record.episode} {verdict} "
-              f"{record.llm_calls} LLM calls{skills}, {record.wall_ms / 1000:.1f}s{why}", file=sys.stderr, flush=True)
-    return report
+def llm_and_skill_calls(record: EpisodeRecord) -> str:
+    skills = (f", {record.skill_calls} skill calls ({record.skill_calls_done} done, "
+              f"{record.skill_calls_handed_over} handed over)") if record.skill_calls else ""
+    return f"{record.llm_calls} LLM calls{skills}"
 
 
 # ----------------------------------------------------------------------------------------------- main
@@ -184,7 +173,7 @@ def run_seed(seed: int, args: argparse.Namespace, workdir: Path, port: int,
         began = time.perf_counter()
         report = run_benchmark(tasks, episodes=args.episodes, policy=policy, memory="on", memory_dir=directory,
                                seed=phase_seed, max_turns=args.max_turns, port=port,
-                               on_progress=progress(label, seed), **options)
+                               on_progress=progress(label, seed, llm_and_skill_calls), **options)
         done[key] = (report, time.perf_counter() - began)
         modes[key] = learned_tool_modes()
     return done
