@@ -210,3 +210,33 @@ def test_how_a_page_is_worked_weighs_less_than_what_is_done(mem: webmem.Memory) 
         mem.trajectories.save(goal=ACTS[act], start_url=elsewhere, steps=[webmem.Step(action="finish", target="it")])
     assert mem.trajectories.match("Find the email by Ruby and forward it to Alfi.", origin=elsewhere,
                                   limit=1).best is None
+
+
+def test_an_act_said_in_its_participles_is_the_act(mem: webmem.Memory) -> None:
+    """"needs to be deleted", "forwarding it" name the act that "delete" and "forward" name; forms in -s are nouns as
+    often ("the replies", "recent changes") and are not read as acts."""
+    assert signature("The email from Maye needs to be deleted.").contrasts == {"delete"}
+    assert signature("Keep forwarding the email from Maye").contrasts == {"forward"}
+    assert signature("The order was cancelled").contrasts == {"cancel"}
+    assert signature("Show the replies to my post").contrasts == frozenset()
+    ids = {act: mem.trajectories.save(goal=goal, start_url=INBOX, steps=[
+        webmem.Step(action="finish", target="the task")]).id for act, goal in ACTS.items()}
+    found = mem.trajectories.match("The email that Emelita sent needs to be deleted.", origin=INBOX, limit=1).best
+    assert found is not None and found.id == ids["delete"]
+
+
+def test_the_age_of_a_thing_picked_by_a_value_does_not_set_two_goals_apart(mem: webmem.Memory) -> None:
+    """"the most recent email from Karylin" picks her email as "the email by Audrey" does; without a value of one kind
+    in both, or with a position, a one-sided age still sets short goals apart."""
+    ids = {act: mem.trajectories.save(goal=goal, start_url=INBOX, steps=[
+        webmem.Step(action="finish", target="the task")]).id for act, goal in ACTS.items()}
+    for goal, act in (('Please reply "Urna." to the most recent email from Karylin.', "reply"),
+                      ("Forward the latest email from Korie to Marget.", "forward")):
+        found = mem.trajectories.match(goal, origin=INBOX, limit=1).best
+        assert found is not None and found.id == ids[act], goal
+    save(mem, "Show the pending orders")
+    report = mem.trajectories.match("Show the most recent pending orders", origin=SHOP, limit=1)
+    assert report.best is None and report.candidates[0].similarity == 0.0
+    save(mem, "What is the name of the latest album by Clipse?")
+    report = mem.trajectories.match("What is the name of the first album by Thom Yorke?", origin=SHOP, limit=1)
+    assert report.best is None and report.candidates[0].similarity == 0.0

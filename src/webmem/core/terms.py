@@ -74,6 +74,21 @@ _CONTRAST_WORDS = {
     "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",
     "reply": "reply", "replied": "reply", "respond": "reply", "forward": "forward", "forwarded": "forward",
 }
+#: The past and present participles of the words that name an operation ("needs to be deleted", "forwarding it"):
+#: the same act. Forms in -s are left out, as most of them are also nouns ("the replies", "recent changes").
+_CONTRAST_WORDS.update({
+    form: operation for form, operation in {
+        "deleted": "delete", "deleting": "delete", "removed": "delete", "removing": "delete", "erased": "delete",
+        "erasing": "delete", "discarded": "delete", "discarding": "delete", "bought": "buy", "buying": "buy",
+        "purchased": "buy", "purchasing": "buy", "sold": "sell", "selling": "sell", "created": "create",
+        "creating": "create", "edited": "update", "editing": "update", "modified": "update", "modifying": "update",
+        "renamed": "update", "renaming": "update", "cancelled": "cancel", "canceled": "cancel",
+        "cancelling": "cancel", "canceling": "cancel", "subscribed": "subscribe", "subscribing": "subscribe",
+        "unsubscribed": "unsubscribe", "unsubscribing": "unsubscribe", "upvoted": "upvote", "upvoting": "upvote",
+        "downvoted": "downvote", "downvoting": "downvote", "replying": "reply", "responded": "reply",
+        "responding": "reply", "forwarding": "forward",
+    }.items()
+})
 #: Names a page may spell otherwise than the goal does: a close button reads "×" where a goal says "x".
 NAME_SPELLINGS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
 #: Each contrast term's dimension: two goals that name different terms of one dimension differ.

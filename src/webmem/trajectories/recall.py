@@ -34,14 +34,14 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from ..core.terms import DIMENSIONS, content_of_words, content_terms, stem, words, written_in
+from ..core.terms import DIMENSIONS, POSITIONS, content_of_words, content_terms, stem, words, written_in
 from .binding import bind
 from .reading import read_goal
 from .slots import goal_values
 from .spans import between, value_spans_of
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s10"
+SIGNATURE_VERSION = "s11"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _SLOT = re.compile(r"\{\d{1,3}\}")
@@ -311,16 +311,26 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
     Two goals that name different terms of one dimension ("cheapest" and "priciest", "buy" and
     "sell") disagree. A term only one goal names ("cheapest", "not") is a disagreement between
     short goals, where every word counts; a long goal may mention it in passing. A goal that names
-    no operation may simply not say it.
+    no operation may simply not say it, nor one that picks its thing by a value of a kind the other
+    goal names too its age (``_picks_by_value``).
     """
     differ: set[str] = set()
     short = len(query.terms) <= SHORT_GOAL_TERMS and len(stored.terms) <= SHORT_GOAL_TERMS
     for dimension in {DIMENSIONS[term] for term in query.contrasts ^ stored.contrasts}:
         asked = {term for term in query.contrasts if DIMENSIONS[term] == dimension}
         done = {term for term in stored.contrasts if DIMENSIONS[term] == dimension}
-        if (asked and done) or (short and dimension != "operation"):
+        if asked and done:
+            differ |= asked ^ done
+        elif short and dimension != "operation" and not (dimension == "age" and _picks_by_value(query, stored)):
             differ |= asked ^ done
     return sorted(differ)
+
+
+def _picks_by_value(query: Signature, stored: Signature) -> bool:
+    """Whether two goals pick what they act on by values of one kind and by no position: "reply to the most recent
+    email from Karylin" picks Karylin's email as "reply to the email by Coletta" does, its age says which of hers.
+    "The first album of X" against "the latest album of Y" picks by position and age, and they differ."""
+    return bool(query.kinds & stored.kinds) and not (query.values | stored.values) & POSITIONS
 
 
 def value_agreement(
