@@ -9,7 +9,7 @@ import json
 import re
 
 import webmem
-from webmem.trajectories.leads import LEAD_COVER, LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR
+from webmem.trajectories.leads import ACT_FLOOR, LEAD_COVER, LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR
 from webmem.trajectories.recall import signature
 
 MAIL = "http://mail.example.test"
@@ -59,6 +59,21 @@ def test_a_goal_below_the_lead_floor_leads_nothing(mem: webmem.Memory) -> None:
     inbox(mem, FORWARD, REPLY, DELETE)
     report = mem.trajectories.match("Archive every message from Sue.", origin=MAIL)
     assert report.best is None and report.candidates[0].similarity < LEAD_FLOOR
+
+
+def test_a_lead_on_an_act_both_goals_name_needs_less(mem: webmem.Memory) -> None:
+    """"Delete" names the act as the stored goal's "delete" does: a lead below ``LEAD_FLOOR`` counts. "Trash" is a word
+    of the stored goal, not its act: as close a lead does not."""
+    for name in ("Bram", "Ines"):
+        inbox(mem, *(goal.replace(name_in, name) for goal, name_in in ((REPLY, "Coletta"), (STAR, "Kira"),
+                                                                        (DELETE, "Bram"))))
+    named = mem.trajectories.match("Delete message Rochell from email inbox.", origin=MAIL, limit=2)
+    unnamed = mem.trajectories.match("Trash message Rochell from email inbox.", origin=MAIL, limit=2)
+    for report in (named, unnamed):
+        assert report.candidates[1].trajectory.goal.endswith("to delete it.")
+        assert ACT_FLOOR <= report.candidates[1].similarity < LEAD_FLOOR
+    assert named.best is not None and named.best.goal.endswith("to delete it.") and "clear lead" in named.reason
+    assert unnamed.best is None
 
 
 def test_a_goal_that_says_mostly_other_things_leads_nothing(mem: webmem.Memory) -> None:

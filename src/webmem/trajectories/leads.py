@@ -6,6 +6,9 @@ wording then shares too little with the stored goal to reach the threshold, yet 
 with any other task of the site: the lead over the next task is the evidence, as in matching by the ratio of the
 two nearest neighbours. A new task worded in the site's own words is as close to several stored tasks, or to none.
 
+When both goals name the act by a word of meaning ("delete", "forward", "reply"), a weaker lead counts
+(``ACT_FLOOR``): the word that names the act is the one a rewording keeps.
+
 A lead counts only when the new goal says mostly what the leading goal says (``LEAD_COVER`` of its words at least):
 a rewording says the task again and little else, while a new task that shares a few words with one stored task by
 chance ("the man is wearing" in "send me a hoodie of the brand the man is wearing") says mostly other things.
@@ -22,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.terms import OPERATIONS
 from .held import OriginGoals, StoredGoal
 from .ranking import Scored, rank
 from .recall import Signature, other_inputs, score, shares_only_values
@@ -30,6 +34,8 @@ from .recall import Signature, other_inputs, score, shares_only_values
 LEAD_FLOOR = 0.35
 #: ... when the closest goal of any other task is at most this share of it as close.
 LEAD_RATIO = 0.4
+#: The least similarity a lead needs when both goals name the act by a word of meaning ("delete", "reply").
+ACT_FLOOR = 0.25
 #: The least share of the new goal's words (its terms, kinds of value and contrasts) the leading goal has too.
 LEAD_COVER = 0.4
 #: With a goal embedder read by its nearest goal, a lead this weak counts ...
@@ -47,14 +53,18 @@ def same_task(one: StoredGoal, other: StoredGoal) -> bool:
 def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: list[Scored], *, threshold: float,
                competing: Callable[[StoredGoal], bool], query_vector: Any = None) -> list[Scored]:
     """``ranked``, with its closest competing goal lifted to the threshold when no goal reaches it and that goal
-    leads every other task clearly (``LEAD_FLOOR``, ``LEAD_RATIO``), or, given the new goal's vector from an
+    leads every other task clearly (``LEAD_FLOOR``, or ``ACT_FLOOR`` on a named act; ``LEAD_RATIO``), or, given the new goal's vector from an
     embedder read by its nearest goal, leads them and is of the nearest goal's task (``NEAREST_FLOOR``,
     ``NEAREST_RATIO``); ``Scored.lead`` keeps both similarities."""
     if any(item.similarity >= threshold and competing(item.goal) for item in ranked):
         return ranked
-    floor, ratio = (NEAREST_FLOOR, NEAREST_RATIO) if query_vector is not None else (LEAD_FLOOR, LEAD_RATIO)
     lead = max((item for item in ranked if competing(item.goal)), key=lambda item: item.similarity, default=None)
-    if lead is None or lead.similarity < floor or not _may_lead(query, lead.goal.signature):
+    if lead is None:
+        return ranked
+    lead_floor = ACT_FLOOR if query.contrasts & lead.goal.signature.contrasts & OPERATIONS else LEAD_FLOOR
+    floor, ratio = (min(NEAREST_FLOOR, lead_floor), NEAREST_RATIO) if query_vector is not None else (lead_floor,
+                                                                                                   LEAD_RATIO)
+    if lead.similarity < floor or not _may_lead(query, lead.goal.signature):
         return ranked
     if len(query.content & lead.goal.signature.content) < LEAD_COVER * len(query.content):
         return ranked
@@ -70,7 +80,7 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
             return ranked
         others = rank(held, query, query_goal, limit=1, competing=other_task)
     runner_up = max((item.similarity for item in others if other_task(item.goal)), default=0.0)
-    clear = own >= LEAD_FLOOR and runner_up <= LEAD_RATIO * own
+    clear = own >= lead_floor and runner_up <= LEAD_RATIO * own
     if not clear and not (runner_up <= ratio * own and _nearest_is(held, query_vector, lead.goal, competing)):
         return ranked
     lifted = Scored(lead.goal, threshold, lead.agree, lead.semantic, lead.rescued, (own, runner_up))
