@@ -37,10 +37,11 @@ def test_a_goal_far_closer_to_one_task_than_to_any_other_is_that_task(mem: webme
 
 
 def test_a_goal_as_close_to_two_tasks_leads_neither(mem: webmem.Memory) -> None:
-    """Trash and star are both "click the ... icon": a goal that names only the click and the icon is as close to
-    both, and its own word ("flag") names neither."""
-    inbox(mem, FORWARD, DELETE, STAR)
-    query = "Flag the message from Natala by clicking its icon."
+    """Spam and archive are both "move it to the ... folder": a goal that names only the move and the folder is as
+    close to both, and its own word ("other") names neither."""
+    inbox(mem, FORWARD, "Find the email by Bram and move it to the spam folder.",
+          "Find the email by Kira and move it to the archive folder.")
+    query = "Move the message from Natala to the other folder."
     report = mem.trajectories.match(query, origin=MAIL, limit=3)
     first, second = report.candidates[:2]
     assert first.similarity >= LEAD_FLOOR and second.similarity > LEAD_RATIO * first.similarity
@@ -74,6 +75,20 @@ def test_a_lead_on_an_act_both_goals_name_needs_less(mem: webmem.Memory) -> None
         assert ACT_FLOOR <= report.candidates[1].similarity < LEAD_FLOOR
     assert named.best is not None and named.best.goal.endswith("to delete it.") and "clear lead" in named.reason
     assert unnamed.best is None
+
+
+def test_words_every_task_of_the_site_says_are_no_evidence_against_a_lead(mem: webmem.Memory) -> None:
+    """"email" and a name are in every task of the inbox: the next task sharing only those does not stop the lead.
+    A next task that shares a word of its own with the new goal ("trash") still does."""
+    for name in ("Bram", "Ines"):
+        inbox(mem, *(goal.replace(name_in, name) for goal, name_in in ((REPLY, "Coletta"), (STAR, "Kira"),
+                                                                        (DELETE, "Bram"))))
+    report = mem.trajectories.match("Save Dixie's email as important.", origin=MAIL, limit=3)
+    lead = re.search(r"a clear lead \((\d\.\d\d) against (\d\.\d\d) for any other task\)", report.candidates[0].why)
+    assert report.best is not None and report.best.goal.endswith("mark it as important.")
+    assert lead and float(lead[2]) > LEAD_RATIO * float(lead[1])  # by all its words, the next task is too close
+    report = mem.trajectories.match("Save Dixie's email from the trash as important.", origin=MAIL, limit=3)
+    assert report.best is None
 
 
 def test_a_goal_that_says_mostly_other_things_leads_nothing(mem: webmem.Memory) -> None:

@@ -115,6 +115,7 @@ class OriginGoals:
     checked: Any = None  # the store's read mark at which these goals were last found current
     act_words: Any = None  # the words learned to name one act here (``acts.known``), with the version they hold for
     act_templates: Any = None  # the templates by how they begin and end (``acts``), as far as read
+    _common: tuple[int, frozenset[str]] | None = None  # ``common_tokens`` with the shape count it holds for
     _weights: dict[str, float] = field(default_factory=dict)
     _sums: dict[frozenset[str], float] = field(default_factory=dict)  # the weight of a goal's tokens, by token set
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
@@ -384,6 +385,14 @@ class OriginGoals:
             if shapes is not None:  # a new goal's own word (of no shape) is never remembered
                 self._weights[token] = known
         return known
+
+    def common_tokens(self) -> frozenset[str]:
+        """The tokens every shape of the origin's goals has (an inbox's "email", "<name>"): they tell none of its
+        tasks apart. Remembered until a new shape comes (shapes are only added)."""
+        if self._common is None or self._common[0] != self.shape_count:
+            count = self.shape_count
+            self._common = count, frozenset(token for token, shapes in self.spread.items() if shapes == count)
+        return self._common[1]
 
     def weigh(self, tokens: frozenset[str]) -> float:
         """The weight of a goal's tokens (``weight`` summed), remembered until a new shape changes the weights."""

@@ -17,6 +17,9 @@ With a goal embedder read by its nearest goal (``recall = "nearest"``, :class:`w
 counts too (``NEAREST_FLOOR``, ``NEAREST_RATIO``) when the stored goal nearest to the new one by their vectors is of
 the leading task: the words and the vectors agree on which task it is.
 
+Words every task of the site says (an inbox's "email" and a person's name) tell none of them apart: a next task
+that shares only those with the new goal is no evidence against the lead (``_leads_on_what_differs``).
+
 Two goals are of one task when they have one template, or one set of tokens (they differ only in their values).
 """
 
@@ -80,7 +83,8 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
             return ranked
         others = rank(held, query, query_goal, limit=1, competing=other_task)
     runner_up = max((item.similarity for item in others if other_task(item.goal)), default=0.0)
-    clear = own >= lead_floor and runner_up <= LEAD_RATIO * own
+    clear = own >= lead_floor and (runner_up <= LEAD_RATIO * own or _leads_on_what_differs(
+        held, query, query_goal, lead.goal, other_task))
     if not clear and not (runner_up <= ratio * own and _nearest_is(held, query_vector, lead.goal, competing)):
         return ranked
     lifted = Scored(lead.goal, threshold, lead.agree, lead.semantic, lead.rescued, (own, runner_up))
@@ -104,13 +108,37 @@ def _nearest_is(held: OriginGoals, query_vector: Any, leader: StoredGoal,
     return nearest is not None and same_task(nearest, leader)
 
 
-def _by_words(held: OriginGoals, query: Signature, query_goal: str, stored: StoredGoal) -> float:
-    """The similarity of two goals by the words they share: a frame or a wording alike (two long goals that begin
-    and end alike) says how a goal is put, not which task it is."""
+def _leads_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, leader: StoredGoal,
+                           other_task: Callable[[StoredGoal], bool]) -> bool:
+    """Whether the lead is clear by the words that tell the site's tasks apart: its tokens that every shape of the
+    site has (``OriginGoals.common_tokens``) weigh nothing."""
+    common = held.common_tokens()
+    if not common:
+        return False
+
+    def weight(token: str) -> float:
+        return 0.0 if token in common else held.weight(token)
+
+    own = _by_words(held, query, query_goal, leader, weight)
+    if own <= 0.0:
+        return False
+    with held.lock:  # a goal that shares no other token and no value with the new goal scores 0
+        forms = {form for token in query.content - common for form in held.postings.get(token, ())}
+        positions = {position for form in forms for position in held.form_members.get(form)}
+        positions.update(position for value in query.values for position in held.valued.get(value, ()))
+        others = [goal for goal in map(held.goal, sorted(positions)) if other_task(goal)]
+    return all(_by_words(held, query, query_goal, stored, weight) <= LEAD_RATIO * own for stored in others)
+
+
+def _by_words(held: OriginGoals, query: Signature, query_goal: str, stored: StoredGoal,
+              weight: Callable[[str], float] | None = None) -> float:
+    """The similarity of two goals by the words they share (each weighing ``weight``, by default the origin's): a
+    frame or a wording alike (two long goals that begin and end alike) says how a goal is put, not which task it
+    is."""
     plain = Signature(query.terms, query.kinds, query.values, query.contrasts)
     mine = stored.signature
     return score(plain, Signature(mine.terms, mine.kinds, mine.values, mine.contrasts, mine.template), query_goal,
-                 held.weight, like=stored.goal)[0]
+                 weight or held.weight, like=stored.goal)[0]
 
 
 def _may_lead(query: Signature, stored: Signature) -> bool:
