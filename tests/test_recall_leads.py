@@ -77,6 +77,21 @@ def test_a_lead_on_an_act_both_goals_name_needs_less(mem: webmem.Memory) -> None
     assert unnamed.best is None
 
 
+def test_a_text_in_quotes_only_one_task_takes_names_that_task(mem: webmem.Memory) -> None:
+    """Of the inbox's tasks only replies are given a text: a goal that gives one names the reply as "reply" would. Once
+    another task is given a text too (a title to save a copy under), it names neither, however far that task is."""
+    for name in ("Bram", "Ines"):
+        inbox(mem, *(goal.replace(name_in, name) for goal, name_in in ((REPLY, "Coletta"), (STAR, "Kira"),
+                                                                        (DELETE, "Bram"))))
+    query = 'Say to Thekla "Vulputate."'
+    report = mem.trajectories.match(query, origin=MAIL, limit=2)
+    assert report.best is not None and "reply to them" in report.best.goal and "clear lead" in report.reason
+    assert ACT_FLOOR <= report.candidates[1].similarity < LEAD_FLOOR
+    inbox(mem, 'Find the email by Bram and open the attached quarterly budget spreadsheet, then save a copy under the '
+               'title "Q3" in the shared finance drive folder.')
+    assert mem.trajectories.match(query, origin=MAIL).best is None
+
+
 def test_words_every_task_of_the_site_says_are_no_evidence_against_a_lead(mem: webmem.Memory) -> None:
     """"email" and a name are in every task of the inbox: the next task sharing only those does not stop the lead.
     A next task that shares a word of its own with the new goal ("trash") still does."""

@@ -7,7 +7,9 @@ with any other task of the site: the lead over the next task is the evidence, as
 two nearest neighbours. A new task worded in the site's own words is as close to several stored tasks, or to none.
 
 When both goals name the act by a word of meaning ("delete", "forward", "reply"), a weaker lead counts
-(``ACT_FLOOR``): the word that names the act is the one a rewording keeps.
+(``ACT_FLOOR``): the word that names the act is the one a rewording keeps. So it does when the new goal gives a text
+in quotes and the leading task is the only one of the site that takes one ('Say to Thekla "Vulputate."' on an inbox
+where only replies are given a text): what it is given names it as well.
 
 A lead counts only when the new goal says mostly what the leading goal says (``LEAD_COVER`` of its words at least):
 a rewording says the task again and little else, while a new task that shares a few words with one stored task by
@@ -56,15 +58,16 @@ def same_task(one: StoredGoal, other: StoredGoal) -> bool:
 def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: list[Scored], *, threshold: float,
                competing: Callable[[StoredGoal], bool], query_vector: Any = None) -> list[Scored]:
     """``ranked``, with its closest competing goal lifted to the threshold when no goal reaches it and that goal
-    leads every other task clearly (``LEAD_FLOOR``, or ``ACT_FLOOR`` on a named act; ``LEAD_RATIO``), or, given the new goal's vector from an
-    embedder read by its nearest goal, leads them and is of the nearest goal's task (``NEAREST_FLOOR``,
-    ``NEAREST_RATIO``); ``Scored.lead`` keeps both similarities."""
+    leads every other task clearly (``LEAD_FLOOR``, or ``ACT_FLOOR`` when the new goal names its task:
+    ``_names_the_task``; ``LEAD_RATIO``), or, given the new goal's vector from an embedder read by its nearest goal,
+    leads them and is of the nearest goal's task (``NEAREST_FLOOR``, ``NEAREST_RATIO``); ``Scored.lead`` keeps both
+    similarities."""
     if any(item.similarity >= threshold and competing(item.goal) for item in ranked):
         return ranked
     lead = max((item for item in ranked if competing(item.goal)), key=lambda item: item.similarity, default=None)
     if lead is None:
         return ranked
-    lead_floor = ACT_FLOOR if query.contrasts & lead.goal.signature.contrasts & OPERATIONS else LEAD_FLOOR
+    lead_floor = ACT_FLOOR if _names_the_task(held, query, lead.goal, competing) else LEAD_FLOOR
     floor, ratio = (min(NEAREST_FLOOR, lead_floor), NEAREST_RATIO) if query_vector is not None else (lead_floor,
                                                                                                    LEAD_RATIO)
     if lead.similarity < floor or not _may_lead(query, lead.goal.signature):
@@ -106,6 +109,21 @@ def _nearest_is(held: OriginGoals, query_vector: Any, leader: StoredGoal,
                 nearest = goal
                 break
     return nearest is not None and same_task(nearest, leader)
+
+
+def _names_the_task(held: OriginGoals, query: Signature, leader: StoredGoal,
+                     competing: Callable[[StoredGoal], bool]) -> bool:
+    """Whether the new goal names the leading goal's task: both name its act by a word of meaning, or the new goal
+    gives an input in quotes that of the site's tasks only the leader's takes."""
+    if query.contrasts & leader.signature.contrasts & OPERATIONS:
+        return True
+    inputs = [kind for kind in query.kinds & leader.signature.kinds if kind.startswith("quoted")]
+    if not inputs:
+        return False
+    with held.lock:
+        takers = (held.goal(position) for form in held.postings.get(f"<{inputs[0]}>", ())
+                  for position in held.form_members.get(form))
+        return all(same_task(goal, leader) or not competing(goal) for goal in takers)
 
 
 def _leads_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, leader: StoredGoal,
