@@ -20,7 +20,7 @@ counts too (``NEAREST_FLOOR``, ``NEAREST_RATIO``) when the stored goal nearest t
 the leading task: the words and the vectors agree on which task it is.
 
 Words every task of the site says (an inbox's "email" and a person's name) tell none of them apart: a next task
-that shares only those with the new goal is no evidence against the lead (``_leads_on_what_differs``).
+that shares only those with the new goal is no evidence against the lead (``_lead_on_what_differs``).
 
 Two goals are of one task when they have one template, or one set of tokens (they differ only in their values).
 """
@@ -39,7 +39,7 @@ from .recall import Signature, other_inputs, score, shares_only_values
 LEAD_FLOOR = 0.35
 #: ... when the closest goal of any other task is at most this share of it as close.
 LEAD_RATIO = 0.4
-#: The least similarity a lead needs when both goals name the act by a word of meaning ("delete", "reply").
+#: The least similarity a lead needs when the new goal names the leading goal's task (``_names_the_task``).
 ACT_FLOOR = 0.25
 #: The least share of the new goal's words (its terms, kinds of value and contrasts) the leading goal has too.
 LEAD_COVER = 0.4
@@ -68,8 +68,10 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
     if lead is None:
         return ranked
     lead_floor = ACT_FLOOR if _names_the_task(held, query, lead.goal, competing) else LEAD_FLOOR
-    floor, ratio = (min(NEAREST_FLOOR, lead_floor), NEAREST_RATIO) if query_vector is not None else (lead_floor,
-                                                                                                   LEAD_RATIO)
+    if query_vector is not None:
+        floor, ratio = min(NEAREST_FLOOR, lead_floor), NEAREST_RATIO
+    else:
+        floor, ratio = lead_floor, LEAD_RATIO
     if lead.similarity < floor or not _may_lead(query, lead.goal.signature):
         return ranked
     if len(query.content & lead.goal.signature.content) < LEAD_COVER * len(query.content):
@@ -86,11 +88,14 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
             return ranked
         others = rank(held, query, query_goal, limit=1, competing=other_task)
     runner_up = max((item.similarity for item in others if other_task(item.goal)), default=0.0)
-    clear = own >= lead_floor and (runner_up <= LEAD_RATIO * own or _leads_on_what_differs(
-        held, query, query_goal, lead.goal, other_task))
+    lead_by: tuple[float, float, str] = (own, runner_up, "")
+    clear = own >= lead_floor and runner_up <= LEAD_RATIO * own
+    if own >= lead_floor and not clear and (differs := _lead_on_what_differs(held, query, query_goal, lead.goal,
+                                                                              other_task)):
+        clear, lead_by = True, (*differs, "by the words that tell this site's tasks apart")
     if not clear and not (runner_up <= ratio * own and _nearest_is(held, query_vector, lead.goal, competing)):
         return ranked
-    lifted = Scored(lead.goal, threshold, lead.agree, lead.semantic, lead.rescued, (own, runner_up))
+    lifted = Scored(lead.goal, threshold, lead.agree, lead.semantic, lead.rescued, lead_by)
     return [lifted if item is lead else item for item in ranked]
 
 
@@ -126,26 +131,31 @@ def _names_the_task(held: OriginGoals, query: Signature, leader: StoredGoal,
         return all(same_task(goal, leader) or not competing(goal) for goal in takers)
 
 
-def _leads_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, leader: StoredGoal,
-                           other_task: Callable[[StoredGoal], bool]) -> bool:
-    """Whether the lead is clear by the words that tell the site's tasks apart: its tokens that every shape of the
-    site has (``OriginGoals.common_tokens``) weigh nothing."""
+def _lead_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, leader: StoredGoal,
+                          other_task: Callable[[StoredGoal], bool]) -> tuple[float, float] | None:
+    """The leader's similarity and the next task's, by the words that tell the site's tasks apart (the tokens every
+    shape of the site has, ``OriginGoals.common_tokens``, weigh nothing), when the lead is clear by them."""
     common = held.common_tokens()
     if not common:
-        return False
+        return None
 
     def weight(token: str) -> float:
         return 0.0 if token in common else held.weight(token)
 
     own = _by_words(held, query, query_goal, leader, weight)
     if own <= 0.0:
-        return False
+        return None
     with held.lock:  # a goal that shares no other token and no value with the new goal scores 0
         forms = {form for token in query.content - common for form in held.postings.get(token, ())}
         positions = {position for form in forms for position in held.form_members.get(form)}
         positions.update(position for value in query.values for position in held.valued.get(value, ()))
         others = [goal for goal in map(held.goal, sorted(positions)) if other_task(goal)]
-    return all(_by_words(held, query, query_goal, stored, weight) <= LEAD_RATIO * own for stored in others)
+    runner_up = 0.0
+    for stored in others:
+        runner_up = max(runner_up, _by_words(held, query, query_goal, stored, weight))
+        if runner_up > LEAD_RATIO * own:
+            return None
+    return own, runner_up
 
 
 def _by_words(held: OriginGoals, query: Signature, query_goal: str, stored: StoredGoal,

@@ -62,7 +62,8 @@ class Scored:
     agree: float = 0.0
     semantic: float | None = None
     rescued: bool = False  # lifted to the threshold by the semantic stage
-    lead: tuple[float, float] | None = None  # lifted to the threshold by its lead: its similarity, the next task's
+    lead: tuple[float, float, str] | None = None  # lifted to the threshold by its lead: its similarity, the next
+    #                                               task's, and by what words when not all of them ("" for all)
     read_as: tuple[str, str, str] | None = None  # reached by a reading of the goal: the word said, the word it was
     #                                             read as (``acts``), and the reading
 
@@ -74,7 +75,8 @@ class Scored:
             return f'"{word}" read as "{meant}" (goals in both words did the same steps on this site): {why}'
         why = explain(query, self.goal.signature, query_goal, self.agree, like=self.goal.goal)
         if self.lead is not None:
-            why = f"{why}; a clear lead ({self.lead[0]:.2f} against {self.lead[1]:.2f} for any other task)"
+            own, runner_up, by = self.lead
+            why = f"{why}; a clear lead ({own:.2f} against {runner_up:.2f} for any other task{', ' if by else ''}{by})"
         return f"{why}; reworded (cosine {self.semantic:.2f})" if self.rescued else why
 
 

@@ -311,8 +311,8 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
     Two goals that name different terms of one dimension ("cheapest" and "priciest", "buy" and
     "sell") disagree. A term only one goal names ("cheapest", "not") is a disagreement between
     short goals, where every word counts; a long goal may mention it in passing. A goal that names
-    no operation may simply not say it, nor one that picks its thing by a value of a kind the other
-    goal names too its age (``_picks_by_value``).
+    no operation may simply not say it; an age only one goal names ("the most recent") does not set
+    apart two goals that pick their thing by values of one kind (``_picks_by_value``).
     """
     differ: set[str] = set()
     short = len(query.terms) <= SHORT_GOAL_TERMS and len(stored.terms) <= SHORT_GOAL_TERMS
