@@ -34,7 +34,8 @@ their layout is in ``benchmarks/recall_sets.py``):
   phrasings too, as instances of ``email-inbox-nl-turk``, in its one email family.)
 - the other sets: rewrites of one intent per task (a query instance where there is one) by small local models
   shipped in PyPI packages (Gemma 3 270M, SmolLM2-135M-Instruct), kept only when a simple rule finds them still
-  one request holding the task's values (see the generator). Each belongs to its task: in its half, a positive
+  one request holding the task's values (see the generator); up to two per intent, the second from a later run
+  of the generator (``--batches 1`` reads the first run's alone). Each belongs to its task: in its half, a positive
   when its task is stored, a negative when not. Small models write noisily: some kept rewrites ask for
   something else, so this kind's recall is a lower bound.
 
@@ -109,7 +110,9 @@ class Task:
         self.family = self.family or self.key
 
 
-def load_tasks() -> list[Task]:
+def load_tasks(rewrite_batches: int | None = None) -> list[Task]:
+    """Every task of the sets, with its queries; the model rewrites that the first ``rewrite_batches`` runs of their
+    generator added only, when given (``recall_sets.model_rewrites``)."""
     tasks: list[Task] = []
     rewordings = json.loads((DATA / "rewordings.json").read_text())
     miniwob = json.loads((DATA / "miniwob_intents.json").read_text())["tasks"]
@@ -137,7 +140,7 @@ def load_tasks() -> list[Task]:
             tasks.append(Task("knows", folder.name, ORIGINS["knows"], instances,
                               [reworded_knows[folder.name]] if folder.name in reworded_knows else []))
     tasks += visualwebarena_tasks()
-    rewrites = model_rewrites()
+    rewrites = model_rewrites(rewrite_batches)
     for task in tasks:
         task.third_party = rewrites.get((task.set_name, task.key), [])
     return tasks + [Task(**layout) for layout in email_layout(SEED)]
@@ -407,8 +410,10 @@ def main() -> None:
     parser.add_argument("--error-kind", action="append", default=[],
                         help="print only the misses of this query kind (repeatable), e.g. 'reworded (third party)'")
     parser.add_argument("--threshold", type=float, help="similarity threshold (default: webmem's default)")
+    parser.add_argument("--batches", type=int, help="only the model rewrites that the generator's first N runs added "
+                                                    "(1: the first file, one rewrite per task at most)")
     args = parser.parse_args()
-    halves = split(load_tasks())
+    halves = split(load_tasks(args.batches))
     for name in ("tune", "held-out"):
         if args.split in (name, "both"):
             label = f"{name} ({len(halves[name])} tasks){f' + {args.semantic}' if args.semantic else ''}"

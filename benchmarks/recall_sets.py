@@ -13,6 +13,8 @@ Two sources, made by ``data/make_third_party_rewordings.py`` (see its docstring)
   the templates' ``train`` lists form the tune half, those from ``test`` lists the held-out half.
 - Rewrites of the other sets' intents by a small local instruct model: attached to their task
   (:func:`model_rewrites`), so a rewrite is in the half its task is in, and a positive when its task is stored.
+  An intent may have several (``draw``: 1 for the first kept, 2 for the second). Each says which run of the
+  generator added it (``batch``): the benchmark may be read on the rewrites of the first runs only.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ def _items() -> list[dict[str, Any]]:
     return list(json.loads(THIRD_PARTY.read_text())["items"])
 
 
-def model_rewrites() -> dict[tuple[str, str], list[str]]:
-    """(set, task key) -> the model rewrites of that task that passed the generator's filter."""
+def model_rewrites(batches: int | None = None) -> dict[tuple[str, str], list[str]]:
+    """(set, task key) -> the model rewrites of that task that passed the generator's filter (those the first
+    ``batches`` runs of the generator added only, when given)."""
     found: dict[tuple[str, str], list[str]] = {}
     for item in _items():
-        if item["source"] not in TURK_HALF:
+        if item["source"] not in TURK_HALF and (batches is None or item.get("batch", 1) <= batches):
             found.setdefault((item["set"], item["task"]), []).append(item["query"])
     return found
 

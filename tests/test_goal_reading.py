@@ -240,3 +240,23 @@ def test_the_age_of_a_thing_picked_by_a_value_does_not_set_two_goals_apart(mem: 
     save(mem, "What is the name of the latest album by Clipse?")
     report = mem.trajectories.match("What is the name of the first album by Thom Yorke?", origin=SHOP, limit=1)
     assert report.best is None and report.candidates[0].similarity == 0.0
+
+
+def test_short_goals_that_act_on_other_kinds_of_element_are_other_tasks(mem: webmem.Memory) -> None:
+    """"the spinner" is not "the slider", nor "the link" "the button": each names a kind the other does not. A goal
+    that names fewer kinds may simply not say them, and a long goal may name one in passing."""
+    save(mem, "Select -97 with the slider and hit Submit.")
+    report = mem.trajectories.match("Select 5 with the spinner and hit Submit.", origin=SHOP, limit=1)
+    assert report.best is None
+    assert report.candidates[0].why == "names another kind of element: spinner (it named slider)"
+    assert mem.trajectories.match("Select 12 with the slider and hit Submit.", origin=SHOP).best is not None
+    save(mem, 'Click on the "Cancel" button.')
+    assert mem.trajectories.match('Click the link "sed".', origin=SHOP).best is None
+    tabs = save(mem, 'Switch between the tabs to find and click on the link "justo".')
+    found = mem.trajectories.match('Switch to the tab with the link "lectus" and click it.', origin=SHOP).best
+    assert found is not None and found.id == tabs.id
+    long_goal = ("Open the settings page from the menu, find the notification preferences of the account, turn off "
+                 "the weekly digest emails and save the changes with the button at the bottom")
+    stored = save(mem, long_goal)
+    found = mem.trajectories.match(long_goal.replace("from the menu", "from the top tab"), origin=SHOP).best
+    assert found is not None and found.id == stored.id

@@ -44,12 +44,17 @@ Two sources:
    a (model, seed) found there instead of asking the model again, so that a change of the rule only asks for
    the attempts it newly needs.
 
+Each model rewrite says which run of this script added it (``batch``: 1 for the first file, then one more per run
+that added rewrites), so that the benchmark can still be read on the rewrites of earlier runs alone
+(``bench_recall.py --batches N``). ``--keep NAME=K`` keeps up to K rewrites per intent (``draw`` 1 to K), asking
+on after the first kept.
+
 ``--rate N`` only times N requests and prints the rate. ``--turk-only`` rewrites the Turk items and keeps the
 model items of the existing file.
 
 Usage: PYTHONPATH=/tmp/p/bg python benchmarks/data/make_third_party_rewordings.py --llm-python PY
-       [--model gemma3-270m=PATH] [--model smollm2-135m=PATH] [--attempts NAME=K] [--sample NAME=N] [--rate N]
-       [--turk-only]
+       [--model gemma3-270m=PATH] [--model smollm2-135m=PATH] [--attempts NAME=K] [--keep NAME=K]
+       [--sample NAME=N] [--rate N] [--turk-only]
 """
 
 from __future__ import annotations
@@ -324,15 +329,19 @@ def cached_answers() -> dict[tuple[str, int], tuple[str, bool]]:
 
 
 def model_items(python: str, model: str, model_file: Path, chosen: list[tuple[str, str, str]], first_seed: int,
-                attempts: int, cache: dict[tuple[str, int], tuple[str, bool]],
+                attempts: int, cache: dict[tuple[str, int], tuple[str, bool]], keep: int = 1,
                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]:
     """Rewrites of each chosen intent: up to ``attempts`` requests (seeds ``first_seed`` + 10 * its number +
-    the attempt), stopping at the first one kept; an answer found in ``cache`` is not asked again."""
+    the attempt), stopping once ``keep`` are kept (each item's ``draw`` says which of them it is: 1, 2, ...); an
+    answer found in ``cache`` is not asked again, so that the first draw stays what it was."""
+    if not 1 <= attempts <= 10 or not 1 <= keep <= attempts:
+        raise SystemExit("attempts must be 1 to 10 (seeds are 10 apart per intent), keep 1 to attempts")
     kept, dropped = [], []
     began, tokens, requests = time.monotonic(), 0, 0
     with contextlib.ExitStack() as stack:
         base = None
         for number, (set_name, key, original) in enumerate(chosen):
+            draw = 0
             for attempt in range(attempts):
                 seed = first_seed + 10 * number + attempt
                 style = random.Random(seed).choice(STYLES)
@@ -352,8 +361,11 @@ def model_items(python: str, model: str, model_file: Path, chosen: list[tuple[st
                 if model.startswith("smollm2"):
                     item["style"] = style
                 if why is None:
-                    kept.append(item)
-                    break
+                    draw += 1
+                    kept.append(item | {"draw": draw})
+                    if draw == keep:
+                        break
+                    continue
                 dropped.append(item | {"query": answer, "dropped": why})
             if (number + 1) % 25 == 0:
                 print(f"  {model}: {number + 1}/{len(chosen)} intents, {requests} new requests, {len(kept)} kept, "
@@ -361,6 +373,10 @@ def model_items(python: str, model: str, model_file: Path, chosen: list[tuple[st
     elapsed = time.monotonic() - began
     return kept, dropped, {"intents": len(chosen), "new_requests": requests, "seconds": round(elapsed, 1),
                            "per_request_s": round(elapsed / max(1, requests), 2), "completion_tokens": tokens}
+
+
+def _item_key(item: dict[str, Any]) -> tuple[Any, ...]:
+    return item["source"], item.get("seed"), item["query"]
 
 
 def main() -> None:
@@ -371,12 +387,16 @@ def main() -> None:
                         help="NAME=N: rewrite a seeded sample of N tasks with that model (default: all tasks)")
     parser.add_argument("--attempts", action="append", default=[],
                         help="NAME=K: up to K requests per intent with that model, until one is kept (default 1)")
+    parser.add_argument("--keep", action="append", default=[],
+                        help="NAME=K: keep up to K rewrites per intent with that model (default 1): draws 2 to K "
+                             "add rewrites, the first draw stays as it was")
     parser.add_argument("--rate", type=int, help="only time this many intents per model and print the rate")
     parser.add_argument("--turk-only", action="store_true", help="keep the model items of the existing file")
     args = parser.parse_args()
     models = [(name, Path(path)) for name, path in (given.split("=", 1) for given in args.model)]
     samples = {name: int(n) for name, n in (given.split("=", 1) for given in args.sample)}
     attempts = {name: int(k) for name, k in (given.split("=", 1) for given in args.attempts)}
+    keep = {name: int(k) for name, k in (given.split("=", 1) for given in args.keep)}
     if args.rate:
         for offset, (name, path) in enumerate(models):
             kept, dropped, rate = model_items(args.llm_python, name, path, originals(args.rate),
@@ -395,11 +415,17 @@ def main() -> None:
         cache = cached_answers()
         for offset, (name, path) in enumerate(models):
             kept, lost, rate = model_items(args.llm_python, name, path, originals(samples.get(name)),
-                                           SEED * 100_000 + offset * 10_000, attempts.get(name, 1), cache)
+                                           SEED * 100_000 + offset * 10_000, attempts.get(name, 1), cache,
+                                           keep.get(name, 1))
             if rate["new_requests"]:
                 runs.append({"model": name, "prompt_version": PROMPT_VERSION} | rate)
             items += kept
             dropped += lost
+    batch_of = {_item_key(item): item.get("batch", 1) for item in previous["items"]}
+    batch = max(batch_of.values(), default=0) + 1
+    for item in items:
+        if "seed" in item:  # a model rewrite: the batch that added it
+            item["batch"] = batch_of.get(_item_key(item), batch)
     reasons: dict[str, dict[str, int]] = {}
     for item in dropped:
         reasons.setdefault(item["source"], {}).setdefault(item["dropped"], 0)

@@ -47,6 +47,11 @@ _TERM_PHRASES = {"how many": "count", "number of": "count"}
 #: weigh against other words: people who ask for the same task name them or not.
 MECHANICS = dict.fromkeys(("click", "tap", "press", "icon", "button", "link", "textbox", "checkbox", "field", "menu",
                            "dropdown"), 0.3)
+#: The stems of words that name the kind of element a goal acts on ("the slider", "the link"): two short goals that
+#: each name a kind the other does not ("Select 5 with the spinner", "Select 5 with the slider") act on different
+#: elements.
+ELEMENT_KINDS = frozenset(("button", "link", "tab", "checkbox", "radio", "slider", "spinner", "textbox", "dropdown",
+                           "menu", "combobox", "listbox"))
 #: Words that change what a task means, each mapped to one spelling; a multi-word form counts as one.
 _CONTRAST_PHRASES = {
     "most expensive": "priciest", "highest price": "priciest", "highest priced": "priciest",

@@ -33,7 +33,7 @@ from typing import Any
 from ..core.terms import OPERATIONS
 from .held import OriginGoals, StoredGoal
 from .ranking import Scored, rank
-from .recall import Signature, other_inputs, score, shares_only_values
+from .recall import Signature, other_elements, other_inputs, score, shares_only_values
 
 #: The least similarity a goal below the threshold needs to be taken on its lead ...
 LEAD_FLOOR = 0.35
@@ -170,7 +170,8 @@ def _by_words(held: OriginGoals, query: Signature, query_goal: str, stored: Stor
 
 
 def _may_lead(query: Signature, stored: Signature) -> bool:
-    """A goal may lead on the words of the task it shares, not on values alone or with other inputs in quotes."""
-    if other_inputs(query, stored) is not None:
+    """A goal may lead on the words of the task it shares, not on values alone, with other inputs in quotes or on
+    another kind of element."""
+    if other_inputs(query, stored) is not None or other_elements(query, stored) is not None:
         return False
     return not (stored.template and shares_only_values(query, stored.tokens, stored.template))

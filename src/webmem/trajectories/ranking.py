@@ -34,6 +34,7 @@ from .recall import (
     in_order_share,
     opening_of,
     opening_tokens,
+    other_elements,
     other_inputs,
     score,
     shares_only_values,
@@ -437,7 +438,8 @@ def _rescued(held: OriginGoals, query: Signature, query_goal: str, query_vector:
         found = item or _scored(held, position, query, query_goal)
         similarity, agree = found.similarity, found.agree
         rescued = (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
-                   and not contrast_conflict(query, goal.signature) and other_inputs(query, goal.signature) is None)
+                   and not contrast_conflict(query, goal.signature) and other_inputs(query, goal.signature) is None
+                   and other_elements(query, goal.signature) is None)
         if rescued:
             similarity = threshold + (1 - threshold) * 0.1 * cosine
         results.append(Scored(goal, similarity, agree, cosine, rescued))

@@ -34,7 +34,7 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from ..core.terms import DIMENSIONS, POSITIONS, content_of_words, content_terms, stem, words, written_in
+from ..core.terms import DIMENSIONS, ELEMENT_KINDS, POSITIONS, content_of_words, content_terms, stem, words, written_in
 from .binding import bind
 from .reading import read_goal
 from .slots import goal_values
@@ -363,7 +363,8 @@ def score(
     by its ``weight`` (rare words on the origin weigh more), lifted by agreeing values; a goal that
     fits the stored goal's template (with values of the kinds its slots held in ``like``, the stored
     goal) scores 1, one that disagrees on a contrast 0, one that gives another number of inputs in quotes
-    (``other_inputs``) or shares only the stored goal's values (``shares_only_values``) at most ``VALUE_WEIGHT``, one
+    (``other_inputs``), acts on another kind of element (``other_elements``) or shares only the stored goal's values
+    (``shares_only_values``) at most ``VALUE_WEIGHT``, one
     whose frame begins and ends as the stored goal's does at least the share of words that do (``frame_share``), a long
     one that begins as the stored goal does at least the share of words they have in the same order, once it is
     ``SKELETON_SHARE`` or more (``in_order_share``). Frames and wordings weigh nothing in the share of tokens (the
@@ -383,7 +384,7 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / total if total else 0.0
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if other_inputs(query, stored) or (
+    if other_inputs(query, stored) or other_elements(query, stored) or (
         stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.content, stored.template)
     ):
         return min(similarity, VALUE_WEIGHT), agree  # whatever their frames
@@ -405,6 +406,18 @@ def other_inputs(query: Signature, stored: Signature) -> tuple[int, int] | None:
         return None
     asked, given = _inputs(query.kinds), _inputs(stored.kinds)
     return (asked, given) if asked and given and asked != given else None
+
+
+def other_elements(query: Signature, stored: Signature) -> tuple[list[str], list[str]] | None:
+    """The kinds of element two short goals act on, when each names one the other does not ("Select 5 with the
+    spinner" and "Select 7 with the slider"; "Click the link "sed"" and "Click on the "Cancel" button"): they act on
+    different elements, so they are different tasks. A goal that names fewer kinds, or none, may simply not say them
+    ("Switch to the left tab" against "Switch between the tabs and click on the link"); a long goal may name them
+    in passing."""
+    asked, done = query.terms & ELEMENT_KINDS, stored.terms & ELEMENT_KINDS
+    if not (asked - done and done - asked) or max(len(query.terms), len(stored.terms)) > SHORT_GOAL_TERMS:
+        return None
+    return sorted(asked - done), sorted(done - asked)
 
 
 def _inputs(kinds: frozenset[str]) -> int:
@@ -458,6 +471,9 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         return f"shares only the words of its values, none of: {', '.join(fixed)}"
     if (inputs := other_inputs(query, stored)) is not None:
         return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
+    if (elements := other_elements(query, stored)) is not None:
+        mine, theirs = (written_in(kinds, text) for kinds, text in zip(elements, (query_goal, like or "")))
+        return f"names another kind of element: {', '.join(mine)} (it named {', '.join(theirs)})"
     reasons = []
     if left or right:
         missing = [written_in([token[1:]], like or "")[0] if token[0] == "!" else token  # a contrast as written
