@@ -19,8 +19,9 @@ With a goal embedder read by its nearest goal (``recall = "nearest"``, :class:`w
 counts too (``NEAREST_FLOOR``, ``NEAREST_RATIO``) when the stored goal nearest to the new one by their vectors is of
 the leading task: the words and the vectors agree on which task it is.
 
-Words every task of the site says (an inbox's "email" and a person's name) tell none of them apart: a next task
-that shares only those with the new goal is no evidence against the lead (``_lead_on_what_differs``).
+Words every task of the site says (an inbox's "email" and a person's name) tell none of them apart: a goal that
+shares only those with the leading goal leads nothing, and a next task that shares only those with the new goal is no
+evidence against the lead (``_lead_on_what_differs``).
 
 Two goals are of one task when they have one template, or one set of tokens (they differ only in their values).
 """
@@ -74,7 +75,8 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
         floor, ratio = lead_floor, LEAD_RATIO
     if lead.similarity < floor or not _may_lead(query, lead.goal.signature):
         return ranked
-    if len(query.content & lead.goal.signature.content) < LEAD_COVER * len(query.content):
+    shared = query.content & lead.goal.signature.content
+    if len(shared) < LEAD_COVER * len(query.content) or shared <= held.common_tokens():
         return ranked
     own = min(lead.similarity, _by_words(held, query, query_goal, lead.goal))
     if own < floor:

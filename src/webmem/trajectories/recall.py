@@ -41,7 +41,7 @@ from .slots import goal_values
 from .spans import between, value_spans_of
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s11"
+SIGNATURE_VERSION = "s12"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _SLOT = re.compile(r"\{\d{1,3}\}")
