@@ -136,7 +136,7 @@ def _names_the_task(held: OriginGoals, query: Signature, leader: StoredGoal,
 def _lead_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, leader: StoredGoal,
                           other_task: Callable[[StoredGoal], bool]) -> tuple[float, float] | None:
     """The leader's similarity and the next task's, by the words that tell the site's tasks apart (the tokens every
-    shape of the site has, ``OriginGoals.common_tokens``, weigh nothing), when the lead is clear by them."""
+    form of the site has, ``OriginGoals.common_tokens``, weigh nothing), when the lead is clear by them."""
     common = held.common_tokens()
     if not common:
         return None
@@ -147,11 +147,13 @@ def _lead_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, 
     own = _by_words(held, query, query_goal, leader, weight)
     if own <= 0.0:
         return None
-    with held.lock:  # a goal that shares no other token and no value with the new goal scores 0
-        forms = {form for token in query.content - common for form in held.postings.get(token, ())}
-        positions = {position for form in forms for position in held.form_members.get(form)}
-        positions.update(position for value in query.values for position in held.valued.get(value, ()))
-        others = [goal for goal in map(held.goal, sorted(positions)) if other_task(goal)]
+    # A goal that shares no other token and no value with the new goal scores 0; the goals of one form that share no
+    # value with it score alike, so one of each form is read, and those that share a value.
+    with held.lock:
+        others = [goal for goal in map(held.goal, {position for value in query.values
+                                                   for position in held.valued.get(value, ())}) if other_task(goal)]
+        for form in {form for token in query.content - common for form in held.postings.get(token, ())}:
+            others += next(([goal] for goal in map(held.goal, held.form_members.get(form)) if other_task(goal)), [])
     runner_up = 0.0
     for stored in others:
         runner_up = max(runner_up, _by_words(held, query, query_goal, stored, weight))
