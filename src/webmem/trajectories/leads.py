@@ -32,9 +32,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.terms import OPERATIONS
+from .conflicts import other_elements, other_inputs
 from .held import OriginGoals, StoredGoal
 from .ranking import Scored, rank
-from .recall import Signature, other_elements, other_inputs, score, shares_only_values
+from .recall import Signature, score, shares_only_values
 
 #: The least similarity a goal below the threshold needs to be taken on its lead ...
 LEAD_FLOOR = 0.35

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .conflicts import contrast_conflict, other_elements, other_inputs
 from .held import OriginGoals, StoredGoal
 from .recall import (
     LONG_GOAL_WORDS,
@@ -25,7 +26,6 @@ from .recall import (
     VALUE_MARK,
     VALUE_WEIGHT,
     Signature,
-    contrast_conflict,
     exact_token,
     explain,
     frame_share,
@@ -34,8 +34,6 @@ from .recall import (
     in_order_share,
     opening_of,
     opening_tokens,
-    other_elements,
-    other_inputs,
     score,
     shares_only_values,
     signature,

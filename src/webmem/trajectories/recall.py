@@ -34,8 +34,9 @@ from functools import lru_cache
 from itertools import chain
 from typing import Any
 
-from ..core.terms import DIMENSIONS, ELEMENT_KINDS, POSITIONS, content_of_words, content_terms, stem, words, written_in
+from ..core.terms import content_of_words, content_terms, stem, words, written_in
 from .binding import bind
+from .conflicts import contrast_conflict, other_elements, other_inputs
 from .reading import read_goal
 from .slots import goal_values
 from .spans import between, value_spans_of
@@ -43,7 +44,6 @@ from .spans import between, value_spans_of
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
 SIGNATURE_VERSION = "s12"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
-SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _FIELD = "\x1f"
 VALUE_MARK = "="  # a value's key among a goal's tokens when weighing how rare it is
@@ -305,34 +305,6 @@ def fixed_terms(template: str) -> frozenset[str]:
     return frozenset(content_terms(_SLOT.sub(" ", template))[0])
 
 
-def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
-    """The words of meaning on which two goals disagree.
-
-    Two goals that name different terms of one dimension ("cheapest" and "priciest", "buy" and
-    "sell") disagree. A term only one goal names ("cheapest", "not") is a disagreement between
-    short goals, where every word counts; a long goal may mention it in passing. A goal that names
-    no operation may simply not say it; an age only one goal names ("the most recent") does not set
-    apart two goals that pick their thing by values of one kind (``_picks_by_value``).
-    """
-    differ: set[str] = set()
-    short = len(query.terms) <= SHORT_GOAL_TERMS and len(stored.terms) <= SHORT_GOAL_TERMS
-    for dimension in {DIMENSIONS[term] for term in query.contrasts ^ stored.contrasts}:
-        asked = {term for term in query.contrasts if DIMENSIONS[term] == dimension}
-        done = {term for term in stored.contrasts if DIMENSIONS[term] == dimension}
-        if asked and done:
-            differ |= asked ^ done
-        elif short and dimension != "operation" and not (dimension == "age" and _picks_by_value(query, stored)):
-            differ |= asked ^ done
-    return sorted(differ)
-
-
-def _picks_by_value(query: Signature, stored: Signature) -> bool:
-    """Whether two goals pick what they act on by values of one kind and by no position: "reply to the most recent
-    email from Karylin" picks Karylin's email as "reply to the email by Coletta" does, its age says which of hers.
-    "The first album of X" against "the latest album of Y" picks by position and age, and they differ."""
-    return bool(query.kinds & stored.kinds) and not (query.values | stored.values) & POSITIONS
-
-
 def value_agreement(
     query: Signature, stored: Signature, weight: Callable[[str], float] = lambda token: 1.0,
     *, weigh_values: Callable[[frozenset[str]], float] | None = None,
@@ -396,36 +368,6 @@ def score(
         if share >= need:
             similarity = share
     return similarity, agree
-
-
-def other_inputs(query: Signature, stored: Signature) -> tuple[int, int] | None:
-    """How many inputs each goal gives in quotes, when both give some and not as many ("Enter the username "a"
-    and the password "b"" against "Enter the password "c" into both fields"): such goals ask for different
-    inputs, so they are different tasks, and score at most what agreeing values alone lift a score to."""
-    if query.kinds == stored.kinds:  # the same kinds of value: as many inputs in quotes, or none
-        return None
-    asked, given = _inputs(query.kinds), _inputs(stored.kinds)
-    return (asked, given) if asked and given and asked != given else None
-
-
-def other_elements(query: Signature, stored: Signature) -> tuple[list[str], list[str]] | None:
-    """The kinds of element two short goals act on, when each names one the other does not ("Select 5 with the
-    spinner" and "Select 7 with the slider"; "Click the link "sed"" and "Click on the "Cancel" button"): they act on
-    different elements, so they are different tasks. A goal that names fewer kinds, or none, may simply not say them
-    ("Switch to the left tab" against "Switch between the tabs and click on the link"); a long goal may name them
-    in passing."""
-    asked, done = query.terms & ELEMENT_KINDS, stored.terms & ELEMENT_KINDS
-    if not (asked - done and done - asked) or max(len(query.terms), len(stored.terms)) > SHORT_GOAL_TERMS:
-        return None
-    return sorted(asked - done), sorted(done - asked)
-
-
-def _inputs(kinds: frozenset[str]) -> int:
-    for kind in kinds:
-        if kind.startswith("quoted"):
-            count = kind.partition("*")[2]
-            return int(count) if count.isdecimal() else 1  # a stored signature changed by hand counts as one
-    return 0
 
 
 _LIST_GAP = re.compile(r"""["'“”\s]*(?:(?:,|;|&|/|\band\b|\bor\b)["'“”\s]*)*""", re.IGNORECASE)
