@@ -110,27 +110,13 @@ def test_words_every_task_of_the_site_says_are_no_evidence_against_a_lead(mem: w
     assert report.best is None
 
 
-def test_a_task_done_many_times_does_not_make_its_own_words_common(mem: webmem.Memory) -> None:
-    """A word weighs by how many of the site's forms (goals with their values aside) use it: deleting 60 people's
-    emails is one form, so "delete" still tells that task apart, and a rewording of it leads as it did when it was
-    done twice."""
-    for name in ("Bram", "Ines"):
-        inbox(mem, REPLY.replace("Coletta", name), STAR.replace("Kira", name))
-    for number in range(60):
-        inbox(mem, DELETE.replace("Bram", f"Person{number}"))
-    report = mem.trajectories.match("Delete message Rochell from email inbox.", origin=MAIL)
-    assert report.best is not None and report.best.goal.endswith("to delete it.") and "clear lead" in report.reason
-
-
 def test_a_goal_that_shares_only_words_every_task_says_leads_nothing(tmp_path) -> None:
     """A forward, asked where no forward is stored, shares only "email" and a name with the star task (the acts of
     the others differ from it): with GloVe a lead that weak could count, yet it rests on nothing that tells the
     site's tasks apart."""
     mem = webmem.Memory.open(tmp_path / "glove", goal_embedder=webmem.GloveEmbedder())
-    for name in ("Bram", "Ines", "Gerta", "Danice"):
-        inbox(mem, *(goal.replace(name_in, name) for goal, name_in in ((REPLY, "Coletta"), (STAR, "Kira"),
-                                                                        (DELETE, "Bram"))))
-    report = mem.trajectories.match("Forward the email from Beth to Guillemette.", origin=MAIL, limit=1)
+    inbox(mem, REPLY, STAR, DELETE)
+    report = mem.trajectories.match("Forward Beth's email.", origin=MAIL, limit=1)
     assert report.best is None and report.candidates[0].trajectory.goal.endswith("mark it as important.")
     assert report.candidates[0].similarity >= NEAREST_FLOOR
     mem.close()

@@ -108,9 +108,8 @@ class OriginGoals:
     late: list[int] = field(default_factory=list)  # goals created before one stored ahead of them (imports, races)
     last_created: datetime | None = None  # the newest time a goal not late was created at
     shapes_text: str | None = None  # the shapes as a snapshot holds them, read when first needed
-    shape_count: int = 0  # how many distinct shapes (token sets with their values) the goals have
-    form_count: int = 0  # how many forms (token sets, values aside) the goals have
-    spread: dict[str, int] = field(default_factory=dict)  # in how many forms each token, shapes each value occurs
+    shape_count: int = 0  # how many distinct token sets the goals have
+    spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
     valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
     texts_text: str | None = None  # from a hash of a goal's words to the goals, as JSON, read when first needed
     checked: Any = None  # the store's read mark at which these goals were last found current
@@ -224,15 +223,11 @@ class OriginGoals:
                 if value in self._value_masks:
                     self._value_masks[value] |= 1 << form
             self._texts_added.append((_text_key(goal.goal.split()), position))
-            valued = {VALUE_MARK + value for value in goal.signature.values}
-            key = _SHAPE_SEPARATOR.join(sorted(goal.signature.content | valued))
-            if form == self.form_count:  # a new form: a task done a thousand times with other values is one
-                self.form_count += 1
-                for token in goal.signature.content:
-                    self.spread[token] = self.spread.get(token, 0) + 1
+            shape = goal.signature.content | {VALUE_MARK + value for value in goal.signature.values}
+            key = _SHAPE_SEPARATOR.join(sorted(shape))
             if self._new_shape(key):
                 self.shape_count += 1
-                for token in valued:
+                for token in shape:
                     self.spread[token] = self.spread.get(token, 0) + 1
                 self._weights.clear()
                 self._sums.clear()
@@ -377,10 +372,8 @@ class OriginGoals:
         return goal.created_at, goal.id
 
     def weight(self, token: str) -> float:
-        """How much a token says about which task a goal is, on this origin: a word that most of its forms use
-        ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)², over its forms (goals
-        that differ only in their values are one), a value's over its shapes (forms with their values); a frame
-        nothing."""
+        """How much a token says about which task a goal is, on this origin: a word that most of its goals use
+        ("click", "submit") says little, a rare one ("colour picker") much: (1 + ln idf)²; a frame nothing."""
         known = self._weights.get(token)
         if known is None:
             shapes = self.spread.get(token)
@@ -388,19 +381,17 @@ class OriginGoals:
                 if token in self.postings:
                     self._weights[token] = 0.0
                 return 0.0
-            count = self.shape_count if token[0] == VALUE_MARK else self.form_count
-            known = (1.0 + math.log((count + 1) / ((shapes or 0) + 1))) ** 2 * MECHANICS.get(token, 1.0)
+            known = (1.0 + math.log((self.shape_count + 1) / ((shapes or 0) + 1))) ** 2 * MECHANICS.get(token, 1.0)
             if shapes is not None:  # a new goal's own word (of no shape) is never remembered
                 self._weights[token] = known
         return known
 
     def common_tokens(self) -> frozenset[str]:
-        """The tokens every form of the origin's goals has (an inbox's "email", "<name>"): they tell none of its
-        tasks apart. Remembered until a new form comes (forms are only added)."""
-        if self._common is None or self._common[0] != self.form_count:
-            count = self.form_count
-            self._common = count, frozenset(token for token, forms in self.spread.items()
-                                            if forms == count and token[0] != VALUE_MARK)
+        """The tokens every shape of the origin's goals has (an inbox's "email", "<name>"): they tell none of its
+        tasks apart. Remembered until a new shape comes (shapes are only added)."""
+        if self._common is None or self._common[0] != self.shape_count:
+            count = self.shape_count
+            self._common = count, frozenset(token for token, shapes in self.spread.items() if shapes == count)
         return self._common[1]
 
     def weigh(self, tokens: frozenset[str]) -> float:

@@ -137,7 +137,7 @@ def _names_the_task(held: OriginGoals, query: Signature, leader: StoredGoal,
 def _lead_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, leader: StoredGoal,
                           other_task: Callable[[StoredGoal], bool]) -> tuple[float, float] | None:
     """The leader's similarity and the next task's, by the words that tell the site's tasks apart (the tokens every
-    form of the site has, ``OriginGoals.common_tokens``, weigh nothing), when the lead is clear by them."""
+    shape of the site has, ``OriginGoals.common_tokens``, weigh nothing), when the lead is clear by them."""
     common = held.common_tokens()
     if not common:
         return None
