@@ -107,16 +107,15 @@ def learn(held: OriginGoals, text: str, steps: Sequence[Step],
         apart = []
         for entry in sorted({entry for end in _ends(_words_of(text)) for entry in index.entries.get(end, ())}):
             other = held.templates[entry] if entry >= 0 else held.goal(-1 - entry).goal
-            if differing_phrases(other, text):
-                apart.append((other, next(held.template_newest_first(entry), None) if entry >= 0 else -1 - entry))
+            if pair := differing_phrases(other, text):
+                apart.append((pair, next(held.template_newest_first(entry), None) if entry >= 0 else -1 - entry))
     learned = []
-    for other, position in apart:
+    for pair, position in apart:
         if position is None:
             continue
         stored: StoredGoal = held.goal(position)
         earlier = load(stored.id)
-        pair = differing_phrases(other, text)
-        if pair and earlier is not None and same_steps(steps, replayable(earlier.replay_steps or earlier.steps)) \
+        if earlier is not None and same_steps(steps, replayable(earlier.replay_steps or earlier.steps)) \
                 and names_the_act(steps, pair):
             learned.append((*pair, stored.id))
     return learned

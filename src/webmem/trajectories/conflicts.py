@@ -63,6 +63,12 @@ def other_elements(query: Signature, stored: Signature) -> tuple[list[str], list
     return sorted(asked - done), sorted(done - asked)
 
 
+def other_things(query: Signature, stored: Signature) -> bool:
+    """Whether two goals give other inputs in quotes (``other_inputs``) or act on other kinds of element
+    (``other_elements``): different tasks, whatever words they share."""
+    return other_inputs(query, stored) is not None or other_elements(query, stored) is not None
+
+
 def _inputs(kinds: frozenset[str]) -> int:
     for kind in kinds:
         if kind.startswith("quoted"):

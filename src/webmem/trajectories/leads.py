@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.terms import OPERATIONS
-from .conflicts import other_elements, other_inputs
+from .conflicts import other_things
 from .held import OriginGoals, StoredGoal
 from .ranking import Scored, rank
 from .recall import Signature, score, shares_only_values
@@ -67,8 +67,8 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
     if any(item.similarity >= threshold and competing(item.goal) for item in ranked):
         return ranked
     lead = max((item for item in ranked if competing(item.goal)), key=lambda item: item.similarity, default=None)
-    if lead is None:
-        return ranked
+    if lead is None or lead.similarity < (NEAREST_FLOOR if query_vector is not None else ACT_FLOOR):
+        return ranked  # below any floor: whether the goal names the task does not matter
     lead_floor = ACT_FLOOR if _names_the_task(held, query, lead.goal, competing) else LEAD_FLOOR
     if query_vector is not None:
         floor, ratio = min(NEAREST_FLOOR, lead_floor), NEAREST_RATIO
@@ -177,6 +177,6 @@ def _by_words(held: OriginGoals, query: Signature, query_goal: str, stored: Stor
 def _may_lead(query: Signature, stored: Signature) -> bool:
     """A goal may lead on the words of the task it shares, not on values alone, with other inputs in quotes or on
     another kind of element."""
-    if other_inputs(query, stored) is not None or other_elements(query, stored) is not None:
+    if other_things(query, stored):
         return False
     return not (stored.template and shares_only_values(query, stored.tokens, stored.template))

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .conflicts import contrast_conflict, other_elements, other_inputs
+from .conflicts import contrast_conflict, other_things
 from .held import OriginGoals, StoredGoal
 from .recall import (
     LONG_GOAL_WORDS,
@@ -436,8 +436,7 @@ def _rescued(held: OriginGoals, query: Signature, query_goal: str, query_vector:
         found = item or _scored(held, position, query, query_goal)
         similarity, agree = found.similarity, found.agree
         rescued = (similarity < threshold and cosine >= SEMANTIC_THRESHOLD and similarity >= SEMANTIC_LEXICAL_FLOOR
-                   and not contrast_conflict(query, goal.signature) and other_inputs(query, goal.signature) is None
-                   and other_elements(query, goal.signature) is None)
+                   and not contrast_conflict(query, goal.signature) and not other_things(query, goal.signature))
         if rescued:
             similarity = threshold + (1 - threshold) * 0.1 * cosine
         results.append(Scored(goal, similarity, agree, cosine, rescued))

@@ -36,7 +36,7 @@ from typing import Any
 
 from ..core.terms import content_of_words, content_terms, stem, words, written_in
 from .binding import bind
-from .conflicts import contrast_conflict, other_elements, other_inputs
+from .conflicts import contrast_conflict, other_elements, other_inputs, other_things
 from .reading import read_goal
 from .slots import goal_values
 from .spans import between, value_spans_of
@@ -356,7 +356,7 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / total if total else 0.0
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if other_inputs(query, stored) or other_elements(query, stored) or (
+    if other_things(query, stored) or (
         stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.content, stored.template)
     ):
         return min(similarity, VALUE_WEIGHT), agree  # whatever their frames
