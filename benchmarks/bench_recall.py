@@ -32,6 +32,8 @@ their layout is in ``benchmarks/recall_sets.py``):
   ``test`` phrasings the held-out half (413 and 76 phrasings, each asked twice; the 16 inbox-act layouts of
   a half count in its tasks). Reported apart from "all". (The MiniWoB set above holds some Turk ``train``
   phrasings too, as instances of ``email-inbox-nl-turk``, in its one email family.)
+- ``miniwob-email-often``: the same phrasings at inboxes laid out alike, but for one act of each done 30 times
+  (with other people) instead of twice: a task done often must be found as well as one done twice. Reported apart.
 - the other sets: rewrites of one intent per task (a query instance where there is one) by small local models
   shipped in PyPI packages (Gemma 3 270M, SmolLM2-135M-Instruct), kept only when a simple rule finds them still
   one request holding the task's values (see the generator); up to two per intent, the second from a later run
@@ -79,7 +81,7 @@ import webmem
 from webmem.core.text import jaccard, word_tokens
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall_sets import EMAIL_SET, email_layout, model_rewrites
+from recall_sets import EMAIL_OFTEN_SET, EMAIL_SET, email_layout, model_rewrites
 
 DATA = Path(__file__).resolve().parent / "data"
 SEED = 13
@@ -89,7 +91,7 @@ BOOTSTRAP_RESAMPLES = 1000
 ORIGINS = {"miniwob": "http://127.0.0.1:8765", "knows": "https://docs.google.com",
            "wiki": "http://wiki.timewarp.test", "webshop": "http://webshop.timewarp.test",
            "news": "http://news.timewarp.test"}
-NEVER_TUNED = frozenset({"visualwebarena", EMAIL_SET})  # reported on their own, outside "all"
+NEVER_TUNED = frozenset({"visualwebarena", EMAIL_SET, EMAIL_OFTEN_SET})  # reported on their own, outside "all"
 VISUALWEBARENA_ORIGINS = {site: f"http://{site}.visualwebarena.test"
                           for site in ("shopping", "classifieds", "reddit", "wikipedia")}
 
@@ -143,7 +145,7 @@ def load_tasks(rewrite_batches: int | None = None) -> list[Task]:
     rewrites = model_rewrites(rewrite_batches)
     for task in tasks:
         task.third_party = rewrites.get((task.set_name, task.key), [])
-    return tasks + [Task(**layout) for layout in email_layout(SEED)]
+    return tasks + [Task(**layout) for often in (False, True) for layout in email_layout(SEED, often)]
 
 
 def visualwebarena_tasks() -> list[Task]:
@@ -375,7 +377,7 @@ def _baseline(goals: list[tuple[str, frozenset[str], str]], query: Query) -> tup
 def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[..., None]) -> None:
     ms = tallies.pop("_ms")["median"]  # type: ignore[index]
     print(f"\n{name}: {ms:.3f} ms per query (median)")
-    print(f"{'queries':<33}{'set':<15}{'pos':>5}{'neg':>5}{'TP':>5}{'FP':>5}{'precision':>11}{'recall':>8}{'F1':>7}"
+    print(f"{'queries':<33}{'set':<20}{'pos':>5}{'neg':>5}{'TP':>5}{'FP':>5}{'precision':>11}{'recall':>8}{'F1':>7}"
           f"{'F1 95% interval':>18}")
     for kind in sorted(tallies):
         for set_name, tally in sorted(tallies[kind].items()):
@@ -391,13 +393,13 @@ def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[
                 there = "finds fewer at its own threshold"
             else:
                 there = f"at {found[0]:.3f}: {found[1]} TP, {found[2]} FP"
-            print(f"  {kind:<24}{set_name:<15} old rule {before.tp} TP, {before.fp} FP; webmem {there}")
+            print(f"  {kind:<24}{set_name:<20} old rule {before.tp} TP, {before.fp} FP; webmem {there}")
 
 
 def _row(kind: str, set_name: str, tally: Tally) -> None:
     precision, recall, f1 = tally.figures()
     low, high = tally.f1_interval()
-    print(f"{kind:<33}{set_name:<15}{tally.positives:>5}{tally.negatives:>5}{tally.tp:>5}{tally.fp:>5}"
+    print(f"{kind:<33}{set_name:<20}{tally.positives:>5}{tally.negatives:>5}{tally.tp:>5}{tally.fp:>5}"
           f"{precision:>11.3f}{recall:>8.3f}{f1:>7.3f}{f'{low:.3f}-{high:.3f}':>18}")
 
 

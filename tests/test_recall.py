@@ -20,6 +20,7 @@ import webmem
 from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
 from webmem.trajectories import held as held_module
+from webmem.trajectories.form_shapes import LEAST_CAP, FormShapes
 from webmem.trajectories.held import OriginGoals, StoredGoal
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
 from webmem.trajectories.key_lines import key_line, read_key_line
@@ -356,6 +357,39 @@ def test_a_word_every_goal_of_the_site_uses_counts_less_than_a_rare_one(mem: web
     # both share two words with the new goal; the rare ones weigh more than the ones every goal uses
     assert by_goal["archive the quarterly invoices"] > by_goal["open the dashboard settings"]
     assert report.best is not None and report.best.goal == "archive the quarterly invoices"
+
+
+def test_a_form_counts_at_most_as_many_shapes_as_the_median_form_in_weighing_words() -> None:
+    """Three tasks done twice and one done forty times (with other values): the often-done task's words weigh as if
+    it too were done twice, and so do the words of a site of alike forms; a value still counts every shape."""
+    def stored(number: int, goal: str) -> StoredGoal:
+        return StoredGoal(f"traj_{number}", goal, None, NOW + timedelta(seconds=number), 0, 1, 1, signature(goal))
+
+    tasks = ["Print the invoice of {}", "Archive the parcel of {}", "Track the order of {}", "Refund the payment of {}"]
+    names = ["Ada", "Bea", "Cal", "Dov", "Eli", "Fay", "Gus", "Hal"]
+    even, skewed = OriginGoals(), OriginGoals()
+    for number, task in enumerate(tasks):
+        for name in names[:2]:
+            even.add(stored(len(even.records), task.format(name)))
+    for number, task in enumerate(tasks):
+        for first in (names if number == 0 else names[:2]):
+            for second in (names[:5] if number == 0 else [""]):
+                skewed.add(stored(len(skewed.records), task.format(first + second.lower())))
+    assert skewed.form_shapes.counts[0] == 40 and skewed.form_shapes.cap() == LEAST_CAP
+    assert skewed.shape_count == 46 and skewed.spread["invoic"] == 40
+    for token in ("invoic", "print", "parcel", "never-seen"):
+        assert skewed.weight(token) == pytest.approx(even.weight(token)), token
+    assert skewed.weight("=adabea") > even.weight("=ada")  # a value: one shape of 46, not of 8
+
+    made = FormShapes()
+    for form in [0, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4]:
+        made.add(form)
+    assert made.cap() == 2 and made.beyond() == {3: 3}
+    made.add(5)  # one more form of one shape: the median stays at two
+    assert made.beyond() == {3: 3} and FormShapes(list(made.counts)).beyond() == {3: 3}
+    for form in (0, 5, 5, 4, 1):  # now most forms have two or more: the median is two, then three
+        made.add(form)
+    assert made.cap() == FormShapes(list(made.counts)).cap() and made.beyond() == FormShapes(list(made.counts)).beyond()
 
 
 def test_different_tasks_on_one_site_stay_apart(mem: webmem.Memory) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 import webmem
 from webmem.trajectories.leads import ACT_FLOOR, LEAD_COVER, LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR
 from webmem.trajectories.recall import signature
@@ -200,3 +202,20 @@ def test_the_cli_matches_with_glove_when_asked(tmp_path) -> None:
     wrong = CliRunner().invoke(cli, ["--memory-dir", str(tmp_path), "trajectories", "match", "x", "--url", MAIL,
                                      "--semantic", "bert"])
     assert wrong.exit_code == 2 and "'bert' is not one of 'wordllama', 'glove'" in wrong.output
+
+
+def test_a_task_done_many_times_is_found_by_a_rewording_as_when_it_was_done_twice(mem: webmem.Memory) -> None:
+    """Deleted for forty people, the delete task has forty shapes of one form: were they all counted, its own words
+    ("delete", "trash") would weigh as little as "email", which every task says, and the rewording that finds it
+    when it was done twice would find nothing."""
+    for name in ("Bram", "Ines"):
+        inbox(mem, *(goal.replace(name_in, name) for goal, name_in in ((REPLY, "Coletta"), (STAR, "Kira"),
+                                                                        (DELETE, "Bram"))))
+    query = "Delete message Rochell from the email inbox folder."
+    twice = mem.trajectories.match(query, origin=MAIL, limit=1)
+    assert twice.best is not None and twice.best.goal.endswith("to delete it.")
+    names = ["Ada", "Bea", "Cal", "Dov", "Eli", "Fay", "Gus", "Hal", "Ivo", "Jem"]
+    inbox(mem, *(DELETE.replace("Bram", f"{first}{second.lower()}") for first in names for second in names[:4]))
+    often = mem.trajectories.match(query, origin=MAIL, limit=1)
+    assert often.best is not None and often.best.goal.endswith("to delete it.")
+    assert often.candidates[0].similarity == pytest.approx(twice.candidates[0].similarity)

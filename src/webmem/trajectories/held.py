@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any
 
 from ..core.terms import MECHANICS
+from .form_shapes import FormShapes
 from .key_lines import has_key
 from .key_lines import keys as keys_of
 from .positions import NumberedLists, NumberRow, PositionLists
@@ -109,6 +110,7 @@ class OriginGoals:
     last_created: datetime | None = None  # the newest time a goal not late was created at
     shapes_text: str | None = None  # the shapes as a snapshot holds them, read when first needed
     shape_count: int = 0  # how many distinct token sets the goals have
+    form_shapes: FormShapes = field(default_factory=FormShapes)  # how many of them each form has
     spread: dict[str, int] = field(default_factory=dict)  # in how many shapes each token occurs
     valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
     texts_text: str | None = None  # from a hash of a goal's words to the goals, as JSON, read when first needed
@@ -121,6 +123,7 @@ class OriginGoals:
     _value_sums: dict[frozenset[str], float] = field(default_factory=dict)
     form_weights: dict[int, float] = field(default_factory=dict)  # ``form_weight`` of the forms asked for so far
     _form_templates: dict[int, set[int]] = field(default_factory=dict)  # ``form_templates`` of the forms asked for
+    _token_sets: dict[int, frozenset[str]] = field(default_factory=dict)  # ``_form_tokens`` of the forms asked for
     _masks: dict[str, int] = field(default_factory=dict)  # ``postings`` as bit masks of form numbers, once asked for
     _all_masks: bool = True  # every token's mask is in ``_masks`` (goals only added); not so for a snapshot's
     _vectors: Any = None
@@ -227,6 +230,7 @@ class OriginGoals:
             key = _SHAPE_SEPARATOR.join(sorted(shape))
             if self._new_shape(key):
                 self.shape_count += 1
+                self.form_shapes.add(form)
                 for token in shape:
                     self.spread[token] = self.spread.get(token, 0) + 1
                 self._weights.clear()
@@ -270,6 +274,12 @@ class OriginGoals:
                 if self._all_masks or token in self._masks:
                     self._masks[token] = self._masks.get(token, 0) | 1 << number
         return number
+
+    def _form_tokens(self, form: int) -> frozenset[str]:
+        """The tokens of form ``form``, remembered."""
+        if (known := self._token_sets.get(form)) is None:
+            known = self._token_sets[form] = frozenset(self.forms[form].split(_SHAPE_SEPARATOR))
+        return known
 
     def form_templates(self, form: int) -> set[int]:
         """The numbers of the templates of the goals of form ``form`` (-1 for goals without one), remembered."""
@@ -381,7 +391,12 @@ class OriginGoals:
                 if token in self.postings:
                     self._weights[token] = 0.0
                 return 0.0
-            known = (1.0 + math.log((self.shape_count + 1) / ((shapes or 0) + 1))) ** 2 * MECHANICS.get(token, 1.0)
+            count = self.shape_count
+            if token[0] != VALUE_MARK and self.form_shapes.beyond():  # a form counts its cap of shapes
+                count -= self.form_shapes.uncounted()
+                if shapes:
+                    shapes -= self.form_shapes.uncounted(lambda form: token in self._form_tokens(form))
+            known = (1.0 + math.log((count + 1) / ((shapes or 0) + 1))) ** 2 * MECHANICS.get(token, 1.0)
             if shapes is not None:  # a new goal's own word (of no shape) is never remembered
                 self._weights[token] = known
         return known

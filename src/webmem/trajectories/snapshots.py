@@ -12,6 +12,7 @@ import json
 import zlib
 from datetime import datetime
 
+from .form_shapes import FormShapes
 from .held import OriginGoals
 from .key_lines import SEPARATOR, json_line, key_line, read_key_line
 from .positions import NumberedLists, NumberRow, PositionLists
@@ -27,7 +28,7 @@ def pack(held: OriginGoals) -> str:
     (ids, shapes, forms), so that a reader parses only the index up front (the ids and shapes when it adds
     a goal, each goal's line when ranking touches it)."""
     header = {"format": SNAPSHOT_FORMAT, "signature": SIGNATURE_VERSION, "version": held.version,
-              "removals": held.removals, "shape_count": held.shape_count,
+              "removals": held.removals, "shape_count": held.shape_count, "form_shapes": held.form_shapes.counts,
               "templates": held.templates, "members": held.members.packed(),
               "template_of": held.template_row.packed(), "form_of": held.form_row.packed(),
               "form_members": held.form_members.packed(), "fixed": held.fixed.packed(),
@@ -78,7 +79,7 @@ def unpack(text: str | None) -> OriginGoals | None:
             ids_text=read_key_line(lines[0]), shapes_text=read_key_line(lines[1]),
             forms_text=read_key_line(lines[2]), texts_text=lines[3],
             form_row=NumberRow(data["form_of"]), form_members=NumberedLists(data["form_members"]),
-            shape_count=data["shape_count"], postings=PositionLists(data["postings"]), templates=data["templates"],
+            shape_count=data["shape_count"], form_shapes=FormShapes(data["form_shapes"]), postings=PositionLists(data["postings"]), templates=data["templates"],
             members=NumberedLists(data["members"]), template_row=NumberRow(data["template_of"]), fixed=PositionLists(data["fixed"]),
             fixed_sizes=data["fixed_sizes"], unfixed=data["unfixed"], late=data["late"],
             last_created=datetime.fromisoformat(data["last_created"]) if data["last_created"] else None,
