@@ -381,15 +381,23 @@ def test_a_form_counts_at_most_as_many_shapes_as_the_median_form_in_weighing_wor
         assert skewed.weight(token) == pytest.approx(even.weight(token)), token
     assert skewed.weight("=adabea") > even.weight("=ada")  # a value: one shape of 46, not of 8
 
+    def tokens_of(form: int) -> list[str]:
+        return ["all", f"form{form}"]
+
+    def fresh(counts: list[int]) -> tuple[int, int, list[int]]:
+        made = FormShapes(list(counts))
+        return made.cap(), made.uncounted(tokens_of), [made.uncounted(tokens_of, f"form{n}") for n in range(6)]
+
     made = FormShapes()
     for form in [0, 1, 1, 2, 2, 3, 3, 3, 3, 3, 4]:
-        made.add(form)
-    assert made.cap() == 2 and made.beyond() == {3: 3}
-    made.add(5)  # one more form of one shape: the median stays at two
-    assert made.beyond() == {3: 3} and FormShapes(list(made.counts)).beyond() == {3: 3}
-    for form in (0, 5, 5, 4, 1):  # now most forms have two or more: the median is two, then three
-        made.add(form)
-    assert made.cap() == FormShapes(list(made.counts)).cap() and made.beyond() == FormShapes(list(made.counts)).beyond()
+        made.add(form, tokens_of)
+    assert made.cap() == 2 and made.uncounted(tokens_of) == 3 == made.uncounted(tokens_of, "form3")
+    assert made.uncounted(tokens_of, "all") == 3 and made.uncounted(tokens_of, "form2") == 0
+    for form in (5, 3, 0, 5, 5, 4, 1, 1, 2, 4, 0):  # counted one at a time, as a snapshot's counts are counted whole
+        made.add(form, tokens_of)
+        assert (made.cap(), made.uncounted(tokens_of), [made.uncounted(tokens_of, f"form{n}") for n in range(6)]) \
+            == fresh(made.counts), made.counts
+    assert made.cap() == 3  # most forms now have three or more shapes
 
 
 def test_different_tasks_on_one_site_stay_apart(mem: webmem.Memory) -> None:

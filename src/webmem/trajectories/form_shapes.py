@@ -11,22 +11,24 @@ have alike numbers of shapes is weighed as before.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 #: The cap is never below this many shapes (a task done twice, with other values).
 LEAST_CAP = 2
 
 
 class FormShapes:
-    """The number of shapes of each form (by form number), with those beyond the cap."""
+    """The number of shapes of each form (by form number), and how many of them are beyond the cap, in all and
+    among the forms that have each token (``tokens_of`` gives a form's tokens)."""
 
     def __init__(self, counts: list[int] | None = None) -> None:
         self.counts: list[int] = counts if counts is not None else []
         self._histogram: Counter[int] | None = None  # how many forms have each number of shapes (one or more)
         self._cap: int | None = None
-        self._beyond: dict[int, int] | None = None  # from each form over the cap to its shapes beyond it
+        self._beyond: Counter[str] | None = None  # from each token to the shapes beyond the cap of its forms
+        self._total = 0  # the shapes beyond the cap of all forms
 
-    def add(self, form: int) -> None:
+    def add(self, form: int, tokens_of: Callable[[int], Iterable[str]]) -> None:
         """One shape more for ``form``."""
         counts = self.counts
         counts.extend([0] * (form + 1 - len(counts)))
@@ -34,11 +36,11 @@ class FormShapes:
         if self._histogram is not None:
             self._histogram[counts[form] - 1] -= 1
             self._histogram[counts[form]] += 1
-        if self._cap is not None and self._cap == self._median_cap() and self._beyond is not None:
-            if counts[form] > self._cap:
-                self._beyond[form] = counts[form] - self._cap
-        else:
+        if self._beyond is None or self._cap != self._median_cap():
             self._cap = self._beyond = None
+        elif counts[form] > self._cap:
+            self._total += 1
+            self._beyond.update(tokens_of(form))
 
     def cap(self) -> int:
         """The most shapes a form counts: as many as the median form has, at least ``LEAST_CAP``."""
@@ -57,13 +59,13 @@ class FormShapes:
                 return max(LEAST_CAP, count)
         return LEAST_CAP
 
-    def beyond(self) -> dict[int, int]:
-        """From each form with more shapes than the cap to how many more it has."""
+    def uncounted(self, tokens_of: Callable[[int], Iterable[str]], token: str | None = None) -> int:
+        """The shapes beyond the cap of all forms, or of the forms that have ``token``."""
         if self._beyond is None:
-            cap = self.cap()
-            self._beyond = {form: count - cap for form, count in enumerate(self.counts) if count > cap}
-        return self._beyond
-
-    def uncounted(self, has_token: Callable[[int], bool] | None = None) -> int:
-        """The shapes not counted (beyond the cap) of all forms, or of the forms that ``has_token``."""
-        return sum(extra for form, extra in self.beyond().items() if has_token is None or has_token(form))
+            cap, self._beyond, self._total = self.cap(), Counter(), 0
+            for form, count in enumerate(self.counts):
+                if count > cap:
+                    self._total += count - cap
+                    for token_of_form in tokens_of(form):
+                        self._beyond[token_of_form] += count - cap
+        return self._total if token is None else self._beyond[token]

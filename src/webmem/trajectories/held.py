@@ -230,7 +230,7 @@ class OriginGoals:
             key = _SHAPE_SEPARATOR.join(sorted(shape))
             if self._new_shape(key):
                 self.shape_count += 1
-                self.form_shapes.add(form)
+                self.form_shapes.add(form, self._form_tokens)
                 for token in shape:
                     self.spread[token] = self.spread.get(token, 0) + 1
                 self._weights.clear()
@@ -392,10 +392,10 @@ class OriginGoals:
                     self._weights[token] = 0.0
                 return 0.0
             count = self.shape_count
-            if token[0] != VALUE_MARK and self.form_shapes.beyond():  # a form counts its cap of shapes
-                count -= self.form_shapes.uncounted()
+            if token[0] != VALUE_MARK and (beyond := self.form_shapes.uncounted(self._form_tokens)):
+                count -= beyond  # a form counts at most its cap of shapes
                 if shapes:
-                    shapes -= self.form_shapes.uncounted(lambda form: token in self._form_tokens(form))
+                    shapes -= self.form_shapes.uncounted(self._form_tokens, token)
             known = (1.0 + math.log((count + 1) / ((shapes or 0) + 1))) ** 2 * MECHANICS.get(token, 1.0)
             if shapes is not None:  # a new goal's own word (of no shape) is never remembered
                 self._weights[token] = known
