@@ -45,7 +45,9 @@ A seeded split puts half of each set's tasks in ``tune`` (look at it while devel
 ``held-out`` (never tuned on; report it). Within each half, 70% of the tasks are stored (two
 instances each, or the one intent) and 30% are new: their queries must find nothing. Queries are
 other instances of a stored task ("same wording": same template, other values), rewordings of a
-stored task ("reworded"), and the instances and rewordings of new tasks (negatives). A query is a
+stored task ("reworded"), and the instances and rewordings of new tasks (negatives). Which tasks are stored is
+one seeded draw (a layout); ``--layouts N`` sums N of them, the split staying, for figures less tied to one draw
+(their interval still resamples queries only). A query is a
 true positive when the match is a stored run of its own task; any other match is a false positive.
 The baseline is the rule webmem had before: Jaccard over whole words >= 0.5. Each F1 comes with its 95%
 bootstrap interval (the queries drawn again with replacement): with about a hundred positives, one query
@@ -275,6 +277,13 @@ class Tally:
                 return level, sum(kept), len(kept) - sum(kept)
         return None
 
+    def merge(self, other: Tally) -> None:
+        """Add ``other``'s queries (of another layout) to these."""
+        self.tp, self.fp, self.fn = self.tp + other.tp, self.fp + other.fp, self.fn + other.fn
+        self.negatives, self.positives = self.negatives + other.negatives, self.positives + other.positives
+        self.outcomes += other.outcomes
+        self.matches += other.matches
+
     def f1_interval(self, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
         """The 95% bootstrap interval of F1: the queries drawn again with replacement, ``resamples`` times
         (seeded), so that a figure a query or two away from a goal reads as what it is."""
@@ -319,11 +328,13 @@ def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, st
 
 
 def evaluate(tasks: list[Task], *, embedder: Any = None, semantic: str | None = None, show_errors: int = 0,
-             threshold: float | None = None, error_kinds: tuple[str, ...] = ()) -> dict[str, dict[str, Tally]]:
+             threshold: float | None = None, error_kinds: tuple[str, ...] = (),
+             layout: int = SEED) -> dict[str, dict[str, Tally]]:
     """Tallies per query kind and set. ``embedder``: any object with webmem's ``Embedder`` protocol, used as the
     goal embedder; ``semantic`` (with no ``embedder``) names one of webmem's: ``wordllama`` or ``glove``. ``error_kinds`` limits the misses
-    printed (up to ``show_errors``) to those kinds."""
-    stored, queries = scenario(tasks, random.Random(SEED))
+    printed (up to ``show_errors``) to those kinds. ``layout`` seeds which tasks are stored and which are asked
+    for in vain."""
+    stored, queries = scenario(tasks, random.Random(layout))
     tallies: dict[str, dict[str, Tally]] = {}
     if embedder is None and semantic:
         embedder = webmem.GloveEmbedder() if semantic == "glove" else webmem.WordLlamaEmbedder()
@@ -414,13 +425,27 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, help="similarity threshold (default: webmem's default)")
     parser.add_argument("--batches", type=int, help="only the model rewrites that the generator's first N runs added "
                                                     "(1: the first file, one rewrite per task at most)")
+    parser.add_argument("--layouts", type=int, default=1,
+                        help="sum N layouts of each half: which tasks are stored drawn with seeds %d, 1, 2, ... (the "
+                             "split and the inboxes stay); one layout is a single draw, several are steadier" % SEED)
     args = parser.parse_args()
     halves = split(load_tasks(args.batches))
+    layouts = [SEED, *(seed for seed in range(1, args.layouts + 1) if seed != SEED)][:max(1, args.layouts)]
     for name in ("tune", "held-out"):
         if args.split in (name, "both"):
-            label = f"{name} ({len(halves[name])} tasks){f' + {args.semantic}' if args.semantic else ''}"
-            report(label, evaluate(halves[name], semantic=args.semantic, show_errors=args.show_errors,
-                                   threshold=args.threshold, error_kinds=tuple(args.error_kind)), _row)
+            label = f"{name} ({len(halves[name])} tasks){f' + {args.semantic}' if args.semantic else ''}" + \
+                (f", {len(layouts)} layouts" if len(layouts) > 1 else "")
+            summed: dict[str, dict[str, Tally]] = {}
+            medians = []
+            for layout in layouts:
+                tallies = evaluate(halves[name], semantic=args.semantic, show_errors=args.show_errors,
+                                   threshold=args.threshold, error_kinds=tuple(args.error_kind), layout=layout)
+                medians.append(tallies.pop("_ms")["median"])  # type: ignore[index]
+                for kind, sets in tallies.items():
+                    for set_name, tally in sets.items():
+                        summed.setdefault(kind, {}).setdefault(set_name, Tally()).merge(tally)
+            summed["_ms"] = {"median": statistics.median(medians)}  # type: ignore[dict-item]
+            report(label, summed, _row)
 
 
 if __name__ == "__main__":
