@@ -838,6 +838,23 @@ def test_an_unreadable_snapshot_is_ignored(open_memory: Any, broken: str) -> Non
     assert reader.trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW).scored == MANY
 
 
+def test_a_snapshot_written_before_forms_counted_their_shapes_is_not_read(open_memory: Any) -> None:
+    """Without each form's number of shapes, the words of a snapshot's origin cannot be weighed: the origin is read
+    from its rows (which show a goal changed behind the snapshot's back)."""
+    first = open_memory()
+    saved = fill(first)
+    header, _, rest = snapshot_of(first).partition("\n")[2].partition("\n")
+    data = json.loads(header)
+    del data["form_shapes"]
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n" + rest
+    rows.execute(first, "UPDATE trajectory_snapshots SET snapshot = :old", old=checksum(body) + "\n" + body)
+    rows.execute(first, "UPDATE trajectories SET goal = 'changed behind its back' WHERE trajectory_id = :id",
+                 id=saved[0].id)
+    report = open_memory().trajectories.match("export the quarterly invoices", origin=ORIGIN, now=NOW, limit=1)
+    assert report.candidates[0].trajectory.id == saved[0].id
+    assert report.candidates[0].trajectory.goal == "changed behind its back"
+
+
 def test_a_goal_saved_after_a_match_on_an_origin_read_from_its_snapshot_is_found(open_memory: Any) -> None:
     """An origin read from its snapshot holds its words' forms as text, made into masks as matches ask:
     a goal saved after a match in the same process is found by the next, through the masks already made."""

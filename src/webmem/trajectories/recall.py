@@ -42,7 +42,7 @@ from .slots import goal_values
 from .spans import between, value_spans_of
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s14"
+SIGNATURE_VERSION = "s13"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _FIELD = "\x1f"

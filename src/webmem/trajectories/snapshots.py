@@ -3,7 +3,8 @@ rows, and parses only what it touches (:class:`.held.OriginGoals` reads each goa
 
 A snapshot is a checksum line, a JSON header (the format, the matcher's signature version, the structure's
 numbers), three lines of keys (ids, shapes, forms), the goals' texts, and one line per goal. One cut short or
-changed in any part, of another format or written by another version of the matcher, is not read.
+changed in any part, of another format or written by another version of the matcher, or without a number of shapes
+per form (written before forms counted them), is not read: the origin is read from its rows.
 """
 
 from __future__ import annotations
