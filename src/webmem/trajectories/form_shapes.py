@@ -61,11 +61,13 @@ class FormShapes:
 
     def uncounted(self, tokens_of: Callable[[int], Iterable[str]], token: str | None = None) -> int:
         """The shapes beyond the cap of all forms, or of the forms that have ``token``."""
-        if self._beyond is None:
-            cap, self._beyond, self._total = self.cap(), Counter(), 0
+        beyond = self._beyond
+        if beyond is None:  # counted whole, then kept: a thread that reads meanwhile never sees a part
+            cap, beyond, total = self.cap(), Counter[str](), 0
             for form, count in enumerate(self.counts):
                 if count > cap:
-                    self._total += count - cap
+                    total += count - cap
                     for token_of_form in tokens_of(form):
-                        self._beyond[token_of_form] += count - cap
-        return self._total if token is None else self._beyond[token]
+                        beyond[token_of_form] += count - cap
+            self._total, self._beyond = total, beyond
+        return self._total if token is None else beyond[token]
