@@ -162,3 +162,21 @@ def act_words(conn: Connection) -> None:
     ).create(conn)
     if conn.dialect.name == "postgresql":
         namespace_policy(conn, "act_words")
+
+
+def field_options(conn: Connection) -> None:
+    """Options a page offered in a field where a run chose the value its goal named (``trajectories.field_options``).
+    Learned from trajectories saved from now on."""
+    Table(
+        "field_options", MetaData(),
+        Column("namespace", String(200), primary_key=True),
+        Column("origin", String(200), primary_key=True),
+        Column("offered", String(200), primary_key=True),
+        Column("chosen", String(200), primary_key=True),
+        Column("trajectory_id", String(200), primary_key=True),
+        Column("field_label", String(200), nullable=False),
+        Column("task", Text, nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+    ).create(conn)
+    if conn.dialect.name == "postgresql":
+        namespace_policy(conn, "field_options")

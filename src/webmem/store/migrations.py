@@ -37,6 +37,7 @@ from .later_migrations import (
     act_words,
     advice_outcomes,
     element_signals,
+    field_options,
     goal_index,
     lesson_scopes,
     namespace_policy,
@@ -358,6 +359,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0015_element_signals", element_signals),
     Migration("0016_run_owners", run_owners),
     Migration("0017_act_words", act_words),
+    Migration("0018_field_options", field_options),
 )
 
 

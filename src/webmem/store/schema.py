@@ -167,6 +167,22 @@ act_words = Table(
     Column("created_at", UTCDateTime, nullable=False),
 )
 
+#: Options a page offered in a field where a run chose the value its goal named ("Pending" beside the "Complete" of
+#: "Show the completed orders"): each is a value of that task too. ``chosen`` is the chosen one as the goal said it,
+#: ``task`` the run's goal template (or its goal).
+field_options = Table(
+    "field_options",
+    metadata,
+    Column("namespace", String(NAME), primary_key=True),
+    Column("origin", String(NAME), primary_key=True),
+    Column("offered", String(NAME), primary_key=True),
+    Column("chosen", String(NAME), primary_key=True),
+    Column("trajectory_id", String(NAME), primary_key=True),
+    Column("field_label", String(NAME), nullable=False),
+    Column("task", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+)
+
 advice_items = Table(
     "advice_items",
     metadata,

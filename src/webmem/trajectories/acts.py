@@ -33,6 +33,7 @@ from ..core.urls import page_path
 from ..store.prepared import Prepared
 from ..store.schema import act_words, trajectories
 from ..store.statements import insert_ignoring_duplicates, plain_select
+from .field_options import options_named, task_of
 from .held import OriginGoals, StoredGoal
 from .plans import replayable
 from .ranking import Scored, rank
@@ -41,6 +42,8 @@ from .recall import signature
 
 #: The actions that do something on a page.
 ACTING = frozenset({"click", "fill", "type", "select", "check", "uncheck", "press", "hover", "upload", "drag"})
+#: Why a goal read with a learned word put for its partner may be the stored task.
+ACT_REASON = "goals in both words did the same steps on this site"
 #: The readings of a new goal tried at most (each a ranking).
 MAX_READINGS = 3
 #: The most words a learned phrase has, and the fewest words alike around it in the two goals that teach it.
@@ -259,41 +262,54 @@ def known(conn: Connection, namespace: str, origin: str) -> list[tuple[str, str]
     return [act.words for act in learned(conn, namespace, origin)]
 
 
-def readings(goal: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str, str]]:
-    """The goal read with one learned word or phrase put for its partner: ``(reading, said, meant)``."""
-    said = f" {' '.join(words(goal))} "
-    found = []
+def readings(goal: str, pairs: Sequence[tuple[str, str]],
+             options: dict[str, list[tuple[str, str, str, str]]] | None = None) -> list[
+        tuple[str, str, str, str, str | None]]:
+    """The goal read with one learned word or phrase put for its partner, or with the value a run of a task chose
+    in a field put for another of the field's options (``field_options``): ``(reading, said, meant, why, task)``,
+    ``task`` the one task the reading may reach (None: any)."""
+    said_words = words(goal)
+    said = f" {' '.join(said_words)} "
+    found: list[tuple[str, str, str, str, str | None]] = []
     for one, other in pairs:
         for word, meant in ((one, other), (other, one)):
             if f" {word} " in said and f" {meant} " not in said:
-                found.append((_put(goal, word, meant), word, meant))
+                found.append((_put(goal, word, meant), word, meant, ACT_REASON, None))
+    for word, (_, value, label, task) in options_named(said_words, options) if options else ():
+        where = f'the field "{label}"' if label else "one field"
+        found.append((_put(goal, word, value), word, value, f"both options of {where} on this site", task))
     return found[:MAX_READINGS]
 
 
-def read_by_acts(held: OriginGoals, goal: str, ranked: list[Scored], pairs: Callable[[], list[tuple[str, str]]], *,
+def read_by_acts(held: OriginGoals, goal: str, ranked: list[Scored],
+                 learned: Callable[[], tuple[list[tuple[str, str]], dict[str, list[tuple[str, str, str, str]]]]], *,
                  threshold: float, competing: Callable[[StoredGoal], bool]) -> list[Scored]:
-    """``ranked``, with the stored goal a reading of ``goal`` by learned words reaches first, when it reaches the
-    threshold and comes closer than any stored goal does to the goal as it is worded (which fits none exactly);
-    ``Scored.read_as`` names the words. ``pairs`` reads the words learned on the origin, once per version of it."""
+    """``ranked``, with the stored goal a reading of ``goal`` by learned words (or by a field's options) reaches
+    first, when it reaches the threshold and comes closer than any stored goal does to the goal as it is worded
+    (which fits none exactly); ``Scored.read_as`` names the words. ``learned`` reads the words learned on the origin
+    and its fields' options (``field_options.known``), once per version of it."""
     closest = max((item.similarity for item in ranked if competing(item.goal)), default=0.0)
     if closest >= 1.0:
         return ranked
     with held.lock:
         if held.act_words is None or held.act_words[0] != (held.version, held.removals):
-            held.act_words = ((held.version, held.removals), pairs())
-        learned = held.act_words[1]
-    best: tuple[Scored, str, str, str] | None = None
-    for text, word, meant in readings(goal, learned) if learned else ():
+            held.act_words = ((held.version, held.removals), learned())
+        pairs, options = held.act_words[1]
+    best: tuple[Scored, tuple[str, str, str, str]] | None = None
+    for text, word, meant, why, task in readings(goal, pairs, options) if pairs or options else ():
+        def may_reach(stored: StoredGoal, task: str | None = task) -> bool:
+            return competing(stored) and (task is None or task_of(stored.signature.template, stored.goal) == task)
+
         with held.lock:
-            found = rank(held, signature(text), text, limit=1, competing=competing)
+            found = rank(held, signature(text), text, limit=1, competing=may_reach)
         for item in found:
-            if competing(item.goal) and item.similarity >= max(threshold, closest) and (
+            if may_reach(item.goal) and item.similarity >= max(threshold, closest) and (
                     best is None or item.similarity > best[0].similarity):
-                best = (item, word, meant, text)
+                best = (item, (word, meant, text, why))
     if best is None or best[0].similarity <= closest:
         return ranked
-    item, word, meant, text = best
-    return [replace(item, read_as=(word, meant, text)), *(other for other in ranked if other.goal is not item.goal)]
+    item, read_as = best
+    return [replace(item, read_as=read_as), *(other for other in ranked if other.goal is not item.goal)]
 
 
 def _page_kind(url: str) -> str:

@@ -20,7 +20,7 @@ from ..store.prepared import Prepared
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import new_keys
-from . import acts
+from . import acts, field_options
 from .binding import bind, bound_spans, same_wording
 from .held import OriginGoals
 from .index import GoalIndex, bump_origin, saved_goal
@@ -83,10 +83,12 @@ class Recording:
             created_at=as_utc(created_at) if created_at else utcnow(),
             run_id=run_id,
         )
+        shown = field_options.taught(stored_goal, stored_steps) if success and isinstance(stored_goal, str) else []
         with self._scope.store.write() as conn:
             self._insert(conn, trajectory)
             acts.record(conn, self._ns, trajectory.origin, trajectory.id, learned, trajectory.created_at)
-            if not learned:
+            field_options.record(conn, self._ns, trajectory.origin, trajectory, shown, trajectory.created_at)
+            if not learned and not shown:
                 self._scope.store.after_commit(functools.partial(self._index.carry_learned_words, trajectory.origin))
         self._scope.emit(
             "trajectory_saved", run_id=run_id, trajectory_id=trajectory.id, goal=trajectory.goal,
@@ -145,6 +147,10 @@ class Recording:
             self._insert_many(conn, fresh)
             for origin, trajectory_id, learned in taught:
                 acts.record(conn, self._ns, origin, trajectory_id, learned, utcnow())
+            for trajectory in fresh:
+                if trajectory.success:
+                    field_options.record(conn, self._ns, trajectory.origin, trajectory,
+                                         field_options.taught(trajectory.goal, trajectory.steps), utcnow())
         return added
 
     def _as_imported(self, trajectory: Trajectory) -> Trajectory:

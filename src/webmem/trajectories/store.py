@@ -28,7 +28,7 @@ from ..store.prepared import Prepared, Read
 from ..store.schema import trajectories
 from ..store.scope import Scope
 from ..store.statements import plain_select
-from . import acts
+from . import acts, field_options
 from .acts import read_by_acts
 from .held import OriginGoals, StoredGoal
 from .index import ORIGINS_TOPIC, GoalIndex, bump_origin
@@ -185,7 +185,8 @@ class TrajectoryStore(Recording, ReplaySearch):
                     ranked = rescue(held, query, goal, self._index.vector(goal), ranked, threshold=threshold)
             ranked = clear_lead(held, query, goal, ranked, threshold=threshold, competing=competing,
                                 query_vector=nearest)
-            ranked = read_by_acts(held, goal, ranked, lambda: acts.known(conn, self._ns, origin_key),
+            ranked = read_by_acts(held, goal, ranked, lambda: (acts.known(conn, self._ns, origin_key),
+                                                               field_options.known(conn, self._ns, origin_key)),
                                   threshold=threshold, competing=competing)
             judged = [judge(item) for item in ranked]
             judged.sort(key=lambda j: (j.eligible, j.score, j.item.agree, j.item.goal.created_at), reverse=True)
@@ -196,7 +197,9 @@ class TrajectoryStore(Recording, ReplaySearch):
             closest = max(judged, key=lambda j: j.item.similarity) if judged else None
         reason = verdict(winner, (closest, closest.item.why(query, goal)) if closest and winner is None else None,
                          sum(1 for j in judged if j.eligible), threshold, len(held.goals))
-        report = match_report(goal, origin_key, threshold, scoring, candidates, len(held.goals), best, reason)
+        read_as = listed[0].item.read_as if winner is not None else None
+        report = match_report(goal, origin_key, threshold, scoring, candidates, len(held.goals), best, reason,
+                              option=read_as[0] if read_as and read_as[3] != acts.ACT_REASON else None)
         if winner is not None:
             self._scope.emit(
                 "trajectory_matched", run_id=run_id, trajectory_id=winner.trajectory.id, goal=goal,
@@ -250,6 +253,7 @@ class TrajectoryStore(Recording, ReplaySearch):
             ).all()
             deleted = conn.execute(delete(trajectories).where(*expired)).rowcount
             acts.forget(conn, self._ns, [row.trajectory_id for row in origins])
+            field_options.forget(conn, self._ns, [row.trajectory_id for row in origins])
             for origin in sorted({row.origin for row in origins}):
                 bump_origin(conn, self._ns, origin, removed=1)
         for row in origins:
@@ -265,6 +269,7 @@ class TrajectoryStore(Recording, ReplaySearch):
         origins = conn.execute(select(trajectories.c.origin).where(*chosen).distinct()).scalars().all()
         deleted = conn.execute(delete(trajectories).where(*chosen)).rowcount
         acts.forget(conn, self._ns, trajectory_ids)
+        field_options.forget(conn, self._ns, trajectory_ids)
         for origin in sorted(origins):
             bump_origin(conn, self._ns, origin, removed=1)
         for trajectory_id in trajectory_ids:

@@ -83,10 +83,14 @@ def candidate(judged: Judged, origin: str, query: Signature, goal: str) -> Match
 
 
 def report(goal: str, origin: str, threshold: float, trace_scoring: bool, candidates: list[MatchCandidate],
-           scored: int, best: Trajectory | None, reason: str) -> MatchReport:
+           scored: int, best: Trajectory | None, reason: str, *, option: str | None = None) -> MatchReport:
+    """The match report; ``option``: the words of the goal the winner was reached by reading as another option of a
+    field (``field_options``), listed among the values read."""
     reading = read_goal(goal)
     values_read = [stored_record(ValueRead, _VALUE_FIELDS, (span.written, span.kind, span.value))
                    for span in value_spans(reading.text)]
+    if option is not None:
+        values_read.append(stored_record(ValueRead, _VALUE_FIELDS, (option, "option", option)))
     values: tuple[Any, ...] = (goal, origin, threshold, trace_scoring, candidates, scored, best, reason,
                                list(reading.set_aside), values_read)
     return stored_record(MatchReport, _REPORT_FIELDS, values)
