@@ -82,3 +82,11 @@ def test_what_a_deleted_run_showed_goes_with_it_and_an_import_shows_it_again(mem
     mem.trajectories.import_trajectories([saved])
     report = mem.trajectories.match("Which orders are pending?", origin=SHOP)
     assert report.best is not None and report.best.id == saved.id
+
+
+def test_an_option_changed_by_hand_to_nothing_is_passed_over(mem: webmem.Memory) -> None:
+    saved = shop(mem)
+    rows.execute(mem, "UPDATE field_options SET offered = '' WHERE offered = 'pending'")
+    assert mem.trajectories.match("Which orders are pending?", origin=SHOP).best is None
+    report = mem.trajectories.match("Which orders are on hold?", origin=SHOP)
+    assert report.best is not None and report.best.id == saved.id

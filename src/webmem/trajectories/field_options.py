@@ -100,7 +100,8 @@ def known(conn: Connection, namespace: str, origin: str) -> dict[str, list[tuple
     the option's first word (a goal's words are looked up, not every option tried)."""
     found: dict[str, list[tuple[str, str, str, str]]] = {}
     for row in dict.fromkeys(tuple(row) for row in _KNOWN.rows(conn, {"ns": namespace, "origin": origin})):
-        found.setdefault(stem(row[0].split()[0]), []).append(row)
+        if option := row[0].split():  # a row changed by hand to no option names nothing
+            found.setdefault(stem(option[0]), []).append(row)
     return found
 
 
