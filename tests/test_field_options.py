@@ -5,8 +5,13 @@ names as well, a choice the goal does not name) teaches nothing, and what a dele
 
 from __future__ import annotations
 
+import json
+
+from click.testing import CliRunner
+
 import rows
 import webmem
+from webmem.cli import cli
 from webmem.trajectories.field_options import taught
 
 SHOP = "http://shop.example.test"
@@ -90,3 +95,22 @@ def test_an_option_changed_by_hand_to_nothing_is_passed_over(mem: webmem.Memory)
     assert mem.trajectories.match("Which orders are pending?", origin=SHOP).best is None
     report = mem.trajectories.match("Which orders are on hold?", origin=SHOP)
     assert report.best is not None and report.best.id == saved.id
+
+
+def test_the_api_and_the_cli_show_what_a_site_s_fields_offered(sqlite_mem: webmem.Memory, memory_dir) -> None:
+    saved = shop(sqlite_mem)
+    found = sqlite_mem.trajectories.field_options(f"{SHOP}/admin/orders")
+    assert sorted((option.option, option.value, option.field, option.task, option.trajectory_id) for option in found) \
+        == sorted((option, "completed", "Status", saved.goal_template or saved.goal, saved.id)
+                  for option in ("pending", "processing", "canceled", "on hold"))
+    shown = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "options", "--url", SHOP,
+                                     "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output) == [option.model_dump(mode="json") for option in found]
+    plain = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "options", "--url", SHOP])
+    assert "on hold" in plain.output and "Status" in plain.output and saved.id in plain.output
+    empty = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "options", "--url",
+                                     "http://elsewhere.example.test"])
+    assert empty.exit_code == 0 and "No field options." in empty.output
+    bad = CliRunner().invoke(cli, ["--memory-dir", str(memory_dir), "trajectories", "options", "--url", "not a url"])
+    assert bad.exit_code != 0 and "origin" in bad.output and "Traceback" not in bad.output

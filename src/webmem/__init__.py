@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .core.models import (
         ElementSignals,
         Fact,
+        FieldOption,
         LearnedAct,
         Lesson,
         MatchCandidate,
@@ -99,6 +100,7 @@ __all__ = [
     "EpisodeEntry",
     "EpisodeStore",
     "Fact",
+    "FieldOption",
     "ForgetReport",
     "Forgetting",
     "GloveEmbedder",
@@ -169,6 +171,7 @@ _HOMES = {
     "EpisodeEntry": ".core.episode_records",
     "EpisodeStore": ".episodes.store",
     "Fact": ".core.models",
+    "FieldOption": ".core.models",
     "ForgetReport": ".forgetting",
     "Forgetting": ".forgetting",
     "GradingResult": ".core.episode_records",

@@ -190,6 +190,25 @@ def trajectories_acts(settings: Settings, origin: str, relearn: bool, json_: boo
                for act in found), no_wrap=("taught by", "and"))
 
 
+@trajectories.command("options")
+@click.option("--origin", "--url", "origin", required=True, help="The site (or a page of it).")
+@json_option
+@click.pass_obj
+def trajectories_options(settings: Settings, origin: str, json_: bool) -> None:
+    """Show the options a site's recordings showed to be values of a task: the other options of a field where a
+    run chose the value its goal named. A later goal naming one is read with that value."""
+    with settings.memory() as mem:
+        found = mem.trajectories.field_options(origin)
+    if json_:
+        emit_json([option.model_dump(mode="json") for option in found])
+    elif not found:
+        nothing("field options")
+    else:
+        table(("option", "read as", "field", "of the task", "shown by", "learned (UTC)"),
+              ((option.option, option.value, option.field, option.task, option.trajectory_id, when(option.learned_at))
+               for option in found), no_wrap=("shown by",))
+
+
 @trajectories.command("explain")
 @click.argument("goal")
 @click.option("--origin", "--url", "origin", required=True, help="The site (or a page of it) the run would start on.")

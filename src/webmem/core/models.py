@@ -382,6 +382,19 @@ class LearnedAct(Record):
     learned_at: datetime
 
 
+class FieldOption(Record):
+    """An option a page offered in a field where a run chose the value its goal named: a value of that task too
+    ("pending" beside the "completed" of "Show the completed orders"). ``value`` is the chosen one as the goal said
+    it, ``field`` the field's label, ``task`` the run's goal template (or its goal), ``trajectory_id`` the run."""
+
+    option: str
+    value: str
+    field: str
+    task: str
+    trajectory_id: str
+    learned_at: datetime
+
+
 class MatchReport(Record):
     """The outcome of looking for a reference trajectory: every candidate scored (or the closest
     ``limit`` of them; ``scored`` says how many there were), the winner, and why it won. ``set_aside``

@@ -16,7 +16,8 @@ from datetime import datetime
 
 from sqlalchemy import Connection, delete
 
-from ..core.models import Step, Trajectory
+from ..core.models import FieldOption, Step, Trajectory
+from ..core.records import stored_record
 from ..core.terms import STOP_WORDS, stem, words
 from ..store.prepared import Prepared
 from ..store.schema import field_options
@@ -25,6 +26,10 @@ from ..store.statements import insert_ignoring_duplicates, plain_select
 #: The most words an option has to be read as a value (longer ones are descriptions, not values).
 MAX_OPTION_WORDS = 3
 _PROMPTS = frozenset({"select", "choose", "pick", "please"})  # the first word of an option that asks for a choice
+_LISTED = Prepared(plain_select([field_options.c.offered, field_options.c.chosen, field_options.c.field_label,
+                                 field_options.c.task, field_options.c.trajectory_id, field_options.c.created_at],
+                                "namespace = :ns AND origin = :origin", order_by="created_at, offered, chosen"))
+_LISTED_FIELDS = ("option", "value", "field", "task", "trajectory_id", "learned_at")
 _KNOWN = Prepared(plain_select([field_options.c.offered, field_options.c.chosen, field_options.c.field_label,
                                 field_options.c.task], "namespace = :ns AND origin = :origin",
                                order_by="created_at, offered, chosen"))
@@ -103,6 +108,12 @@ def known(conn: Connection, namespace: str, origin: str) -> dict[str, list[tuple
         if option := row[0].split():  # a row changed by hand to no option names nothing
             found.setdefault(stem(option[0]), []).append(row)
     return found
+
+
+def listed(conn: Connection, namespace: str, origin: str) -> list[FieldOption]:
+    """Every option shown on ``origin``, with the run that showed it, in the order they were shown."""
+    return [stored_record(FieldOption, _LISTED_FIELDS, row)
+            for row in _LISTED.rows(conn, {"ns": namespace, "origin": origin})]
 
 
 def options_named(said: Sequence[str], options: dict[str, list[tuple[str, str, str, str]]]) -> list[

@@ -13,7 +13,7 @@ from sqlalchemy import Connection
 from ..core.clock import as_utc, new_id, utcnow
 from ..core.elements import compact_steps, redacted_signals
 from ..core.errors import InvalidInput
-from ..core.models import LearnedAct, Step, Trajectory, validated
+from ..core.models import FieldOption, LearnedAct, Step, Trajectory, validated
 from ..core.urls import domain_of, origin_of
 from ..store.engine import retried
 from ..store.prepared import Prepared
@@ -202,6 +202,13 @@ class Recording:
                 acts.relearn(conn, self._ns, origin_key, functools.partial(self._load, conn, cached=False), utcnow())
         with self._scope.store.read() as conn:
             return acts.learned(conn, self._ns, origin_key)
+
+    def field_options(self, origin: str) -> list[FieldOption]:
+        """The options this site's recordings showed to be values of a task (``trajectories.field_options``): each
+        other option of a field where a run chose the value its goal named, oldest first."""
+        origin_key = origin_of(origin, field="origin")
+        with self._scope.store.read() as conn:
+            return field_options.listed(conn, self._ns, origin_key)
 
 
 def _same_path(one: Sequence[Step], other: Sequence[Step]) -> bool:
