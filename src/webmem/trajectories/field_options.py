@@ -3,10 +3,11 @@
 A run for "Show the completed orders" that chose "Complete" in the "Status" select shows that on this site a status
 is a value of the task, as a number is: "Which orders are pending?" asks for the same task with another of the
 field's options. What a save shows is kept (table ``field_options``): each other option with the value as the goal
-said it. A new goal that names one of them, and fits no stored goal exactly, is read again with that value in its
-place (:func:`.acts.read_by_acts`) to reach a goal of the task whose run showed the option, and the match says so: '"pending" read as "completed" (both options of the field
-"Status" on this site)'. An option is matched by its words or their stems ("cancelled" names "Canceled"); one the
-goal names as well as the chosen value ("from pending to complete") is no other value of the task.
+said it and the run's task. A new goal that names one of them, and fits no stored goal exactly, is read again with
+that value in its place (:func:`.acts.read_by_acts`), to reach a goal of that task only, and the match says so:
+'"pending" read as "completed" (both options of the field "Status" on this site)'. An option is matched by its words
+or their stems ("cancelled" names "Canceled"); one the goal names as well as the chosen value ("from pending to
+complete") is no other value of the task.
 """
 
 from __future__ import annotations
