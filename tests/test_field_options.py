@@ -70,6 +70,9 @@ def test_what_is_no_value_of_the_task_teaches_nothing() -> None:
     assert taught("Show the completed orders", [webmem.Step(action="select", target='combobox "Status"',
                                                             value="Complete", element=prompting)]) == \
         [("pending", "completed", "Status")]
+    unlabelled = webmem.ElementSignals(options=STATUS.options)  # as the MCP proxy records a select
+    assert {field for *_, field in taught("Show the completed orders", [webmem.Step(
+        action="select", target='combobox "Order status"', value="Complete", element=unlabelled)])} == {"Order status"}
     assert taught("Show the orders", orders()) == []  # the goal does not name what was chosen
     assert taught("Move the pending orders to complete", orders()) == \
         [(option, "complete", "Status") for option in ("processing", "canceled", "on hold")]  # "pending" is named too

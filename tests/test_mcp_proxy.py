@@ -356,6 +356,8 @@ def test_a_sites_remembered_task_is_a_tool_while_the_browser_is_on_it(
         assert steps[-1].target == 'button "Open ticket"'  # the replay's steps, then the agent's
         skill = mem.skills.get("create_ticket", url)
         assert skill.status == "verified" and skill.record.replays == 2 and skill.record.handovers == 1
+        shown = {(option.option, option.value, option.field) for option in mem.trajectories.field_options(url)}
+        assert {(option, "high", "Priority") for option in ("low", "normal", "urgent")} <= shown  # from the snapshot
     assert len(changes) >= 3
 
 

@@ -12,6 +12,7 @@ complete") is no other value of the task.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -26,6 +27,7 @@ from ..store.statements import insert_ignoring_duplicates, plain_select
 
 #: The most words an option has to be read as a value (longer ones are descriptions, not values).
 MAX_OPTION_WORDS = 3
+_NAMED_TARGET = re.compile(r'^[a-z]+ "(.+)"$')
 _PROMPTS = frozenset({"select", "choose", "pick", "please"})  # the first word of an option that asks for a choice
 _LISTED = Prepared(plain_select([field_options.c.offered, field_options.c.chosen, field_options.c.field_label,
                                  field_options.c.task, field_options.c.trajectory_id, field_options.c.created_at],
@@ -62,7 +64,9 @@ def taught(goal: str, steps: Sequence[Step]) -> list[tuple[str, str, str]]:
         if span is None:
             continue
         value = " ".join(said[span[0]:span[1]])
-        field = (element.label or element.field_name or element.title)[:100]
+        named_target = _NAMED_TARGET.match(step.target or "")  # 'combobox "Status"', as the MCP proxy records it
+        field = (element.label or element.field_name or element.title or (named_target[1] if named_target else ""))
+        field = field[:100]
         for option, written in options.items():
             if option != " ".join(chosen) and _usable(written) and named(said, option.split()) is None:
                 found.setdefault(option, (value, field))
