@@ -115,7 +115,8 @@ class OriginGoals:
     valued: PositionLists = field(default_factory=lambda: PositionLists())  # from each value to the goals that name it
     texts_text: str | None = None  # from a hash of a goal's words to the goals, as JSON, read when first needed
     checked: Any = None  # the store's read mark at which these goals were last found current
-    act_words: Any = None  # the words learned to name one act here (``acts.known``), with the version they hold for
+    act_words: Any = None  # the words learned to name one act here and the fields' options (``acts.read_by_acts``),
+    #                        with the version they hold for
     act_templates: Any = None  # the templates by how they begin and end (``acts``), as far as read
     _common: tuple[int, frozenset[str]] | None = None  # ``common_tokens`` with the shape count it holds for
     _weights: dict[str, float] = field(default_factory=dict)
