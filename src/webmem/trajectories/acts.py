@@ -295,7 +295,7 @@ def read_by_acts(held: OriginGoals, goal: str, ranked: list[Scored],
         if held.act_words is None or held.act_words[0] != (held.version, held.removals):
             held.act_words = ((held.version, held.removals), learned())
         pairs, options = held.act_words[1]
-    best: tuple[Scored, tuple[str, str, str, str]] | None = None
+    best: tuple[Scored, tuple[str, str, str, str, str | None]] | None = None
     for text, word, meant, why, task in readings(goal, pairs, options) if pairs or options else ():
         def may_reach(stored: StoredGoal, task: str | None = task) -> bool:
             return competing(stored) and (task is None or task_of(stored.signature.template, stored.goal) == task)
@@ -305,7 +305,7 @@ def read_by_acts(held: OriginGoals, goal: str, ranked: list[Scored],
         for item in found:
             if may_reach(item.goal) and item.similarity >= max(threshold, closest) and (
                     best is None or item.similarity > best[0].similarity):
-                best = (item, (word, meant, text, why))
+                best = (item, (word, meant, text, why, task))
     if best is None or best[0].similarity <= closest:
         return ranked
     item, read_as = best

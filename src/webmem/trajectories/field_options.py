@@ -33,9 +33,6 @@ _LISTED = Prepared(plain_select([field_options.c.offered, field_options.c.chosen
                                  field_options.c.task, field_options.c.trajectory_id, field_options.c.created_at],
                                 "namespace = :ns AND origin = :origin", order_by="created_at, offered, chosen"))
 _LISTED_FIELDS = ("option", "value", "field", "task", "trajectory_id", "learned_at")
-_KNOWN = Prepared(plain_select([field_options.c.offered, field_options.c.chosen, field_options.c.field_label,
-                                field_options.c.task], "namespace = :ns AND origin = :origin",
-                               order_by="created_at, offered, chosen"))
 
 
 def named(said: Sequence[str], phrase: Sequence[str]) -> tuple[int, int] | None:
@@ -109,7 +106,7 @@ def known(conn: Connection, namespace: str, origin: str) -> dict[str, list[tuple
     """``(option, value, field, task)`` shown on ``origin``, each once, in the order they were shown, by the stem of
     the option's first word (a goal's words are looked up, not every option tried)."""
     found: dict[str, list[tuple[str, str, str, str]]] = {}
-    for row in dict.fromkeys(tuple(row) for row in _KNOWN.rows(conn, {"ns": namespace, "origin": origin})):
+    for row in dict.fromkeys(tuple(row[:4]) for row in _LISTED.rows(conn, {"ns": namespace, "origin": origin})):
         if option := row[0].split():  # a row changed by hand to no option names nothing
             found.setdefault(stem(option[0]), []).append(row)
     return found

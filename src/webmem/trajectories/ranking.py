@@ -63,13 +63,14 @@ class Scored:
     rescued: bool = False  # lifted to the threshold by the semantic stage
     lead: tuple[float, float, str] | None = None  # lifted to the threshold by its lead: its similarity, the next
     #                                               task's, and by what words when not all of them ("" for all)
-    read_as: tuple[str, str, str, str] | None = None  # reached by a reading of the goal: the word said, the word it
-    #                                                  was read as (``acts``), the reading, and why it may be read so
+    read_as: tuple[str, str, str, str, str | None] | None = None  # reached by a reading of the goal: the word said,
+    #   the word it was read as (``acts``), the reading, why it may be read so, and the one task a field's option
+    #   may reach (None for a learned act)
 
     def why(self, query: Signature, query_goal: str) -> str:
         """What the similarity rests on, in a few words."""
         if self.read_as is not None:
-            word, meant, reading, because = self.read_as
+            word, meant, reading, because, _ = self.read_as
             why = explain(signature(reading), self.goal.signature, reading, self.agree, like=self.goal.goal)
             return f'"{word}" read as "{meant}" ({because}): {why}'
         why = explain(query, self.goal.signature, query_goal, self.agree, like=self.goal.goal)

@@ -199,7 +199,7 @@ class TrajectoryStore(Recording, ReplaySearch):
                          sum(1 for j in judged if j.eligible), threshold, len(held.goals))
         read_as = listed[0].item.read_as if winner is not None else None
         report = match_report(goal, origin_key, threshold, scoring, candidates, len(held.goals), best, reason,
-                              option=read_as[0] if read_as and read_as[3] != acts.ACT_REASON else None)
+                              option=read_as[0] if read_as and read_as[4] is not None else None)
         if winner is not None:
             self._scope.emit(
                 "trajectory_matched", run_id=run_id, trajectory_id=winner.trajectory.id, goal=goal,
