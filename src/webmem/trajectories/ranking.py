@@ -22,6 +22,7 @@ from .conflicts import contrast_conflict, other_things
 from .held import OriginGoals, StoredGoal
 from .recall import (
     LONG_GOAL_WORDS,
+    LONG_TEXT_WORDS,
     SKELETON_SHARE,
     VALUE_MARK,
     VALUE_WEIGHT,
@@ -37,6 +38,7 @@ from .recall import (
     score,
     shares_only_values,
     signature,
+    text_token_of,
     word_count,
 )
 
@@ -273,9 +275,10 @@ class _Ranking:
                 self.form(form)
 
     def in_order(self) -> None:
-        """Score the forms of long goals that begin as the new goal does and share a word of meaning besides (goals of
-        one form share their wording) whose share of words in the same order reaches ``SKELETON_SHARE`` and may lift
-        them among the closest: only wordings of as many words as let that share reach it are read."""
+        """Score the forms of long goals that begin as the new goal does and share a word of meaning besides, or of
+        texts however they begin when it is one (``recall.LONG_TEXT_WORDS``), whose share of words in the same order
+        reaches ``SKELETON_SHARE`` and may lift them among the closest (goals of one form share their wording): only
+        wordings of as many words as let that share reach it are read."""
         held, query = self.held, self.query
         wording, opening = query.wording, opening_of(query.wording)
         size = word_count(wording)
@@ -285,8 +288,11 @@ class _Ranking:
         counts = sorted(range(max(LONG_GOAL_WORDS, math.ceil(need * size / (2 - need) - 1e-9)),
                               math.floor((2 - need) * size / need + 1e-9) + 1), key=lambda count: abs(count - size))
         sharing: int | None = None  # the forms that share a word of meaning besides the opening, once needed
+        text = size >= LONG_TEXT_WORDS
         for count in counts:
             forms = held.posting_mask(head_token_of(opening, count))
+            if text and count >= LONG_TEXT_WORDS:  # texts, however they begin
+                forms |= held.posting_mask(text_token_of(count))
             if not forms or 2 * min(count, size) < need * (count + size):
                 continue
             if sharing is None:

@@ -16,7 +16,10 @@ A signature splits a goal into what names the task and what names its values:
 - ``wording``: all the words of a long goal in order, each value as ``*``: two long goals that begin with the same
   two words, share a word of meaning besides them, and have most of their words in the same order ("Can you take
   me to the comments section of the hottest post in the art forum ...", "... of the last post on this page ...")
-  are one template too, and score at least that share (``in_order_share``).
+  are one template too, and score at least that share (``in_order_share``). Two texts (``LONG_TEXT_WORDS`` words or
+  more each: a task described in a paragraph) are compared so however they begin: a text's first words are often
+  the values of its template ("My sister, Kathy, has graduated ...", "My colleague, James, has been promoted ..."),
+  and texts of other tasks share far less of their words in order than ``SKELETON_SHARE``.
 
 A goal's terms are its words whatever its template; a new goal that fits the stored goal's template
 (the values its run used are the slots) scores 1, and one that names every word of the template's
@@ -54,6 +57,7 @@ FRAME_MARK = "^"  # begins the token of a frame: its first two words and its las
 _VALUE_WORD = "*"  # a value in a frame
 _FRAME = re.compile(r"[^|\s]+(?: [^|\s]+)+\|[^|\s]+(?: [^|\s]+)+\|[1-9][0-9]{0,5}")  # as ``_frame`` writes it
 LONG_GOAL_WORDS = 10  # a goal of this many words or more keeps its wording, compared in order with others'
+LONG_TEXT_WORDS = 50  # a goal of this many words or more is a text: compared in order with texts however they begin
 SKELETON_SHARE = 0.6  # the share of their words two long goals that begin alike need in the same order to be one task
 _WORDING = re.compile(r"[^\s*]+ [^\s*]+(?: \S+){%d,}" % (LONG_GOAL_WORDS - 2))  # as ``_frame_and_wording`` writes it
 
@@ -76,6 +80,7 @@ class Signature:
         #: for both as they are (goals of one token set then score alike: see ``ranking``)
         self.tokens: frozenset[str] = self.content.union(
             [frame_token(frame)] if frame else (), [head_token(wording)] if wording else (),
+            [text_token_of(count)] if wording and (count := word_count(wording)) >= LONG_TEXT_WORDS else (),
             [exact_token(frame, wording)]
         ) if frame or wording else self.content
         self._fit_terms: frozenset[str] | None = None
@@ -214,11 +219,25 @@ def opening_tokens(wording: str) -> frozenset[str]:
     return frozenset(terms).union([_mark(word, "!", "") for word in contrasts])
 
 
+def text_token_of(count: int) -> str:
+    """The token of the texts of ``count`` words (``LONG_TEXT_WORDS`` or more), however they begin."""
+    return f"{FRAME_MARK}~{count}"
+
+
 def same_head(query: Signature, stored: Signature) -> bool:
-    """Whether two long goals begin with the same two words and share a word of meaning besides them (then their
-    wordings are compared)."""
-    return (bool(query.wording and stored.wording) and opening_of(query.wording) == opening_of(stored.wording)
+    """Whether two long goals begin with the same two words and share a word of meaning besides them, or are both
+    texts (``LONG_TEXT_WORDS``): then their wordings are compared."""
+    if not (query.wording and stored.wording):
+        return False
+    if both_texts(query, stored):
+        return True
+    return (opening_of(query.wording) == opening_of(stored.wording)
             and not (query.content & stored.content) <= opening_tokens(query.wording))
+
+
+def both_texts(query: Signature, stored: Signature) -> bool:
+    """Whether two goals are texts of ``LONG_TEXT_WORDS`` words or more."""
+    return min(word_count(query.wording), word_count(stored.wording)) >= LONG_TEXT_WORDS
 
 
 @lru_cache(maxsize=8192)
@@ -429,8 +448,11 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         reasons.append(f"begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
                        f"\"{_ITEM.join(first)} ... {_ITEM.join(last)}\")")
     if in_order >= SKELETON_SHARE:
-        first_two = opening_of(stored.wording)
-        reasons.append(f"{in_order:.0%} of the words in the same order (both begin \"{first_two}\")")
+        if opening_of(stored.wording) == opening_of(query.wording):
+            alike = f'both begin "{opening_of(stored.wording)}"'
+        else:
+            alike = f"two texts of {word_count(query.wording)} and {word_count(stored.wording)} words"
+        reasons.append(f"{in_order:.0%} of the words in the same order ({alike})")
     return "; ".join(reasons)
 
 

@@ -3,8 +3,9 @@ rows, and parses only what it touches (:class:`.held.OriginGoals` reads each goa
 
 A snapshot is a checksum line, a JSON header (the format, the matcher's signature version, the structure's
 numbers), three lines of keys (ids, shapes, forms), the goals' texts, and one line per goal. One cut short or
-changed in any part, of another format or written by another version of the matcher, or without a number of shapes
-per form (written before forms counted them), is not read: the origin is read from its rows.
+changed in any part, of another format or written by another version of the matcher is not read: the origin is read
+from its rows. Earlier formats lack what this one indexes (format 6 a text's token, ``recall.text_token_of``; formats
+4 and 5 each form's number of shapes too).
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from .key_lines import SEPARATOR, json_line, key_line, read_key_line
 from .positions import NumberedLists, NumberRow, PositionLists
 from .recall import SIGNATURE_VERSION
 
-SNAPSHOT_FORMAT = 6
-_QUOTED_KEYS_FORMAT = 5  # the same snapshot with its lines of keys always as JSON: still read
-_UNCHECKED_FORMAT = 4  # the same snapshot without a checksum: still read (until the next save rewrites it)
+SNAPSHOT_FORMAT = 7
 
 
 def pack(held: OriginGoals) -> str:
@@ -54,10 +53,7 @@ def unpack(text: str | None) -> OriginGoals | None:
     if not text:
         return None
     check, _, body = text.partition("\n")
-    unchecked = check.startswith("{")  # format 4, written before checksums: its length is checked instead
-    if unchecked:
-        body = text
-    elif check != checksum(body):
+    if check != checksum(body):
         return None
     header_text, _, rest = body.partition("\n")
     try:
@@ -65,14 +61,11 @@ def unpack(text: str | None) -> OriginGoals | None:
     except ValueError:
         return None
     if not isinstance(data, dict) or data.get("signature") != SIGNATURE_VERSION \
-            or data.get("format") not in ((_UNCHECKED_FORMAT,) if unchecked else (_QUOTED_KEYS_FORMAT, SNAPSHOT_FORMAT)) \
-            or (unchecked and data.get("length") != len(rest)):
+            or data.get("format") != SNAPSHOT_FORMAT:
         return None
     lines = rest.split("\n")
-    quoted = data["format"] != SNAPSHOT_FORMAT  # earlier formats hold every line of keys as a JSON string
     if len(lines) < 4 or not lines[3].startswith("{") or not all(
-            line.startswith('"') and line.endswith('"') if quoted or line.startswith('"') else True
-            for line in lines[:3]):
+            line.endswith('"') for line in lines[:3] if line.startswith('"')):  # a line of keys in JSON is whole
         return None
     try:
         return OriginGoals(
