@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 
 import pytest
 
 import webmem
-from webmem.trajectories.leads import ACT_FLOOR, LEAD_COVER, LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR
+from webmem.trajectories.held import OriginGoals, StoredGoal
+from webmem.trajectories.leads import ACT_FLOOR, LEAD_COVER, LEAD_FLOOR, LEAD_RATIO, NEAREST_FLOOR, clear_lead
+from webmem.trajectories.ranking import rank
 from webmem.trajectories.recall import signature
 
 MAIL = "http://mail.example.test"
@@ -19,6 +22,7 @@ CLICK = [webmem.Step(action="click", target='button "Go"')]
 FORWARD = "Find the email by Audrey and forward that email to Orel."
 REPLY = 'Find the email by Coletta and reply to them with the text "Thanks".'
 DELETE = "Find the email by Bram and click the trash icon to delete it."
+NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 STAR = "Find the email by Kira and click the star icon to mark it as important."
 
 
@@ -219,3 +223,27 @@ def test_a_task_done_many_times_is_found_by_a_rewording_as_when_it_was_done_twic
     often = mem.trajectories.match(query, origin=MAIL, limit=1)
     assert often.best is not None and often.best.goal.endswith("to delete it.")
     assert often.candidates[0].similarity == pytest.approx(twice.candidates[0].similarity)
+
+
+def test_a_lead_weighs_words_holding_the_origins_lock() -> None:
+    """Weighing a word remembers its weight; a goal another thread adds meanwhile clears what is remembered, so a
+    weight worked out outside the origin's lock could be remembered stale after it. Every word the lead weighs is
+    weighed under the lock."""
+    held = OriginGoals()
+    for number, goal in enumerate((FORWARD, REPLY, DELETE)):
+        held.add(StoredGoal(f"traj_{number}", goal, None, NOW, 0, 1, 1, signature(goal)))
+    owned: list[bool] = []
+    weight = held.weight
+
+    def weighed_under_lock(token: str) -> float:
+        owned.append(held.lock._is_owned())  # type: ignore[attr-defined]
+        return weight(token)
+
+    held.weight = weighed_under_lock  # type: ignore[method-assign]
+    goal = "Delete all messages from Natala."
+    query = signature(goal)
+    ranked = rank(held, query, goal, limit=1, competing=lambda stored: True)
+    owned.clear()
+    lifted = clear_lead(held, query, goal, ranked, threshold=0.5, competing=lambda stored: True)
+    assert lifted[0].lead is not None and lifted[0].goal.goal == DELETE
+    assert owned and all(owned)

@@ -63,7 +63,15 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
     leads every other task clearly (``LEAD_FLOOR``, or ``ACT_FLOOR`` when the new goal names its task:
     ``_names_the_task``; ``LEAD_RATIO``), or, given the new goal's vector from an embedder read by its nearest goal,
     leads them and is of the nearest goal's task (``NEAREST_FLOOR``, ``NEAREST_RATIO``); ``Scored.lead`` keeps both
-    similarities."""
+    similarities. Holds the origin's lock throughout: weighing words remembers their weights, which a goal added
+    meanwhile by another thread would make stale."""
+    with held.lock:
+        return _clear_lead(held, query, query_goal, ranked, threshold=threshold, competing=competing,
+                           query_vector=query_vector)
+
+
+def _clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: list[Scored], *, threshold: float,
+                competing: Callable[[StoredGoal], bool], query_vector: Any) -> list[Scored]:
     if any(item.similarity >= threshold and competing(item.goal) for item in ranked):
         return ranked
     lead = max((item for item in ranked if competing(item.goal)), key=lambda item: item.similarity, default=None)
@@ -86,10 +94,9 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
     def other_task(stored: StoredGoal) -> bool:
         return competing(stored) and not same_task(stored, lead.goal)
 
-    with held.lock:
-        if not any(map(other_task, held.goals)):  # a lead over no other task is no evidence
-            return ranked
-        others = rank(held, query, query_goal, limit=1, competing=other_task)
+    if not any(map(other_task, held.goals)):  # a lead over no other task is no evidence
+        return ranked
+    others = rank(held, query, query_goal, limit=1, competing=other_task)
     runner_up = max((item.similarity for item in others if other_task(item.goal)), default=0.0)
     lead_by: tuple[float, float, str] = (own, runner_up, "")
     clear = own >= lead_floor and runner_up <= LEAD_RATIO * own
