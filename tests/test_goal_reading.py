@@ -225,6 +225,27 @@ def test_an_act_said_in_its_participles_is_the_act(mem: webmem.Memory) -> None:
     assert found is not None and found.id == ids["delete"]
 
 
+def test_sending_on_a_message_that_is_there_already_forwards_it(mem: webmem.Memory) -> None:
+    """"send Lilas's email to Neila", "send Jacky the email from Pooh", "find the e-mail from Linnie and send it to
+    Clare" forward a message; sending a message to be written ("an email", "write ... and send it", "a reply") or
+    something other than a message, or a text in quotes, does not. "send" stays a word of the goal."""
+    for goal in ("Send Lilas's email to Neila.", "send Jacky the email from Pooh",
+                 "Find the e-mail from Linnie and send it to Clare.", "I want to send the email I got from Jammie to Bo",
+                 "send Nannette's latest email to Kim", "Select email from Buffy and send to Kym"):
+        assert "forward" in signature(goal).contrasts, goal
+        assert "send" in signature(goal).terms, goal
+    for goal in ("Send an email from my account to Bob", "Send a message to Bob saying hi",
+                 "Write an email to Bob and send it", "Send Bob the quarterly report", "Send a new message to Ann",
+                 'Locate Janie\'s email and send back "Porta quis eu."', "Send Ann's email a response"):
+        assert "forward" not in signature(goal).contrasts, goal
+    assert signature("Send a reply to Ann's email").contrasts == {"reply"}
+    ids = {act: mem.trajectories.save(goal=goal, start_url=INBOX, steps=[
+        webmem.Step(action="finish", target="the task")]).id for act, goal in ACTS.items()}
+    for goal in ("Send Lilas's email to Neila.", "Send to Anabel the email from Dasie."):
+        found = mem.trajectories.match(goal, origin=INBOX, limit=1).best
+        assert found is not None and found.id == ids["forward"], goal
+
+
 def test_the_age_of_a_thing_picked_by_a_value_does_not_set_two_goals_apart(mem: webmem.Memory) -> None:
     """"the most recent email from Karylin" picks her email as "the email by Audrey" does; without a value of one kind
     in both, or with a position, a one-sided age still sets short goals apart."""

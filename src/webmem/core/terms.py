@@ -37,6 +37,17 @@ _DETERMINERS = frozenset("the this that these those my your our his her its thei
 #: Words that name one thing as another word does, as its stem: "e-mail" is "email", "cost" "price" ("the ticket
 #: with the cheapest cost").
 _SAME_STEMS = {"mail": "email", "cost": "price", "flag": "mark"}
+#: Sending a message that is there already forwards it (``passes_on_a_message``).
+_SENDING = frozenset(("send", "resend"))
+_MESSAGES = frozenset(("email", "emails", "mail", "mails", "message", "messages", "msg"))
+_FROM_SOMEONE = frozenset(("from", "by", "i", "got", "that", "which", "written", "sent", "received"))
+_COMPOSING = frozenset(("write", "compose", "draft", "reply", "respond", "response", "answer", "new"))
+_SENT_WITHIN = 8  # words after "send" in which the message it sends is named
+#: Stand, among a goal's words, for a value that owns what follows it ("Lilas's email") and for a text in quotes; no
+#: word of a text is either.
+POSSESSIVE = "'s"
+QUOTED_TEXT = '"'
+_PLACES = frozenset((POSSESSIVE, QUOTED_TEXT))
 #: Words written as one that others write as two: each is read as its two words ("wishlist", "wish list").
 _COMPOUNDS = {"wishlist": ("wish", "list"), "homepage": ("home", "page"), "webpage": ("web", "page"),
               "website": ("web", "site"), "checkout": ("check", "out")}
@@ -162,6 +173,10 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
                 continue
         if word in _LEADING_VERBS and index < count and found[index] in _DETERMINERS:
             continue
+        if word in _PLACES:
+            continue
+        if word in _SENDING and passes_on_a_message(found, index - 1):
+            contrasts.add("forward")  # and "send" stays a word of the goal
         if word in _CONTRAST_WORDS:
             contrasts.add(_CONTRAST_WORDS[word])
         elif word in POSITIONS or (word[0].isdigit() and _ORDINAL.match(word)):
@@ -172,6 +187,27 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
             stemmed = stem(word)
             terms.append(_SAME_STEMS.get(stemmed, stemmed))
     return terms, contrasts, positions
+
+
+def passes_on_a_message(found: list[str], at: int) -> bool:
+    """Whether the "send" at ``at`` of a goal's ``found`` words sends on a message that is there already: one of
+    someone ("Lilas's email", "the email from Pooh", "the message I got"), or "it" once a message was named ("Find
+    the e-mail from Linnie and send it to Clare"). That is forwarding it; sending "an email to Bob", a text in quotes,
+    or a goal that writes, drafts or replies, is not."""
+    messages = [place for place, word in enumerate(found) if word in _MESSAGES]
+    if not messages or QUOTED_TEXT in found or _COMPOSING.intersection(found):
+        return False
+    if found[at + 1:at + 2] == ["it"]:
+        return True
+    for place in messages:
+        before = found[max(0, place - 2):place]
+        if before[-1:] in (["a"], ["an"]) or before[:1] in (["a"], ["an"]):  # a message to be written
+            continue
+        owned = any(word.endswith("'s") for word in before)
+        from_someone = found[place + 1:place + 2] and found[place + 1] in _FROM_SOMEONE
+        if (owned or from_someone) and place <= at + _SENT_WITHIN:
+            return True
+    return False
 
 
 def written_in(terms: list[str], *texts: str) -> list[str]:

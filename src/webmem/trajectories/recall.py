@@ -34,10 +34,9 @@ import hashlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from itertools import chain
 from typing import Any
 
-from ..core.terms import content_of_words, content_terms, stem, words, written_in
+from ..core.terms import POSSESSIVE, QUOTED_TEXT, content_of_words, content_terms, stem, words, written_in
 from .binding import bind
 from .conflicts import contrast_conflict, other_elements, other_inputs, other_things
 from .reading import read_goal
@@ -45,7 +44,7 @@ from .slots import goal_values
 from .spans import between, value_spans_of
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s13"
+SIGNATURE_VERSION = "s14"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _FIELD = "\x1f"
@@ -144,12 +143,27 @@ def signature(goal: str, template: str | None = None) -> Signature:
         kinds = kinds - {"quoted"} | {f"quoted*{inputs}"}
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
     pieces = [words(piece) for piece in rest]
-    terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else list(chain(*pieces)))
+    terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else _joined(pieces, spans))
     if _latest_few(pieces, spans):
         contrasts.add("newest")
     terms += [stem(unit) for unit in units]
     return Signature(frozenset(terms), kinds, values | positions, frozenset(contrasts), template,
                      *_frame_and_wording(pieces))
+
+
+def _joined(pieces: list[list[str]], spans: list[tuple[int, int, str, str]]) -> list[str]:
+    """The words of a goal's ``pieces`` (between its values, as ``spans.between`` keeps them) in order, with
+    ``POSSESSIVE`` where a value owns what follows it ("Lilas's email") and ``QUOTED_TEXT`` for a text in quotes."""
+    joined, position, piece = list(pieces[0]), 0, 1
+    for start, end, kind, value in spans:
+        if start >= position and piece < len(pieces):
+            if kind == "quoted":
+                joined.append(QUOTED_TEXT)
+            elif value.endswith(("'s", "’s")):
+                joined.append(POSSESSIVE)
+            joined += pieces[piece]
+            piece, position = piece + 1, end
+    return joined
 
 
 _LATEST = frozenset(("last", "past"))
