@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import webmem
+from webmem.trajectories.conflicts import contrast_conflict, other_inputs
 from webmem.trajectories.held import OriginGoals, StoredGoal
 from webmem.trajectories.ranking import rank
-from webmem.trajectories.recall import LONG_TEXT_WORDS, score, signature, word_count
+from webmem.trajectories.recall import LONG_TEXT_WORDS, in_order_share, score, signature, word_count
 from webmem.trajectories.snapshots import pack, unpack
 
 DOCS = "https://docs.example.com/"
@@ -68,6 +69,31 @@ def test_a_text_of_another_task_is_not_taken_for_one_and_short_goals_still_begin
     assert LONG_TEXT_WORDS > word_count(signature(short).wording) >= 10
     save(mem, short)
     assert "two texts" not in mem.trajectories.match(reworded, origin=ORIGIN, now=NOW).candidates[0].why
+
+
+def test_words_a_text_says_in_passing_do_not_set_apart_two_texts_of_one_template(mem: webmem.Memory) -> None:
+    """In texts of one template, "the cheapest" in one slot and "the most expensive" in the other, or a title in
+    quotes only one gives, are what was asked this time, not another task; texts that share less of their wording in
+    order, and short goals, still differ on them."""
+    laptop = LAPTOP.replace("a price a student budget allows", "the cheapest price a student budget allows")
+    mixer = MIXER.replace("a slide with a comparison table", 'a slide with a comparison table titled "Side by side"'
+                          ).replace("spare parts that are easy to find", "the most expensive spare parts")
+    assert contrast_conflict(signature(mixer), signature(laptop)) == ["cheapest", "priciest"]
+    assert other_inputs(signature(mixer), signature(laptop)) == (2, 1)
+    save(mem, laptop)
+    report = mem.trajectories.match(mixer, origin=ORIGIN, now=NOW)
+    assert report.best is not None and report.best.goal == laptop
+    assert "different meaning" not in report.candidates[0].why and "in quotes" not in report.candidates[0].why
+    cheapest = BUDGET.replace("three months that saved well", "cheapest three months")
+    save(mem, cheapest)
+    # the same sentences in another order: most of their words, few of them in the same order
+    reordered = " ".join(reversed(cheapest.replace("cheapest", "most expensive").split(". ")))
+    assert in_order_share(signature(reordered).wording, signature(cheapest).wording) < 0.6
+    other = mem.trajectories.match(reordered, origin=ORIGIN, now=NOW)
+    budget = next(candidate for candidate in other.candidates if candidate.trajectory.goal == cheapest)
+    assert other.best is None and budget.similarity == 0.0 and budget.why.startswith("different meaning")
+    save(mem, "Buy the cheapest laptop for Kathy")
+    assert mem.trajectories.match("Buy the most expensive laptop for Kathy", origin=ORIGIN, now=NOW).best is None
 
 
 MIXER_QUESTION = ("Which stand mixer suits a baker who opened a bakery on the high street and kneads heavy dough "

@@ -254,6 +254,14 @@ def both_texts(query: Signature, stored: Signature) -> bool:
     return min(word_count(query.wording), word_count(stored.wording)) >= LONG_TEXT_WORDS
 
 
+def one_text(query: Signature, stored: Signature) -> bool:
+    """Whether two goals are texts with ``SKELETON_SHARE`` of their words in the same order: one template, whatever a
+    word of meaning one of them says in passing ("the cheapest", "not") or how many texts in quotes each gives."""
+    return (bool(query.wording and stored.wording) and both_texts(query, stored)
+            and may_share_in_order(query.wording, stored.wording, SKELETON_SHARE)
+            and in_order_share(query.wording, stored.wording) >= SKELETON_SHARE)
+
+
 @lru_cache(maxsize=8192)
 def in_order_share(query: str, stored: str) -> float:
     """The share of two wordings' words they have in the same order: ``2 c / (n + m)`` for ``c`` words in their
@@ -379,7 +387,7 @@ def score(
     """
     if stored.template and bind(stored.template, query_goal, like=like) is not None:
         return 1.0, value_agreement(query, stored, weight, weigh_values=weigh_values)
-    if (query.contrasts or stored.contrasts) and contrast_conflict(query, stored):
+    if (query.contrasts or stored.contrasts) and contrast_conflict(query, stored) and not one_text(query, stored):
         return 0.0, 0.0
     left, right = query.tokens, stored.tokens
     if not left and not right:
@@ -389,9 +397,9 @@ def score(
     dice = 2 * sum(map(weight, left & right)) / total if total else 0.0
     agree = value_agreement(query, stored, weight, weigh_values=weigh_values)
     similarity = dice + VALUE_WEIGHT * agree * (1 - dice)
-    if other_things(query, stored) or (
+    if (other_things(query, stored) or (
         stored.template and similarity > VALUE_WEIGHT and shares_only_values(query, stored.content, stored.template)
-    ):
+    )) and not one_text(query, stored):
         return min(similarity, VALUE_WEIGHT), agree  # whatever their frames
     if same_frame(query, stored):
         similarity = max(similarity, frame_share(query.frame, stored.frame))
@@ -433,20 +441,21 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
     """In a few words, what the similarity of two goals rests on."""
     if stored.template and bind(stored.template, query_goal, like=like) is not None:
         return "fits the goal template"
+    one = one_text(query, stored)
     differ = contrast_conflict(query, stored)
-    if differ:
+    if differ and not one:
         return f"different meaning: {', '.join(written_in(differ, like or '', query_goal))}"
     left, right = query.content, stored.content
     framed = same_frame(query, stored)
     in_order = in_order_share(query.wording, stored.wording) if same_head(query, stored) else 0.0
     if not left and not right and not framed and in_order < SKELETON_SHARE:
         return "no words to compare"
-    if stored.template and left & right and shares_only_values(query, right, stored.template):
+    if stored.template and left & right and shares_only_values(query, right, stored.template) and not one:
         fixed = written_in(sorted(fixed_terms(stored.template))[:4], stored.template)
         return f"shares only the words of its values, none of: {', '.join(fixed)}"
-    if (inputs := other_inputs(query, stored)) is not None:
+    if (inputs := other_inputs(query, stored)) is not None and not one:
         return f"gives {inputs[0]} {_plural(inputs[0], 'input')} in quotes, it gave {inputs[1]}"
-    if (elements := other_elements(query, stored)) is not None:
+    if (elements := other_elements(query, stored)) is not None and not one:
         mine, theirs = (written_in(kinds, text) for kinds, text in zip(elements, (query_goal, like or "")))
         return f"names another kind of element: {', '.join(mine)} (it named {', '.join(theirs)})"
     reasons = []
