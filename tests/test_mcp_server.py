@@ -216,7 +216,7 @@ def test_resources_and_prompt(mem: webmem.Memory) -> None:
         assert listed == {"webmem://runs", "webmem://lessons/tier1"}
         templates = {template.uri_template for template in (await client.list_resource_templates()).resource_templates}
         assert templates == {"webmem://runs/{run_id}", "webmem://sites/{domain}/facts",
-                             "webmem://sites/{domain}/selectors"}
+                             "webmem://sites/{domain}/selectors", "webmem://sites/{domain}/wording"}
 
         async def read(uri: str) -> Any:
             return json.loads((await client.read_resource(uri)).contents[0].text)
@@ -226,6 +226,8 @@ def test_resources_and_prompt(mem: webmem.Memory) -> None:
         facts = (await read("webmem://sites/news.example.org/facts"))["facts"]
         assert {fact["key"] for fact in facts} >= {"typical-steps"}
         assert (await read("webmem://sites/news.example.org/selectors"))["selectors"][0]["stable_selector"] == "#pies"
+        wording = await read("webmem://sites/news.example.org/wording")
+        assert wording["domain"] == "news.example.org" and [origin["acts"] for origin in wording["origins"]] == [[]]
         assert (await read("webmem://lessons/tier1"))["lessons"]
         prompt = await client.get_prompt("browse_with_memory", {"goal": "Find a pie", "start_url": SITE})
         text = prompt.messages[0].content.text

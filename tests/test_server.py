@@ -147,6 +147,35 @@ def test_a_match_lists_the_closest_few_unless_asked_for_every_candidate(client: 
 
 
 
+def test_a_sites_wording_lists_what_its_recordings_taught_per_origin(client: TestClient, memory_location: str,
+                                                                     memory_dir: Path) -> None:
+    """``GET /v1/sites/{domain}/wording``: per origin of the site, the words its recordings showed to name one act
+    and the options of a field that are values of a task; a site with no recordings has none; a bad domain is a
+    problem."""
+    shop = "http://shop.example.test"
+    status = webmem.ElementSignals(label="Status", tag="select", options=("Pending", "Complete", "On hold"))
+    with webmem.Memory.open(memory_location, local_dir=memory_dir) as writer:
+        writer.trajectories.save(goal="Show the completed orders", start_url=shop, steps=[
+            webmem.Step(action="select", target='combobox "Status"', value="Complete", element=status)])
+        for verb, name in (("Archive", "Apollo"), ("Hide", "Zeus")):
+            writer.trajectories.save(goal=f"{verb} the note {name}", start_url=shop, steps=[
+                webmem.Step(action="click", target=f'link "{name}"', url=f"{shop}/notes/"),
+                webmem.Step(action="click", target='button "Archive"', url=f"{shop}/notes/7")])
+        writer.trajectories.save(goal="Show the orders", start_url="https://shop.example.test/", steps=[
+            webmem.Step(action="click", target='link "Orders"')])
+    wording = client.get("/v1/sites/shop.example.test/wording").json()
+    assert wording["domain"] == "shop.example.test"
+    assert [origin["origin"] for origin in wording["origins"]] == [shop, "https://shop.example.test"]
+    taught, bare = wording["origins"]
+    assert [sorted(act["words"]) for act in taught["acts"]] == [["archive", "hide"]]
+    assert {(option["option"], option["value"], option["field"]) for option in taught["options"]} == {
+        ("pending", "completed", "Status"), ("on hold", "completed", "Status")}
+    assert bare["acts"] == bare["options"] == []
+    assert client.get("/v1/sites/nowhere.example.test/wording").json() == {"domain": "nowhere.example.test",
+                                                                          "origins": []}
+    assert_problem(client.get("/v1/sites/not a domain/wording"), 422, "InvalidInput")
+
+
 def test_no_answer_names_where_the_memory_lives(client: TestClient, memory_location: str, memory_dir: Path) -> None:
     """A client learns the backend's name, never the server's files or database URL: every GET, with simple
     arguments, on a memory with a finished run, a trajectory and a script."""

@@ -101,6 +101,11 @@ def viewer_url(memory_dir: Path) -> Iterator[str]:
 
 def test_the_viewer_shows_runs_steps_and_a_chart(page: Any, memory_dir: Path, viewer_url: str) -> None:
     run_id = populate(memory_dir)
+    with webmem.Memory.open(memory_dir) as mem:  # "archive" and "hide" did the same steps
+        for verb, name in (("Archive", "Apollo"), ("Hide", "Zeus")):
+            mem.trajectories.save(goal=f"{verb} the article {name}", start_url=SITE, steps=[
+                webmem.Step(action="click", target=f'link "{name}"', url=SITE),
+                webmem.Step(action="click", target='button "Archive"', url=f"{SITE}articles/7")])
     problems: list[str] = []
     page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(str(error)))
@@ -116,6 +121,9 @@ def test_the_viewer_shows_runs_steps_and_a_chart(page: Any, memory_dir: Path, vi
     page.get_by_role("heading", name="What memory saved, per day").wait_for()
     chart = page.get_by_role("img", name="What memory saved over time")
     assert chart.locator("polyline[data-series=steps_per_run]").get_attribute("points").count(",") == 3  # three days
+    page.get_by_role("heading", name="Words that name one act here").wait_for()
+    assert page.get_by_role("cell", name='"archive" = "hide"').or_(
+        page.get_by_role("cell", name='"hide" = "archive"')).count() == 1
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "viewer-site.png"), full_page=True)
     for name in ("Sites", "Trajectories", "Lessons", "Runs"):

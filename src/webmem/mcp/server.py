@@ -226,6 +226,12 @@ def register(server: MCPServer, service: MemoryService) -> None:
     def selectors_resource(domain: str) -> str:
         return _resource(lambda: service.site_selectors(domain).model_dump_json(indent=1))
 
+    @server.resource("webmem://sites/{domain}/wording", name="site-wording", mime_type="application/json",
+                     description="How a site's tasks may be worded, as its recordings taught: words that name one "
+                                 "act there, and options of a field that are values of a task.")
+    def wording_resource(domain: str) -> str:
+        return _resource(lambda: service.site_wording(domain).model_dump_json(indent=1))
+
     @server.resource("webmem://lessons/tier1", name="tier1-lessons", mime_type="application/json",
                      description="The lessons given to every run's system prompt.")
     def lessons_resource() -> str:

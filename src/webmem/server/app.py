@@ -26,6 +26,7 @@ from ..service import (
     RunList,
     SiteFacts,
     SiteSelectors,
+    SiteWording,
     SkillCall,
     SkillList,
     StartedRun,
@@ -153,6 +154,12 @@ def create_app(location: str | None = None, *, token: str | None = None, mcp: bo
     @app.get(f"{API}/sites/{{domain}}/selectors", dependencies=guarded)
     def site_selectors(domain: str, svc: Service) -> SiteSelectors:
         return svc.site_selectors(domain)
+
+    @app.get(f"{API}/sites/{{domain}}/wording", dependencies=guarded)
+    def site_wording(domain: str, svc: Service) -> SiteWording:
+        """What the site's recordings taught about how its tasks may be worded, per origin: words that name one act
+        there, and options of a field that are values of a task."""
+        return svc.site_wording(domain)
 
     @app.get(f"{API}/sites/{{domain}}/skills", dependencies=guarded)
     def site_skills(domain: str, svc: Service) -> SkillList:

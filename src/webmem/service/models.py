@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.models import Fact, RunManifest, SelectorEntry, Step, ValueRead
+from ..core.models import Fact, FieldOption, LearnedAct, RunManifest, SelectorEntry, Step, ValueRead
 from ..core.skill_records import Skill
 
 
@@ -151,6 +151,22 @@ class SiteFacts(Answer):
 class SiteSelectors(Answer):
     domain: str
     selectors: list[SelectorEntry]
+
+
+class OriginWording(Answer):
+    """What one origin's recordings taught about how its tasks may be worded: words that name one act there
+    (``acts``), and options of a field that are values of a task (``options``)."""
+
+    origin: str
+    acts: list[LearnedAct]
+    options: list[FieldOption]
+
+
+class SiteWording(Answer):
+    """What a site's recordings taught about how its tasks may be worded, per origin of the site."""
+
+    domain: str
+    origins: list[OriginWording]
 
 
 class SkillList(Answer):

@@ -28,6 +28,7 @@ from .models import (
     FinishedRun,
     Lessons,
     LessonView,
+    OriginWording,
     RecordedStep,
     ReplayOffer,
     RunContext,
@@ -35,6 +36,7 @@ from .models import (
     RunList,
     SiteFacts,
     SiteSelectors,
+    SiteWording,
     SkillCall,
     SkillList,
     StartedRun,
@@ -241,6 +243,15 @@ class MemoryService:
     def site_selectors(self, domain: str) -> SiteSelectors:
         site = check_domain(domain)
         return SiteSelectors(domain=site, selectors=self.memory.selectors.list(site))
+
+    def site_wording(self, domain: str) -> SiteWording:
+        """What the recordings of each origin of ``domain`` taught about how its tasks may be worded: the words
+        that name one act there, and the options that are values of a task."""
+        site = check_domain(domain)
+        found = self.memory.trajectories
+        return SiteWording(domain=site, origins=[
+            OriginWording(origin=origin, acts=found.learned_acts(origin), options=found.field_options(origin))
+            for origin in found.origins(site)])
 
     def tier1_lessons(self) -> Lessons:
         return Lessons(lessons=[lesson_view(lesson) for lesson in self.memory.lessons.tier1()])

@@ -287,6 +287,13 @@ class TrajectoryStore(Recording, ReplaySearch):
         with self._scope.store.read() as conn:
             return [_trajectory(dict(row._mapping)) for row in conn.execute(query)]
 
+    def origins(self, domain: str) -> list[str]:
+        """The origins of ``domain`` that have stored trajectories, sorted."""
+        query = select(trajectories.c.origin).where(
+            trajectories.c.namespace == self._ns, trajectories.c.domain == check_domain(domain)).distinct()
+        with self._scope.store.read() as conn:
+            return sorted(row[0] for row in conn.execute(query))
+
     def templated(self, *, domain: str) -> list[Trajectory]:
         """The trajectories of ``domain`` recorded with a goal template, newest first: the tasks this memory can
         replay there for new values (one template per task)."""

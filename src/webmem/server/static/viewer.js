@@ -118,9 +118,11 @@ function replaySection(report) {
 
 async function sitePage(domain) {
   const path = encodeURIComponent(domain);
-  const [history, { facts }, { selectors }, { trajectories }, { lessons }] = await Promise.all([
+  const [history, { facts }, { selectors }, { trajectories }, { lessons }, { origins }] = await Promise.all([
     api(`/sites/${path}/history`), api(`/sites/${path}/facts`), api(`/sites/${path}/selectors`),
-    api(`/trajectories?domain=${path}`), api(`/lessons?domain=${path}`)]);
+    api(`/trajectories?domain=${path}`), api(`/lessons?domain=${path}`), api(`/sites/${path}/wording`)]);
+  const acts = origins.flatMap((o) => o.acts.map((act) => ({ origin: o.origin, ...act })));
+  const options = origins.flatMap((o) => o.options.map((option) => ({ origin: o.origin, ...option })));
   return [
     el("h1", {}, domain), el("h2", {}, "What memory saved, per day"), chart(history.days),
     el("h2", {}, "Facts"), table(["Type", "Key", "Value", "Confidence"], facts.map((f) =>
@@ -128,6 +130,12 @@ async function sitePage(domain) {
     el("h2", {}, "Selectors"), table(["Element", "Selector", "Successes"], selectors.map((s) =>
       el("tr", {}, el("td", {}, el("code", {}, s.element)), el("td", {}, el("code", {}, s.stable_selector || "")), el("td", {}, String(s.success_count))))),
     el("h2", {}, "Trajectories"), trajectoryTable(trajectories),
+    el("h2", {}, "Words that name one act here"), table(["One act", "Taught by", "Origin"], acts.map((a) =>
+      el("tr", {}, el("td", {}, a.words.map((word) => `"${word}"`).join(" = ")), el("td", {}, el("code", {}, a.trajectory_id)),
+         el("td", { class: "muted" }, a.origin)))),
+    el("h2", {}, "Options that are values of a task"), table(["Option", "Read as", "Field", "Task", "Origin"], options.map((o) =>
+      el("tr", {}, el("td", {}, o.option), el("td", {}, o.value), el("td", {}, o.field), el("td", {}, o.task),
+         el("td", { class: "muted" }, o.origin)))),
     el("h2", {}, "Lessons"), lessonTable(lessons),
   ];
 }
