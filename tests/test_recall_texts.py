@@ -84,6 +84,7 @@ def test_words_a_text_says_in_passing_do_not_set_apart_two_texts_of_one_template
     report = mem.trajectories.match(mixer, origin=ORIGIN, now=NOW)
     assert report.best is not None and report.best.goal == laptop
     assert "different meaning" not in report.candidates[0].why and "in quotes" not in report.candidates[0].why
+    assert report.candidates[0].why.endswith("says otherwise in passing: cheapest, most expensive")
     cheapest = BUDGET.replace("three months that saved well", "cheapest three months")
     save(mem, cheapest)
     # the same sentences in another order: most of their words, few of them in the same order

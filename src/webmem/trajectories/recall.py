@@ -476,6 +476,8 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
         else:
             alike = f"two texts of {word_count(query.wording)} and {word_count(stored.wording)} words"
         reasons.append(f"{in_order:.0%} of the words in the same order ({alike})")
+    if differ:  # one text with the stored goal's: what it says otherwise is what was asked this time
+        reasons.append(f"says otherwise in passing: {', '.join(written_in(differ, like or '', query_goal))}")
     return "; ".join(reasons)
 
 
