@@ -231,7 +231,8 @@ def test_sending_on_a_message_that_is_there_already_forwards_it(mem: webmem.Memo
     something other than a message, or a text in quotes, does not. "send" stays a word of the goal."""
     for goal in ("Send Lilas's email to Neila.", "send Jacky the email from Pooh",
                  "Find the e-mail from Linnie and send it to Clare.", "I want to send the email I got from Jammie to Bo",
-                 "send Nannette's latest email to Kim", "Select email from Buffy and send to Kym"):
+                 "send Nannette's latest email to Kim", "Select email from Buffy and send to Kym",
+                 "Search for an email written by Heidie and send that email to Kaia"):
         assert "forward" in signature(goal).contrasts, goal
         assert "send" in signature(goal).terms, goal
     for goal in ("Send an email from my account to Bob", "Send a message to Bob saying hi",

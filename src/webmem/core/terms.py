@@ -43,6 +43,7 @@ _MESSAGES = frozenset(("email", "emails", "mail", "mails", "message", "messages"
 _FROM_SOMEONE = frozenset(("from", "by", "i", "got", "that", "which", "written", "sent", "received"))
 _COMPOSING = frozenset(("write", "compose", "draft", "reply", "respond", "response", "answer", "new"))
 _SENT_WITHIN = 8  # words after "send" in which the message it sends is named
+_OWN = (["my"], ["our"], ["your"])  # "an email from my account" is no one else's
 #: Stand, among a goal's words, for a value that owns what follows it ("Lilas's email") and for a text in quotes; no
 #: word of a text is either.
 POSSESSIVE = "'s"
@@ -191,21 +192,23 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
 
 def passes_on_a_message(found: list[str], at: int) -> bool:
     """Whether the "send" at ``at`` of a goal's ``found`` words sends on a message that is there already: one of
-    someone ("Lilas's email", "the email from Pooh", "the message I got"), or "it" once a message was named ("Find
-    the e-mail from Linnie and send it to Clare"). That is forwarding it; sending "an email to Bob", a text in quotes,
-    or a goal that writes, drafts or replies, is not."""
+    someone ("Lilas's email"), one from someone ("the email from Pooh", "an email written by Heidie", "the message
+    I got"), or one referred back to ("it", "that email") once a message was named. That is forwarding it; sending
+    "an email to Bob" or "an email from my account", a text in quotes, or a goal that writes, drafts or replies, is
+    not."""
     messages = [place for place, word in enumerate(found) if word in _MESSAGES]
     if not messages or QUOTED_TEXT in found or _COMPOSING.intersection(found):
         return False
-    if found[at + 1:at + 2] == ["it"]:
+    after = found[at + 1:at + 3]
+    if after[:1] == ["it"] or (after[:1] in (["that"], ["this"]) and after[1:] and after[1] in _MESSAGES):
         return True
     for place in messages:
-        before = found[max(0, place - 2):place]
-        if before[-1:] in (["a"], ["an"]) or before[:1] in (["a"], ["an"]):  # a message to be written
-            continue
-        owned = any(word.endswith("'s") for word in before)
-        from_someone = found[place + 1:place + 2] and found[place + 1] in _FROM_SOMEONE
-        if (owned or from_someone) and place <= at + _SENT_WITHIN:
+        if place > at + _SENT_WITHIN:
+            break
+        owned = any(word.endswith("'s") for word in found[max(0, place - 2):place])
+        said_after = found[place + 1:place + 3]
+        from_someone = said_after[:1] != [] and said_after[0] in _FROM_SOMEONE and said_after[1:] not in _OWN
+        if owned or from_someone:
             return True
     return False
 
