@@ -8,8 +8,9 @@ import webmem
 from webmem.trajectories.conflicts import contrast_conflict, other_inputs
 from webmem.trajectories.held import OriginGoals, StoredGoal
 from webmem.trajectories.ranking import rank
-from webmem.trajectories.recall import LONG_TEXT_WORDS, in_order_share, score, signature, word_count
+from webmem.trajectories.recall import score, signature
 from webmem.trajectories.snapshots import pack, unpack
+from webmem.trajectories.wordings import LONG_TEXT_WORDS, in_order_share, word_count
 
 DOCS = "https://docs.example.com/"
 ORIGIN = "https://docs.example.com"

@@ -25,7 +25,8 @@ from .form_shapes import FormShapes
 from .key_lines import has_key
 from .key_lines import keys as keys_of
 from .positions import NumberedLists, NumberRow, PositionLists
-from .recall import FRAME_MARK, VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
+from .recall import VALUE_MARK, Signature, decode, fixed_terms, signature, value_weight
+from .wordings import FRAME_MARK
 
 #: What an origin remembers of the new goals it is asked about (the weights of their token and value sets, counts)
 #: beyond one entry per goal it holds, before it starts again: so what the process keeps stays in proportion to

@@ -64,7 +64,7 @@ def clear_lead(held: OriginGoals, query: Signature, query_goal: str, ranked: lis
     ``_names_the_task``; ``LEAD_RATIO``), or, given the new goal's vector from an embedder read by its nearest goal,
     leads them and is of the nearest goal's task (``NEAREST_FLOOR``, ``NEAREST_RATIO``); ``Scored.lead`` keeps both
     similarities. Holds the origin's lock throughout: weighing words remembers their weights, which a goal added
-    meanwhile by another thread would make stale."""
+    meanwhile by another thread would make stale (the helpers below run under it)."""
     with held.lock:
         return _clear_lead(held, query, query_goal, ranked, threshold=threshold, competing=competing,
                            query_vector=query_vector)
@@ -116,13 +116,12 @@ def _nearest_is(held: OriginGoals, query_vector: Any, leader: StoredGoal,
         return False
     import numpy
 
-    with held.lock:
-        cosines = held.vectors() @ numpy.asarray(query_vector, dtype=numpy.float32)
-        nearest = None
-        for position in numpy.argsort(-cosines):
-            if competing(goal := held.goals[int(position)]):
-                nearest = goal
-                break
+    cosines = held.vectors() @ numpy.asarray(query_vector, dtype=numpy.float32)
+    nearest = None
+    for position in numpy.argsort(-cosines):
+        if competing(goal := held.goals[int(position)]):
+            nearest = goal
+            break
     return nearest is not None and same_task(nearest, leader)
 
 
@@ -135,10 +134,9 @@ def _names_the_task(held: OriginGoals, query: Signature, leader: StoredGoal,
     inputs = [kind for kind in query.kinds & leader.signature.kinds if kind.startswith("quoted")]
     if not inputs:
         return False
-    with held.lock:
-        takers = (held.goal(position) for form in held.postings.get(f"<{inputs[0]}>", ())
-                  for position in held.form_members.get(form))
-        return all(same_task(goal, leader) or not competing(goal) for goal in takers)
+    takers = (held.goal(position) for form in held.postings.get(f"<{inputs[0]}>", ())
+              for position in held.form_members.get(form))
+    return all(same_task(goal, leader) or not competing(goal) for goal in takers)
 
 
 def _lead_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, leader: StoredGoal,
@@ -157,11 +155,10 @@ def _lead_on_what_differs(held: OriginGoals, query: Signature, query_goal: str, 
         return None
     # A goal that shares no other token and no value with the new goal scores 0; the goals of one form that share no
     # value with it score alike, so one of each form is read, and those that share a value.
-    with held.lock:
-        others = [goal for goal in map(held.goal, {position for value in query.values
-                                                   for position in held.valued.get(value, ())}) if other_task(goal)]
-        for form in {form for token in query.content - common for form in held.postings.get(token, ())}:
-            others += next(([goal] for goal in map(held.goal, held.form_members.get(form)) if other_task(goal)), [])
+    others = [goal for goal in map(held.goal, {position for value in query.values
+                                               for position in held.valued.get(value, ())}) if other_task(goal)]
+    for form in {form for token in query.content - common for form in held.postings.get(token, ())}:
+        others += next(([goal] for goal in map(held.goal, held.form_members.get(form)) if other_task(goal)), [])
     runner_up = 0.0
     for stored in others:
         runner_up = max(runner_up, _by_words(held, query, query_goal, stored, weight))

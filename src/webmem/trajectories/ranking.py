@@ -21,9 +21,6 @@ from typing import Any
 from .conflicts import contrast_conflict, other_things
 from .held import OriginGoals, StoredGoal
 from .recall import (
-    LONG_GOAL_WORDS,
-    LONG_TEXT_WORDS,
-    SKELETON_SHARE,
     VALUE_MARK,
     VALUE_WEIGHT,
     Signature,
@@ -31,13 +28,18 @@ from .recall import (
     explain,
     frame_share,
     frame_token,
+    score,
+    shares_only_values,
+    signature,
+)
+from .wordings import (
+    LONG_GOAL_WORDS,
+    LONG_TEXT_WORDS,
+    SKELETON_SHARE,
     head_token_of,
     in_order_share,
     opening_of,
     opening_tokens,
-    score,
-    shares_only_values,
-    signature,
     text_token_of,
     word_count,
 )
@@ -276,7 +278,7 @@ class _Ranking:
 
     def in_order(self) -> None:
         """Score the forms of long goals that begin as the new goal does and share a word of meaning besides, or of
-        texts however they begin when it is one (``recall.LONG_TEXT_WORDS``), whose share of words in the same order
+        texts however they begin when it is one (``wordings.LONG_TEXT_WORDS``), whose share of words in the same order
         reaches ``SKELETON_SHARE`` and may lift them among the closest (goals of one form share their wording): only
         wordings of as many words as let that share reach it are read."""
         held, query = self.held, self.query

@@ -36,12 +36,35 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..core.terms import POSSESSIVE, QUOTED_TEXT, content_of_words, content_terms, stem, words, written_in
+from ..core.terms import (
+    POSSESSIVE,
+    QUOTED_TEXT,
+    content_of_words,
+    content_terms,
+    stem,
+    words,
+    written_in,
+)
 from .binding import bind
 from .conflicts import contrast_conflict, other_elements, other_inputs, other_things
 from .reading import read_goal
 from .slots import goal_values
-from .spans import between, value_spans_of
+from .spans import between, kept, value_spans_of
+from .wordings import (
+    FRAME_MARK,
+    LONG_GOAL_WORDS,
+    LONG_TEXT_WORDS,
+    SKELETON_SHARE,
+    head_token,
+    in_order_share,
+    may_share_in_order,
+    one_text,
+    opening_of,
+    same_head,
+    text_token_of,
+    word_count,
+)
+from .wordings import ITEM as _ITEM
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
 SIGNATURE_VERSION = "s14"
@@ -49,15 +72,10 @@ VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _FIELD = "\x1f"
 VALUE_MARK = "="  # a value's key among a goal's tokens when weighing how rare it is
-_ITEM = " "
 _EMPTY: frozenset[str] = frozenset()
 FRAME_WORDS = 6  # the words of a goal's frame kept from each end (a longer goal's middle is never compared)
-FRAME_MARK = "^"  # begins the token of a frame: its first two words and its last two
 _VALUE_WORD = "*"  # a value in a frame
 _FRAME = re.compile(r"[^|\s]+(?: [^|\s]+)+\|[^|\s]+(?: [^|\s]+)+\|[1-9][0-9]{0,5}")  # as ``_frame`` writes it
-LONG_GOAL_WORDS = 10  # a goal of this many words or more keeps its wording, compared in order with others'
-LONG_TEXT_WORDS = 50  # a goal of this many words or more is a text: compared in order with texts however they begin
-SKELETON_SHARE = 0.6  # the share of their words two long goals that begin alike need in the same order to be one task
 _WORDING = re.compile(r"[^\s*]+ [^\s*]+(?: \S+){%d,}" % (LONG_GOAL_WORDS - 2))  # as ``_frame_and_wording`` writes it
 
 
@@ -152,17 +170,15 @@ def signature(goal: str, template: str | None = None) -> Signature:
 
 
 def _joined(pieces: list[list[str]], spans: list[tuple[int, int, str, str]]) -> list[str]:
-    """The words of a goal's ``pieces`` (between its values, as ``spans.between`` keeps them) in order, with
+    """The words of a goal's ``pieces`` (between its values: ``spans.kept``) in order, with
     ``POSSESSIVE`` where a value owns what follows it ("Lilas's email") and ``QUOTED_TEXT`` for a text in quotes."""
-    joined, position, piece = list(pieces[0]), 0, 1
-    for start, end, kind, value in spans:
-        if start >= position and piece < len(pieces):
-            if kind == "quoted":
-                joined.append(QUOTED_TEXT)
-            elif value.endswith(("'s", "’s")):
-                joined.append(POSSESSIVE)
-            joined += pieces[piece]
-            piece, position = piece + 1, end
+    joined = list(pieces[0])
+    for piece, (_, _, kind, value) in zip(pieces[1:], kept(spans)):
+        if kind == "quoted":
+            joined.append(QUOTED_TEXT)
+        elif value.endswith(("'s", "’s")):
+            joined.append(POSSESSIVE)
+        joined += piece
     return joined
 
 
@@ -200,98 +216,6 @@ def exact_token(frame: str, wording: str) -> str:
     not these may score differently, by the share of their words that begin and end them or are in order."""
     digest = hashlib.blake2b(f"{frame}{_FIELD}{wording}".encode(), digest_size=8).hexdigest()
     return FRAME_MARK + "#" + digest
-
-
-def head_token(wording: str) -> str:
-    """The token of a long goal's wording: its first two words and how many it has (goals that share their first two
-    words may share most of their words in order; the count bounds how many)."""
-    return head_token_of(opening_of(wording), word_count(wording))
-
-
-def word_count(wording: str) -> int:
-    """How many words a wording has."""
-    return wording.count(_ITEM) + 1
-
-
-def head_token_of(opening: str, count: int) -> str:
-    """The token of the wordings of ``count`` words that begin with ``opening``, their first two."""
-    return f"{FRAME_MARK}{opening.replace(_ITEM, '_')}~{count}"
-
-
-@lru_cache(maxsize=4096)
-def opening_of(wording: str) -> str:
-    """A wording's first two words."""
-    first, second, _ = wording.split(_ITEM, 2)
-    return first + _ITEM + second
-
-
-@lru_cache(maxsize=4096)
-def opening_tokens(wording: str) -> frozenset[str]:
-    """The tokens of what a wording's first two words say (their terms and contrasts, as in ``Signature.content``):
-    shared by any two goals that begin alike."""
-    terms, contrasts, _ = content_of_words(opening_of(wording).split(_ITEM))
-    return frozenset(terms).union([_mark(word, "!", "") for word in contrasts])
-
-
-def text_token_of(count: int) -> str:
-    """The token of the texts of ``count`` words (``LONG_TEXT_WORDS`` or more), however they begin."""
-    return f"{FRAME_MARK}~{count}"
-
-
-def same_head(query: Signature, stored: Signature) -> bool:
-    """Whether two long goals begin with the same two words and share a word of meaning besides them, or are both
-    texts (``LONG_TEXT_WORDS``): then their wordings are compared."""
-    if not (query.wording and stored.wording):
-        return False
-    if both_texts(query, stored):
-        return True
-    return (opening_of(query.wording) == opening_of(stored.wording)
-            and not (query.content & stored.content) <= opening_tokens(query.wording))
-
-
-def both_texts(query: Signature, stored: Signature) -> bool:
-    """Whether two goals are texts of ``LONG_TEXT_WORDS`` words or more."""
-    return min(word_count(query.wording), word_count(stored.wording)) >= LONG_TEXT_WORDS
-
-
-def one_text(query: Signature, stored: Signature) -> bool:
-    """Whether two goals are texts with ``SKELETON_SHARE`` of their words in the same order: one template, whatever a
-    word of meaning one of them says in passing ("the cheapest", "not") or how many texts in quotes each gives."""
-    return (bool(query.wording and stored.wording) and both_texts(query, stored)
-            and may_share_in_order(query.wording, stored.wording, SKELETON_SHARE)
-            and in_order_share(query.wording, stored.wording) >= SKELETON_SHARE)
-
-
-@lru_cache(maxsize=8192)
-def in_order_share(query: str, stored: str) -> float:
-    """The share of two wordings' words they have in the same order: ``2 c / (n + m)`` for ``c`` words in their
-    longest common subsequence, of wordings of ``n`` and ``m`` words (computed a word at a time, with the first
-    wording's positions of each word as bits of one integer: Hyyrö's bit-parallel LCS)."""
-    positions, count = _positions(query)
-    other = stored.split(_ITEM)
-    every = (1 << count) - 1
-    unmatched = every
-    for word in other:
-        matched = unmatched & positions.get(word, 0)
-        unmatched = ((unmatched + matched) | (unmatched - matched)) & every
-    common = count - unmatched.bit_count()
-    return 2 * common / (count + len(other))
-
-
-@lru_cache(maxsize=64)
-def _positions(wording: str) -> tuple[dict[str, int], int]:
-    """Where each word of a wording is, as bits of an integer, and how many words it has."""
-    positions: dict[str, int] = {}
-    words_in_order = wording.split(_ITEM)
-    for position, word in enumerate(words_in_order):
-        positions[word] = positions.get(word, 0) | 1 << position
-    return positions, len(words_in_order)
-
-
-def may_share_in_order(query: str, stored: str, need: float) -> bool:
-    """Whether two wordings have enough words for their share in the same order to reach ``need``."""
-    count, other_count = word_count(query), word_count(stored)
-    return 2 * min(count, other_count) >= need * (count + other_count)
 
 
 @lru_cache(maxsize=4096)

@@ -4,7 +4,7 @@ rows, and parses only what it touches (:class:`.held.OriginGoals` reads each goa
 A snapshot is a checksum line, a JSON header (the format, the matcher's signature version, the structure's
 numbers), three lines of keys (ids, shapes, forms), the goals' texts, and one line per goal. One cut short or
 changed in any part, of another format or written by another version of the matcher is not read: the origin is read
-from its rows. Earlier formats lack what this one indexes (format 6 a text's token, ``recall.text_token_of``; formats
+from its rows. Earlier formats lack what this one indexes (format 6 a text's token, ``wordings.text_token_of``; formats
 4 and 5 each form's number of shapes too).
 """
 

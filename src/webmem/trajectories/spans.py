@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from ..core.terms import words
 from .reading import read_goal
@@ -50,15 +51,23 @@ def value_spans_of(goal: str) -> tuple[list[tuple[int, int, str, str]], list[str
 
 
 def between(goal: str, spans: list[tuple[int, int, str, str]]) -> list[str]:
-    """The stretches of a goal between its values."""
+    """The stretches of a goal between its values (``kept``)."""
     rest = []
     position = 0
-    for start, end, _, _ in spans:
-        if start >= position:
-            rest.append(goal[position:start])
-            position = end
+    for start, end, _, _ in kept(spans):
+        rest.append(goal[position:start])
+        position = end
     rest.append(goal[position:])
     return rest
+
+
+def kept(spans: list[tuple[int, int, str, str]]) -> Iterator[tuple[int, int, str, str]]:
+    """The spans that do not overlap one before them: the values a goal's stretches lie between."""
+    position = 0
+    for span in spans:
+        if span[0] >= position:
+            yield span
+            position = span[1]
 
 
 def _mostly_capitalised(goal: str) -> bool:
