@@ -40,6 +40,10 @@ their layout is in ``benchmarks/recall_sets.py``):
   of the generator (``--batches 1`` reads the first run's alone). Each belongs to its task: in its half, a positive
   when its task is stored, a negative when not. Small models write noisily: some kept rewrites ask for
   something else, so this kind's recall is a lower bound.
+- "reworded (third party, verified)": the same model rewrites, those only that two judges, working blind (they saw
+  each rewrite next to its intent, and neither its set, task or half nor what webmem finds), both found still a
+  request for the same task (``benchmarks/data/verify_rewrites.py``), as the public rewrite sets of web benchmarks
+  are verified by people. Positives and negatives are filtered alike.
 
 A seeded split puts half of each set's tasks in ``tune`` (look at it while developing) and half in
 ``held-out`` (never tuned on; report it). Within each half, 70% of the tasks are stored (two
@@ -94,6 +98,7 @@ ORIGINS = {"miniwob": "http://127.0.0.1:8765", "knows": "https://docs.google.com
            "wiki": "http://wiki.timewarp.test", "webshop": "http://webshop.timewarp.test",
            "news": "http://news.timewarp.test"}
 NEVER_TUNED = frozenset({"visualwebarena", EMAIL_SET, EMAIL_OFTEN_SET})  # reported on their own, outside "all"
+VERIFIED = "reworded (third party, verified)"  # the model rewrites both judges found still a request for their task
 VISUALWEBARENA_ORIGINS = {site: f"http://{site}.visualwebarena.test"
                           for site in ("shopping", "classifieds", "reddit", "wikipedia")}
 
@@ -107,6 +112,7 @@ class Task:
     rewordings: list[str] = field(default_factory=list)
     family: str = ""
     third_party: list[str] = field(default_factory=list)  # "reworded (third party)" queries
+    verified: list[str] = field(default_factory=list)  # those of them judged still a request for this task
     half: str = ""  # set by its source rather than by the seeded split (the Turk phrasings)
     stored: bool | None = None  # set by its layout rather than by the seeded draw (the Turk inboxes)
 
@@ -144,9 +150,10 @@ def load_tasks(rewrite_batches: int | None = None) -> list[Task]:
             tasks.append(Task("knows", folder.name, ORIGINS["knows"], instances,
                               [reworded_knows[folder.name]] if folder.name in reworded_knows else []))
     tasks += visualwebarena_tasks()
-    rewrites = model_rewrites(rewrite_batches)
+    rewrites, verified = model_rewrites(rewrite_batches), model_rewrites(rewrite_batches, verified=True)
     for task in tasks:
         task.third_party = rewrites.get((task.set_name, task.key), [])
+        task.verified = verified.get((task.set_name, task.key), [])
     return tasks + [Task(**layout) for often in (False, True) for layout in email_layout(SEED, often)]
 
 
@@ -228,7 +235,7 @@ class Query:
     text: str
     origin: str
     task: str | None  # the stored task it should find; None for a new task
-    kind: str  # "same wording", "reworded" or "reworded (third party)"
+    kind: str  # "same wording", "reworded", "reworded (third party)" or ``VERIFIED``
     set_name: str
 
 
@@ -322,7 +329,7 @@ def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, st
             expected = task.family if is_known else None
             same = task.instances[keep:keep + 3] if len(task.instances) > keep else []
             for kind, texts in (("same wording", same), ("reworded", task.rewordings),
-                                ("reworded (third party)", task.third_party)):
+                                ("reworded (third party)", task.third_party), (VERIFIED, task.verified)):
                 queries += [Query(goal, task.origin, expected, kind, set_name) for goal in texts]
     return stored, queries
 
@@ -404,7 +411,7 @@ def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[
                 there = "finds fewer at its own threshold"
             else:
                 there = f"at {found[0]:.3f}: {found[1]} TP, {found[2]} FP"
-            print(f"  {kind:<24}{set_name:<20} old rule {before.tp} TP, {before.fp} FP; webmem {there}")
+            print(f"  {kind:<34}{set_name:<20} old rule {before.tp} TP, {before.fp} FP; webmem {there}")
 
 
 def _row(kind: str, set_name: str, tally: Tally) -> None:

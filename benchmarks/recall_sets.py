@@ -17,7 +17,8 @@ Two sources, made by ``data/make_third_party_rewordings.py`` (see its docstring)
 - Rewrites of the other sets' intents by a small local instruct model: attached to their task
   (:func:`model_rewrites`), so a rewrite is in the half its task is in, and a positive when its task is stored.
   An intent may have several (``draw``: 1 for the first kept, 2 for the second). Each says which run of the
-  generator added it (``batch``): the benchmark may be read on the rewrites of the first runs only.
+  generator added it (``batch``): the benchmark may be read on the rewrites of the first runs only. Each was judged
+  blind by two judges (``data/verify_rewrites.py``): ``verified`` when both found it still a request for its task.
 """
 
 from __future__ import annotations
@@ -43,12 +44,14 @@ def _items() -> list[dict[str, Any]]:
     return list(json.loads(THIRD_PARTY.read_text())["items"])
 
 
-def model_rewrites(batches: int | None = None) -> dict[tuple[str, str], list[str]]:
+def model_rewrites(batches: int | None = None, *, verified: bool = False) -> dict[tuple[str, str], list[str]]:
     """(set, task key) -> the model rewrites of that task that passed the generator's filter (those the first
-    ``batches`` runs of the generator added only, when given)."""
+    ``batches`` runs of the generator added only, when given); those every judge found still a request for their
+    task only, when ``verified`` (``data/verify_rewrites.py``)."""
     found: dict[tuple[str, str], list[str]] = {}
     for item in _items():
-        if item["source"] not in TURK_HALF and (batches is None or item.get("batch", 1) <= batches):
+        if item["source"] not in TURK_HALF and (batches is None or item.get("batch", 1) <= batches) \
+                and (not verified or item.get("verified", False)):
             found.setdefault((item["set"], item["task"]), []).append(item["query"])
     return found
 

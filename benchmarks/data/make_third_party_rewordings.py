@@ -44,6 +44,9 @@ Two sources:
    a (model, seed) found there instead of asking the model again, so that a change of the rule only asks for
    the attempts it newly needs.
 
+Each model rewrite judged by ``verify_rewrites.py`` keeps its judges' labels (``judged``, ``verified``) when this
+script runs again; a rewrite it adds is not judged until that script merges labels for it.
+
 Each model rewrite says which run of this script added it (``batch``: 1 for the first file, then one more per run
 that added rewrites), so that the benchmark can still be read on the rewrites of earlier runs alone
 (``bench_recall.py --batches N``). ``--keep NAME=K`` keeps up to K rewrites per intent (``draw`` 1 to K), asking
@@ -422,10 +425,13 @@ def main() -> None:
             items += kept
             dropped += lost
     batch_of = {_item_key(item): item.get("batch", 1) for item in previous["items"]}
+    judged = {_item_key(item): item for item in previous["items"] if "judged" in item}
     batch = max(batch_of.values(), default=0) + 1
     for item in items:
-        if "seed" in item:  # a model rewrite: the batch that added it
+        if "seed" in item:  # a model rewrite: the batch that added it, and its judges' labels (verify_rewrites.py)
             item["batch"] = batch_of.get(_item_key(item), batch)
+            if (earlier := judged.get(_item_key(item))) is not None:
+                item["judged"], item["verified"] = earlier["judged"], earlier["verified"]
     reasons: dict[str, dict[str, int]] = {}
     for item in dropped:
         reasons.setdefault(item["source"], {}).setdefault(item["dropped"], 0)
@@ -438,7 +444,8 @@ def main() -> None:
         "prompts": {"version": PROMPT_VERSION, "chat": CHAT_PROMPT, "styles": STYLES,
                     "few_shot_head": FEW_SHOT_HEAD},
         "kept": kept_count, "dropped_why": reasons, "runs": runs, "items": items, "dropped": dropped,
-    }, indent=1, ensure_ascii=False) + "\n")
+    } | ({"verification": previous["verification"]} if "verification" in previous else {}),
+        indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {OUT}: kept {kept_count}; dropped {reasons}")
 
 
