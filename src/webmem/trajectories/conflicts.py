@@ -42,13 +42,18 @@ def _picks_by_value(query: Signature, stored: Signature) -> bool:
 
 
 def other_inputs(query: Signature, stored: Signature) -> tuple[int, int] | None:
-    """How many inputs each goal gives in quotes, when both give some and not as many ("Enter the username "a"
-    and the password "b"" against "Enter the password "c" into both fields"): such goals ask for different
-    inputs, so they are different tasks, and score at most what agreeing values alone lift a score to."""
+    """How many inputs each goal gives in quotes, when both give some and the new goal gives more ("Enter the
+    username "a" and the password "b"" against "Enter the password "c" into both fields"): it asks for inputs the
+    stored task never took, so they are different tasks, and score at most what agreeing values alone lift a score
+    to. A short goal that gives fewer may leave one out ("Type a city that begins with "Lis"" against "... begins
+    with "Ma" and ends with "id""); a long goal spells its task out, so long goals differ either way round."""
     if query.kinds == stored.kinds:  # the same kinds of value: as many inputs in quotes, or none
         return None
     asked, given = _inputs(query.kinds), _inputs(stored.kinds)
-    return (asked, given) if asked and given and asked != given else None
+    if not asked or not given or asked == given:
+        return None
+    short = max(len(query.terms), len(stored.terms)) <= SHORT_GOAL_TERMS
+    return (asked, given) if asked > given or not short else None
 
 
 def other_elements(query: Signature, stored: Signature) -> tuple[list[str], list[str]] | None:

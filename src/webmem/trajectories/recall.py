@@ -3,8 +3,8 @@
 A signature splits a goal into what names the task and what names its values:
 - ``terms``: stems of the content words (no stop words, no values), which must agree;
 - ``kinds``: the kinds of value the goal carries (quoted text, number, name, email, URL, date); quoted text
-  with how many inputs the goal gives in quotes when they are several (``quoted*2``): two goals that give
-  different numbers of them ask for different inputs, hence are different tasks;
+  with how many inputs the goal gives in quotes when they are several (``quoted*2``): a goal that gives more of
+  them than another asks for inputs the other never took, hence is another task (``conflicts.other_inputs``);
 - ``values``: the values themselves, normalised, which raise the score when they agree and never
   lower it when they differ ("Buy 3 apples" and "Buy 12 pears" are one task with other values);
 - ``contrasts``: words that change the task's meaning ("cheapest", "most expensive", "not"),
