@@ -395,7 +395,7 @@ def _baseline(goals: list[tuple[str, frozenset[str], str]], query: Query) -> tup
 def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[..., None]) -> None:
     ms = tallies.pop("_ms")["median"]  # type: ignore[index]
     print(f"\n{name}: {ms:.3f} ms per query (median)")
-    print(f"{'queries':<33}{'set':<20}{'pos':>5}{'neg':>5}{'TP':>5}{'FP':>5}{'precision':>11}{'recall':>8}{'F1':>7}"
+    print(f"{'queries':<42}{'set':<20}{'pos':>5}{'neg':>5}{'TP':>5}{'FP':>5}{'precision':>11}{'recall':>8}{'F1':>7}"
           f"{'F1 95% interval':>18}")
     for kind in sorted(tallies):
         for set_name, tally in sorted(tallies[kind].items()):
@@ -417,7 +417,7 @@ def report(name: str, tallies: dict[str, dict[str, Tally]], print_row: Callable[
 def _row(kind: str, set_name: str, tally: Tally) -> None:
     precision, recall, f1 = tally.figures()
     low, high = tally.f1_interval()
-    print(f"{kind:<33}{set_name:<20}{tally.positives:>5}{tally.negatives:>5}{tally.tp:>5}{tally.fp:>5}"
+    print(f"{kind:<42}{set_name:<20}{tally.positives:>5}{tally.negatives:>5}{tally.tp:>5}{tally.fp:>5}"
           f"{precision:>11.3f}{recall:>8.3f}{f1:>7.3f}{f'{low:.3f}-{high:.3f}':>18}")
 
 
