@@ -180,26 +180,6 @@ def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
     assert mem.trajectories.match(other, origin=SHOP, limit=1).best is None
 
 
-def test_going_to_a_page_and_asking_for_an_answer_are_two_purposes(mem: webmem.Memory) -> None:
-    """"Navigate to the cheapest phone" and "For the cheapest phone, tell me its price" are different tasks, however
-    many words they share; a goal may do both ("Go to the phone and tell me its price" is still an answer), and one
-    that says neither ("Show me the cheapest phone") may be either."""
-    going = save(mem, "Navigate to the cheapest phone in the Phones category from Ohio")
-    asking = "For the cheapest phone in the Phones category from Ohio, tell me its price"
-    report = mem.trajectories.match(asking, origin=SHOP, limit=1)
-    assert report.best is None and report.candidates[0].why == "different meaning: tell me, navigate"
-    assert signature("What is the price of the phone").contrasts == signature("Tell me the price of the phone"
-                                                                               ).contrasts == {"answer"}
-    assert signature("Take me to the phone's page").contrasts == signature("Go to the phone's page").contrasts
-    assert mem.trajectories.match("Go to the cheapest phone in the Phones category from Ohio", origin=SHOP,
-                                  limit=1).best.id == going.id
-    assert mem.trajectories.match("Show me the cheapest phone in the Phones category from Ohio", origin=SHOP,
-                                  limit=1).best.id == going.id
-    other = save(mem, "Tell me the title of the newest post in the Cats forum")
-    assert mem.trajectories.match("Go to the newest post in the Cats forum and tell me its title", origin=SHOP,
-                                  limit=1).best.id == other.id
-
-
 def test_open_before_an_article_leads_to_a_page_and_open_as_a_word_stays() -> None:
     assert "open" not in signature("Open the page of the cheapest phone").terms
     assert "open" in signature("Add the most colorful product from my open tabs to the cart").terms

@@ -74,10 +74,6 @@ _CONTRAST_PHRASES = {
     "get rid": "delete", "throw away": "delete", "throw out": "delete",
     # opening a thing that is not there yet creates it: "open an issue", "file an issue", "start a new project"
     "open a": "create", "open an": "create", "file an": "create", "start a": "create",
-    # going to a page, and asking for an answer: two purposes
-    "go to": "go", "take me": "go", "tell me": "answer", "tell us": "answer", "what is": "answer",
-    "what are": "answer", "what was": "answer", "what were": "answer", "who is": "answer", "who are": "answer",
-    "how much": "answer",
 }
 _PHRASE_STARTS = frozenset(phrase.split()[0] for phrase in (*_CONTRAST_PHRASES, *_TERM_PHRASES))
 _CONTRAST_WORDS = {
@@ -94,7 +90,6 @@ _CONTRAST_WORDS = {
     "modify": "update", "rename": "update", "cancel": "cancel", "subscribe": "subscribe",
     "unsubscribe": "unsubscribe", "upvote": "upvote", "downvote": "downvote",
     "reply": "reply", "replied": "reply", "respond": "reply", "forward": "forward", "forwarded": "forward",
-    "navigate": "go", "what's": "answer",
 }
 #: The past and present participles of the words that name an operation ("needs to be deleted", "forwarding it"):
 #: the same act. Forms in -s are left out, as most of them are also nouns ("the replies", "recent changes").
@@ -123,9 +118,6 @@ DIMENSIONS = {
         "buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe", "upvote", "downvote",
         "reply", "forward",
     )},
-    # what a goal is for: going to a page ("navigate to", "take me to") or an answer ("tell me", "what is"); a goal may
-    # do both ("go to the post and tell me its title"), and one that names neither ("show", "find") may be either
-    "go": "purpose", "answer": "purpose",
 }
 CONTRAST_TERMS = frozenset(DIMENSIONS)
 #: The contrast terms that name an operation: a goal that names none may simply not say it.

@@ -20,18 +20,14 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
     "sell") disagree. A term only one goal names ("cheapest", "not") is a disagreement between
     short goals, where every word counts; a long goal may mention it in passing. A goal that names
     no operation may simply not say it; an age only one goal names ("the most recent") does not set
-    apart two goals that pick their thing by values of one kind (``_picks_by_value``). Two goals differ on their
-    purpose (going to a page, an answer) only when they name no purpose in common: a goal may go to a page to
-    answer.
+    apart two goals that pick their thing by values of one kind (``_picks_by_value``).
     """
     differ: set[str] = set()
     short = len(query.terms) <= SHORT_GOAL_TERMS and len(stored.terms) <= SHORT_GOAL_TERMS
     for dimension in {DIMENSIONS[term] for term in query.contrasts ^ stored.contrasts}:
         asked = {term for term in query.contrasts if DIMENSIONS[term] == dimension}
         done = {term for term in stored.contrasts if DIMENSIONS[term] == dimension}
-        if dimension == "purpose":
-            differ |= asked ^ done if asked and done and asked.isdisjoint(done) else set()
-        elif asked and done:
+        if asked and done:
             differ |= asked ^ done
         elif short and dimension != "operation" and not (dimension == "age" and _picks_by_value(query, stored)):
             differ |= asked ^ done
