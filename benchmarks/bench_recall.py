@@ -40,10 +40,10 @@ their layout is in ``benchmarks/recall_sets.py``):
   of the generator (``--batches 1`` reads the first run's alone). Each belongs to its task: in its half, a positive
   when its task is stored, a negative when not. Small models write noisily: some kept rewrites ask for
   something else, so this kind's recall is a lower bound.
-- "reworded (third party, verified)": the same model rewrites, those only that two judges, working blind (they saw
-  each rewrite next to its intent, and neither its set, task or half nor what webmem finds), both found still a
-  request for the same task (``benchmarks/data/verify_rewrites.py``), as the public rewrite sets of web benchmarks
-  are verified by people. Positives and negatives are filtered alike.
+- "reworded (third party, verified)": the same model rewrites, those only that most of their judges, working blind
+  (they saw each rewrite next to its intent, and neither its set, task or half nor what webmem finds), found still a
+  request for the same task (two judges each, a third where they disagree: ``benchmarks/data/verify_rewrites.py``),
+  as the public rewrite sets of web benchmarks are verified by people. Positives and negatives are filtered alike.
 
 A seeded split puts half of each set's tasks in ``tune`` (look at it while developing) and half in
 ``held-out`` (never tuned on; report it). Within each half, 70% of the tasks are stored (two
@@ -98,7 +98,7 @@ ORIGINS = {"miniwob": "http://127.0.0.1:8765", "knows": "https://docs.google.com
            "wiki": "http://wiki.timewarp.test", "webshop": "http://webshop.timewarp.test",
            "news": "http://news.timewarp.test"}
 NEVER_TUNED = frozenset({"visualwebarena", EMAIL_SET, EMAIL_OFTEN_SET})  # reported on their own, outside "all"
-VERIFIED = "reworded (third party, verified)"  # the model rewrites both judges found still a request for their task
+VERIFIED = "reworded (third party, verified)"  # the model rewrites their judges found still a request for their task
 VISUALWEBARENA_ORIGINS = {site: f"http://{site}.visualwebarena.test"
                           for site in ("shopping", "classifieds", "reddit", "wikipedia")}
 

@@ -18,7 +18,7 @@ Two sources, made by ``data/make_third_party_rewordings.py`` (see its docstring)
   (:func:`model_rewrites`), so a rewrite is in the half its task is in, and a positive when its task is stored.
   An intent may have several (``draw``: 1 for the first kept, 2 for the second). Each says which run of the
   generator added it (``batch``): the benchmark may be read on the rewrites of the first runs only. Each was judged
-  blind by two judges (``data/verify_rewrites.py``): ``verified`` when both found it still a request for its task.
+  blind (``data/verify_rewrites.py``): ``verified`` when most of its judges found it still a request for its task.
 """
 
 from __future__ import annotations
