@@ -80,7 +80,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from local_llm import free_port, stop, wait_ready
 from bench_recall import load_tasks
-from recall_sets import EMAIL_SET
+from recall_sets import EMAIL_OFTEN_SET, EMAIL_SET
 
 OUT = HERE / "third_party_rewordings.json"
 SEED = 29
@@ -257,7 +257,7 @@ def _content(text: str) -> set[str]:
 def originals(sample: int | None) -> list[tuple[str, str, str]]:
     """(set, task key, intent) for each task bench_recall.py loads (a seeded sample of ``sample``)."""
     chosen = [(task.set_name, task.key, task.instances[2] if len(task.instances) > 2 else task.instances[0])
-              for task in load_tasks() if task.set_name != EMAIL_SET]
+              for task in load_tasks() if task.set_name not in (EMAIL_SET, EMAIL_OFTEN_SET)]
     if sample is not None and sample < len(chosen):
         chosen = sorted(random.Random(SEED).sample(chosen, sample))
     return chosen
