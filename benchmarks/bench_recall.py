@@ -36,8 +36,8 @@ their layout is in ``benchmarks/recall_sets.py``):
   (with other people) instead of twice: a task done often must be found as well as one done twice. Reported apart.
 - the other sets: rewrites of one intent per task (a query instance where there is one) by small local models
   shipped in PyPI packages (Gemma 3 270M, SmolLM2-135M-Instruct), kept only when a simple rule finds them still
-  one request holding the task's values (see the generator); up to two per intent, the second from a later run
-  of the generator (``--batches 1`` reads the first run's alone). Each belongs to its task: in its half, a positive
+  one request holding the task's values (see the generator); up to three per intent, each from a later run
+  of the generator than the one before (``--batches N`` reads the first N runs' alone). Each belongs to its task: in its half, a positive
   when its task is stored, a negative when not. Small models write noisily: some kept rewrites ask for
   something else, so this kind's recall is a lower bound.
 - "reworded (third party, verified)": the same model rewrites, those only that most of their judges, working blind

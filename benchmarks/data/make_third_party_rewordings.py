@@ -50,7 +50,10 @@ script runs again; a rewrite it adds is not judged until that script merges labe
 Each model rewrite says which run of this script added it (``batch``: 1 for the first file, then one more per run
 that added rewrites), so that the benchmark can still be read on the rewrites of earlier runs alone
 (``bench_recall.py --batches N``). ``--keep NAME=K`` keeps up to K rewrites per intent (``draw`` 1 to K), asking
-on after the first kept.
+on after the first kept. The file's last two runs (its ``runs``) were, with both ``--model`` options,
+``--attempts gemma3-270m=4 --keep gemma3-270m=2 --sample smollm2-135m=200 --attempts smollm2-135m=3 --keep
+smollm2-135m=2`` (batch 2) and ``--attempts gemma3-270m=6 --keep gemma3-270m=3 --sample smollm2-135m=200 --attempts
+smollm2-135m=5 --keep smollm2-135m=3`` (batch 3).
 
 ``--rate N`` only times N requests and prints the rate. ``--turk-only`` rewrites the Turk items and keeps the
 model items of the existing file.

@@ -13,14 +13,17 @@ the human-verified rewrites of public benchmarks, each kept rewrite is judged by
    language-model agents working apart from each other and from the matcher's development (they were told not to
    read the project), each labelling all pairs.
 3. ``ties`` writes, for a third judge, the pairs the first two disagree on (their ids kept, shuffled again).
-4. ``merge`` writes the judges' labels into the items (``judged``: judge -> label) and the agreement of the judges
-   who labelled every pair (raw, and Cohen's kappa) into ``verification``.
+4. ``merge`` adds the judges' labels to the items (``judged``: judge -> label) and writes the agreement of each two
+   judges over the pairs both labelled (raw, and Cohen's kappa) into ``verification``.
+
+Rewrites a later run of the generator adds are judged the same way by new judges: ``pairs OUT_DIR --new`` writes
+those not judged yet (an id is a rewrite's place among the file's items as it is when the pairs are written).
 
 A rewrite is ``verified`` when most of the judges who labelled it say ``same``: both first judges when they agree,
 and the third one's word when they do not. ``bench_recall.py`` reports the verified rewrites as "reworded (third
 party, verified)" beside all kept rewrites ("reworded (third party)", unchanged).
 
-Usage: python benchmarks/data/verify_rewrites.py pairs OUT_DIR
+Usage: python benchmarks/data/verify_rewrites.py pairs OUT_DIR [--new]
        python benchmarks/data/verify_rewrites.py ties OUT_DIR FIRST.json SECOND.json
        python benchmarks/data/verify_rewrites.py merge NAME=LABELS.json [NAME=LABELS.json ...]
 """
@@ -37,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 DATA = HERE / "third_party_rewordings.json"
 SEED = 2026
 TIES_SEED = 7
+AGREEMENT_PAIRS = 50  # the fewest pairs two judges both labelled for their agreement to be reported
 LABELS = ("same", "other")
 TURK_SOURCES = ("miniwob-turk-train", "miniwob-turk-test")
 
@@ -76,10 +80,12 @@ def model_items(data: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return [(index, item) for index, item in enumerate(data["items"]) if item["source"] not in TURK_SOURCES]
 
 
-def write_pairs(out: Path, only: set[str] | None = None) -> None:
-    """The pairs (those of the ids ``only``, shuffled again, when given) and the brief, for judges, in ``out``."""
+def write_pairs(out: Path, only: set[str] | None = None, *, new: bool = False) -> None:
+    """The pairs (those of the ids ``only``, shuffled again, when given; those not judged yet when ``new``) and the
+    brief, for judges, in ``out``."""
     data = json.loads(DATA.read_text())
-    rows = [{"id": index, "original": item["original"], "rewrite": item["query"]} for index, item in model_items(data)]
+    rows = [{"id": index, "original": item["original"], "rewrite": item["query"]} for index, item in model_items(data)
+            if not (new and "judged" in item)]
     random.Random(SEED).shuffle(rows)
     if only is not None:
         rows = [row for row in rows if str(row["id"]) in only]
@@ -114,7 +120,8 @@ def merge(judges: dict[str, Path]) -> None:
             raise SystemExit(f"judge {name} labels {len(wrong)} pairs neither same nor other, e.g. {wrong[:5]}")
     undecided = []
     for index, item in items:
-        item["judged"] = {name: given[str(index)] for name, given in labels.items() if str(index) in given}
+        item["judged"] = item.get("judged", {}) | {
+            name: given[str(index)] for name, given in labels.items() if str(index) in given}
         same = sum(label == "same" for label in item["judged"].values())
         if len(item["judged"]) < 2 or 2 * same == len(item["judged"]):
             undecided.append(str(index))
@@ -122,19 +129,20 @@ def merge(judges: dict[str, Path]) -> None:
     if undecided:
         raise SystemExit(f"{len(undecided)} pairs have fewer than two labels or a tie, e.g. {undecided[:5]}: another "
                          "judge must label them (see ``ties``)")
-    names = sorted(name for name, given in labels.items() if all(str(index) in given for index, _ in items))
+    names = sorted({name for _, item in items for name in item["judged"]})
     agreement = {}
     for position, first in enumerate(names):
         for second in names[position + 1:]:
-            one = [labels[first][str(index)] for index, _ in items]
-            two = [labels[second][str(index)] for index, _ in items]
-            agreement[f"{first}-{second}"] = {
-                "agree": round(sum(a == b for a, b in zip(one, two)) / len(one), 3), "kappa": round(kappa(one, two), 3)}
+            both = [item["judged"] for _, item in items if first in item["judged"] and second in item["judged"]]
+            if len(both) >= AGREEMENT_PAIRS:
+                one, two = [judged[first] for judged in both], [judged[second] for judged in both]
+                agreement[f"{first}-{second}"] = {"pairs": len(both), "kappa": round(kappa(one, two), 3),
+                                                  "agree": round(sum(a == b for a, b in zip(one, two)) / len(one), 3)}
     data["verification"] = {
         "about": "each model rewrite judged blind (without its set, task, half or match): is it still a request "
                  "for its task? Two judges label every pair, a third the pairs they disagree on; verified = most "
                  "of its judges say same (see verify_rewrites.py)",
-        "judges": sorted(labels), "judged_all": names, "pairs": len(items), "agreement": agreement,
+        "judges": names, "pairs": len(items), "agreement": agreement,
         "verified": sum(item["verified"] for _, item in items),
         "verified_by_all_judges": sum(all(label == "same" for label in item["judged"].values()) for _, item in items),
     }
@@ -143,8 +151,8 @@ def merge(judges: dict[str, Path]) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) >= 3 and sys.argv[1] == "pairs":
-        write_pairs(Path(sys.argv[2]))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "pairs" and sys.argv[3:] in ([], ["--new"]):
+        write_pairs(Path(sys.argv[2]), new=sys.argv[3:] == ["--new"])
     elif len(sys.argv) == 5 and sys.argv[1] == "ties":
         write_ties(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "merge":
