@@ -37,9 +37,9 @@ their layout is in ``benchmarks/recall_sets.py``):
 - the other sets: rewrites of one intent per task (a query instance where there is one) by small local models
   shipped in PyPI packages (Gemma 3 270M, SmolLM2-135M-Instruct), kept only when a simple rule finds them still
   one request holding the task's values (see the generator); up to three per intent, each from a later run
-  of the generator than the one before (``--batches N`` reads the first N runs' alone). Each belongs to its task: in its half, a positive
-  when its task is stored, a negative when not. Small models write noisily: some kept rewrites ask for
-  something else, so this kind's recall is a lower bound.
+  of the generator than the one before (``--batches N`` reads the first N runs' alone). Each belongs to its task:
+  in its half, a positive when its task is stored, a negative when not. Small models write noisily: some kept
+  rewrites ask for something else, so this kind's recall is a lower bound.
 - "reworded (third party, verified)": the same model rewrites, those only that most of their judges, working blind
   (they saw each rewrite next to its intent, and neither its set, task or half nor what webmem finds), found still a
   request for the same task (two judges each, a third where they disagree: ``benchmarks/data/verify_rewrites.py``),

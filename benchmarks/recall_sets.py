@@ -46,8 +46,8 @@ def _items() -> list[dict[str, Any]]:
 
 def model_rewrites(batches: int | None = None, *, verified: bool = False) -> dict[tuple[str, str], list[str]]:
     """(set, task key) -> the model rewrites of that task that passed the generator's filter (those the first
-    ``batches`` runs of the generator added only, when given); those every judge found still a request for their
-    task only, when ``verified`` (``data/verify_rewrites.py``)."""
+    ``batches`` runs of the generator added only, when given); those most of their judges found still a request
+    for their task only, when ``verified`` (``data/verify_rewrites.py``)."""
     found: dict[tuple[str, str], list[str]] = {}
     for item in _items():
         if item["source"] not in TURK_HALF and (batches is None or item.get("batch", 1) <= batches) \

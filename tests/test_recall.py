@@ -20,12 +20,12 @@ import webmem
 from webmem.core.urls import origin_of
 from webmem.store.migrations import apply_migrations
 from webmem.trajectories import held as held_module
+from webmem.trajectories.conflicts import SHORT_GOAL_TERMS
 from webmem.trajectories.form_shapes import LEAST_CAP, FormShapes
 from webmem.trajectories.held import OriginGoals, StoredGoal
 from webmem.trajectories.index import SNAPSHOT_MIN_GOALS, SNAPSHOT_REFRESH_SHARE, GoalIndex
 from webmem.trajectories.key_lines import key_line, read_key_line
 from webmem.trajectories.ranking import _own_weights, rank
-from webmem.trajectories.conflicts import SHORT_GOAL_TERMS
 from webmem.trajectories.recall import decode, signature
 from webmem.trajectories.snapshots import checksum, pack, unpack
 from webmem.trajectories.slots import goal_values
