@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,12 @@ EMAIL_ACTS = ("delete", "forward", "important", "reply")
 TURK_HALF = {"miniwob-turk-train": "tune", "miniwob-turk-test": "held-out"}
 
 
-def _items() -> list[dict[str, Any]]:
+@lru_cache(maxsize=1)
+def _items() -> tuple[dict[str, Any], ...]:
+    """The file's items, read once per process (the rewrites, verified or not, and both email layouts read them)."""
     if not THIRD_PARTY.exists():
-        return []
-    return list(json.loads(THIRD_PARTY.read_text())["items"])
+        return ()
+    return tuple(json.loads(THIRD_PARTY.read_text())["items"])
 
 
 def model_rewrites(batches: int | None = None, *, verified: bool = False) -> dict[tuple[str, str], list[str]]:
