@@ -180,6 +180,19 @@ def test_goals_that_begin_and_end_alike_are_one_template_with_other_words_in_its
     assert pruned.best is not None and pruned.best.id == full.best.id
 
 
+def test_a_frame_is_compared_by_the_stems_of_its_words(mem: webmem.Memory) -> None:
+    """A frame's words are compared by their stems, as terms are: "What colors do ... come in?" begins and ends as
+    "What color do ... come in?" does. The report shows the frame as the stored goal writes it."""
+    assert signature("What colors do the mini ring trays come in?").frame.startswith("what color do the")
+    for goal in ("What colors do the mini ring trays come in?", "What is the price of the pink ones on this page?",
+                 "Add the one that looks like a wooden log to my wish list."):
+        save(mem, goal, url=WISH_LIST)
+    report = mem.trajectories.match("What color do the bars in the bottom left come in?",
+                                    origin="https://shop.example.com", now=NOW)
+    assert report.best is not None and report.best.goal == "What colors do the mini ring trays come in?"
+    assert 'begins and ends alike (60% of the words: "what colors ... come in")' in report.candidates[0].why
+
+
 def test_the_report_shows_a_word_of_meaning_as_the_goal_wrote_it(mem: webmem.Memory) -> None:
     """The words a candidate does not share are its stems, but a word that says what is done shows as the stored
     goal wrote it ("add"), never as the matcher's own token for it ("!create")."""
@@ -265,7 +278,7 @@ def test_only_long_goals_that_begin_alike_with_fixed_text_are_compared_in_order(
     in the same order makes no template."""
     assert signature("Select Ferne from the list and click Submit.").wording == ""  # short
     assert signature("Find 3 items on this page that match the colour of the image").wording == ""  # a value begins it
-    assert signature(HOTTEST).wording.startswith("take me to the comments section of the hottest post")
+    assert signature(HOTTEST).wording.startswith("take me to the comment section of the hottest post")
     save(mem, HOTTEST, url=FORUM)
     site = "https://forum.example.com"
     other_start = mem.trajectories.match(MOST_COMMENTED.replace("Can you take me", "Bring me"), origin=site, now=NOW)

@@ -9,17 +9,18 @@ A signature splits a goal into what names the task and what names its values:
   lower it when they differ ("Buy 3 apples" and "Buy 12 pears" are one task with other values);
 - ``contrasts``: words that change the task's meaning ("cheapest", "most expensive", "not"),
   which must agree exactly or the goals are different tasks;
-- ``frame``: how the goal begins and ends, every word kept and each value as ``*``: two goals that
+- ``frame``: how the goal begins and ends, every word kept (as its stem) and each value as ``*``: two goals that
   begin with the same two words and end with the same two ("Add something like what the man is wearing to my
   wish list", "Add something like this to my wish list") are one template with other words in its slots, however
   few of their words they share, and score at least the share of their words that begin and end them alike;
-- ``wording``: all the words of a long goal in order, each value as ``*``: two long goals that begin with the same
-  two words, share a word of meaning besides them, and have most of their words in the same order ("Can you take
-  me to the comments section of the hottest post in the art forum ...", "... of the last post on this page ...")
-  are one template too, and score at least that share (``in_order_share``). Two texts (``LONG_TEXT_WORDS`` words or
-  more each: a task described in a paragraph) are compared so however they begin: a text's first words are often
-  the values of its template ("My sister, Kathy, has graduated ...", "My colleague, James, has been promoted ..."),
-  and texts of other tasks share far less of their words in order than ``SKELETON_SHARE``.
+- ``wording``: all the words of a long goal (stems) in order, each value as ``*``: two long goals that begin with
+  the same two words, share a word of meaning besides them, and have most of their words in the same order
+  ("Can you take me to the comments section of the hottest post in the art forum ...", "... of the last post on
+  this page ...") are one template too, and score at least that share (``in_order_share``). Two texts
+  (``LONG_TEXT_WORDS`` words or more each: a task described in a paragraph) are compared so however they begin: a
+  text's first words are often the values of its template ("My sister, Kathy, has graduated ...", "My colleague,
+  James, has been promoted ..."), and texts of other tasks share far less of their words in order than
+  ``SKELETON_SHARE``.
 
 A goal's terms are its words whatever its template; a new goal that fits the stored goal's template
 (the values its run used are the slots) scores 1, and one that names every word of the template's
@@ -67,7 +68,7 @@ from .wordings import (
 from .wordings import ITEM as _ITEM
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s14"
+SIGNATURE_VERSION = "s15"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _FIELD = "\x1f"
@@ -193,19 +194,21 @@ def _latest_few(pieces: list[list[str]], spans: list[tuple[int, int, str, str]])
 
 def _frame_and_wording(pieces: list[list[str]]) -> tuple[str, str]:
     """The frame and the wording of a goal whose words outside its values are ``pieces`` (those between two values
-    each), each value one word ``*``. The frame: its first and last ``FRAME_WORDS`` words and how many it has; ""
-    when it has fewer than four words, or a value among its first two or last two (a frame is fixed text). The
-    wording: all of them, when they are at least ``LONG_GOAL_WORDS`` and the first two are no value; "" otherwise."""
+    each), each word as its stem and each value one word ``*``. The frame: its first and last ``FRAME_WORDS`` words
+    and how many it has; "" when it has fewer than four words, or a value among its first two or last two (a frame is
+    fixed text). The wording: all of them, when they are at least ``LONG_GOAL_WORDS`` and the first two are no value;
+    "" otherwise. Stems, as for terms: "What colors do ... come in?" begins and ends as "What color do ... come in?"
+    does."""
     count = sum(map(len, pieces)) + len(pieces) - 1
     fixed_start = len(pieces) == 1 or len(pieces[0]) >= 2
     framed = count >= 4 and fixed_start and (len(pieces) == 1 or len(pieces[-1]) >= 2)
     worded = count >= LONG_GOAL_WORDS and fixed_start
     if not framed and not worded:
         return "", ""
-    sequence = pieces[0][:]
+    sequence = [stem(word) for word in pieces[0]]
     for piece in pieces[1:]:
         sequence.append(_VALUE_WORD)
-        sequence += piece
+        sequence += map(stem, piece)
     frame = f"{_ITEM.join(sequence[:FRAME_WORDS])}|{_ITEM.join(sequence[-FRAME_WORDS:])}|{count}" if framed else ""
     return frame, _ITEM.join(sequence) if worded else ""
 
@@ -393,16 +396,24 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
     if framed:
         first, last = _frame_ends(stored.frame)
         reasons.append(f"begins and ends alike ({frame_share(query.frame, stored.frame):.0%} of the words: "
-                       f"\"{_ITEM.join(first)} ... {_ITEM.join(last)}\")")
+                       f"\"{_as_written(first, like)} ... {_as_written(last, like)}\")")
     if in_order >= SKELETON_SHARE:
         if opening_of(stored.wording) == opening_of(query.wording):
-            alike = f'both begin "{opening_of(stored.wording)}"'
+            alike = f'both begin "{_as_written(opening_of(stored.wording).split(_ITEM), like)}"'
         else:
             alike = f"two texts of {word_count(query.wording)} and {word_count(stored.wording)} words"
         reasons.append(f"{in_order:.0%} of the words in the same order ({alike})")
     if differ:  # one text with the stored goal's: what it says otherwise is what was asked this time
         reasons.append(f"says otherwise in passing: {', '.join(written_in(differ, like or '', query_goal))}")
     return "; ".join(reasons)
+
+
+def _as_written(stems: list[str], goal: str | None) -> str:
+    """Words of a frame or a wording (stems, ``*`` for a value) as ``goal`` writes them, where it does."""
+    written = {}
+    for word in words(goal or ""):
+        written.setdefault(stem(word), word)
+    return _ITEM.join(written.get(each, each) for each in stems)
 
 
 def _plural(count: int, word: str) -> str:

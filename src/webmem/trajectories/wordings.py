@@ -49,9 +49,11 @@ def opening_of(wording: str) -> str:
 @lru_cache(maxsize=4096)
 def opening_tokens(wording: str) -> frozenset[str]:
     """The tokens of what a wording's first two words say (their terms and contrasts, as in ``Signature.content``):
-    shared by any two goals that begin alike."""
-    terms, contrasts, _ = content_of_words(opening_of(wording).split(ITEM))
-    return frozenset(terms).union(["!" + word for word in contrasts])  # as ``Signature.content``
+    shared by any two goals that begin alike. The wording holds stems: each is taken as a term as it is too, for the
+    stem of a stem may be another word."""
+    opening = opening_of(wording).split(ITEM)
+    terms, contrasts, _ = content_of_words(opening)
+    return frozenset(terms).union(opening, ["!" + word for word in contrasts])  # as ``Signature.content``
 
 
 def text_token_of(count: int) -> str:
