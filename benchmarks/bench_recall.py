@@ -238,7 +238,7 @@ class Query:
     task: str | None  # the stored task it should find; None for a new task
     kind: str  # "same wording", "reworded", "reworded (third party)" or ``VERIFIED``
     set_name: str
-    asks_for: str = ""  # the family of the task it is an instance or rewording of, stored or not
+    asks_for: str = ""  # the task it is an instance or rewording of, stored or not: its set and family
 
 
 @dataclass
@@ -343,7 +343,7 @@ def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, st
                 stored += [(task, goal) for goal in task.instances] if task.stored else []
                 # each phrasing is a worker's own: it is the unit the interval resamples, not one of four acts
                 queries += [Query(goal, task.origin, task.family if task.stored else None, "reworded (third party)",
-                                  set_name, f"{task.family}: {goal}") for goal in task.third_party]
+                                  set_name, f"{set_name}/{task.family}: {goal}") for goal in task.third_party]
             continue
         families = sorted({task.family for task in members})
         rng.shuffle(families)
@@ -357,7 +357,8 @@ def scenario(tasks: list[Task], rng: random.Random) -> tuple[list[tuple[Task, st
             same = task.instances[keep:keep + 3] if len(task.instances) > keep else []
             for kind, texts in (("same wording", same), ("reworded", task.rewordings),
                                 ("reworded (third party)", task.third_party), (VERIFIED, task.verified)):
-                queries += [Query(goal, task.origin, expected, kind, set_name, task.family) for goal in texts]
+                queries += [Query(goal, task.origin, expected, kind, set_name, f"{set_name}/{task.family}")
+                            for goal in texts]
     return stored, queries
 
 
