@@ -410,10 +410,7 @@ def explain(query: Signature, stored: Signature, query_goal: str, agree: float, 
 
 def _as_written(stems: list[str], goal: str | None) -> str:
     """Words of a frame or a wording (stems, ``*`` for a value) as ``goal`` writes them, where it does."""
-    written = {}
-    for word in words(goal or ""):
-        written.setdefault(stem(word), word)
-    return _ITEM.join(written.get(each, each) for each in stems)
+    return _ITEM.join(written_in(stems, goal or ""))
 
 
 def _plural(count: int, word: str) -> str:
