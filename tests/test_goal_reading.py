@@ -163,6 +163,13 @@ def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(m
     ("List all orders of Bob", "Show the orders of Bob"),
     ("Get the customer emails who ordered", "Get the customer email(s) who ordered"),
     ("Add the pink case to my wish list", "Add the pink case to your wishlist"),
+    ("What is the minimum cost of a flight to Oslo", "What is the lowest cost of a flight to Oslo"),
+    ("Show the least costly laptop", "Show the most affordable laptop"),
+    ("Buy the ticket with the costliest price", "Buy the ticket with the most expensive price"),
+    ("Show the laptop with the maximum price", "Show the laptop with the highest price"),
+    ("Find the quickest route to the airport", "Find the fastest route to the airport"),
+    ("Find the closest store to my home", "Find the nearest store to my home"),
+    ("Which product has the fewest reviews", "Which product has the least reviews"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)
@@ -174,6 +181,12 @@ def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     ("Show the cheapest phone", "Show the most expensive phone"),
     ("Open an issue titled Crash", "Delete the issue titled Crash"),
     ("Find the email by Ann and reply to them with the text \"Hi\".", "Find the email by Ann and forward it to Bo."),
+    ("Buy the ticket with the longest duration.", "Buy the ticket with the shortest duration."),
+    ("Buy the ticket with the longest duration.", "Buy the ticket with the costliest price."),
+    ("Find the tallest building in the city", "Find the shortest building in the city"),
+    ("Find the fastest route to the airport", "Find the slowest route to the airport"),
+    ("Show the heaviest package in the warehouse", "Show the lightest package in the warehouse"),
+    ("Find the closest store to my home", "Find the farthest store from my home"),
 ])
 def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
     save(mem, one)

@@ -1,7 +1,7 @@
 """Words as a matcher compares them: case-folded, stemmed, without the words that carry no task meaning.
 
 Stemming is Snowball's English stemmer (the ``snowballstemmer`` package, Porter2), cached per word.
-Words that change what a task means ("cheapest", "most expensive", "newest", "not") are kept and
+Words that change what a task means ("cheapest", "most expensive", "newest", "longest", "not") are kept and
 put in one canonical spelling each, so two goals agree on them only when they mean the same.
 """
 
@@ -69,6 +69,9 @@ _CONTRAST_PHRASES = {
     "most expensive": "priciest", "highest price": "priciest", "highest priced": "priciest",
     "least expensive": "cheapest", "lowest price": "cheapest", "lowest priced": "cheapest",
     "lowest fare": "cheapest", "lowest cost": "cheapest", "highest fare": "priciest", "highest cost": "priciest",
+    "minimum price": "cheapest", "minimum cost": "cheapest", "minimum fare": "cheapest", "maximum price": "priciest",
+    "maximum cost": "priciest", "maximum fare": "priciest", "least costly": "cheapest", "most costly": "priciest",
+    "most affordable": "cheapest", "least affordable": "priciest",
     "most recent": "newest", "most recently": "newest", "least recent": "oldest",
     "most popular": "popular", "least popular": "unpopular",
     "get rid": "delete", "throw away": "delete", "throw out": "delete",
@@ -77,12 +80,15 @@ _CONTRAST_PHRASES = {
 }
 _PHRASE_STARTS = frozenset(phrase.split()[0] for phrase in (*_CONTRAST_PHRASES, *_TERM_PHRASES))
 _CONTRAST_WORDS = {
-    "cheapest": "cheapest", "priciest": "priciest", "newest": "newest", "latest": "newest",
+    "cheapest": "cheapest", "priciest": "priciest", "costliest": "priciest", "newest": "newest", "latest": "newest",
     "oldest": "oldest", "earliest": "oldest", "highest": "highest", "lowest": "lowest",
     "largest": "largest", "biggest": "largest", "smallest": "smallest", "best": "best",
     "worst": "worst", "most": "most", "least": "least", "not": "not", "no": "not", "never": "not",
     "without": "not", "except": "not", "ascending": "ascending", "descending": "descending",
-    "maximum": "highest", "minimum": "lowest", "max": "highest", "min": "lowest",
+    "maximum": "highest", "minimum": "lowest", "max": "highest", "min": "lowest", "fewest": "least",
+    "longest": "longest", "shortest": "shortest", "tallest": "tallest", "fastest": "fastest", "quickest": "fastest",
+    "slowest": "slowest", "heaviest": "heaviest", "lightest": "lightest", "closest": "nearest", "nearest": "nearest",
+    "farthest": "farthest", "furthest": "farthest",
     # what is done to a thing: two goals that do different things to it are different tasks
     "buy": "buy", "purchase": "buy", "sell": "sell", "delete": "delete", "remove": "delete", "erase": "delete",
     "discard": "delete",
@@ -114,6 +120,8 @@ DIMENSIONS = {
     "popular": "popularity", "unpopular": "popularity", "highest": "extent", "lowest": "extent",
     "largest": "extent", "smallest": "extent", "most": "extent", "least": "extent",
     "best": "quality", "worst": "quality", "ascending": "order", "descending": "order", "not": "negation",
+    "longest": "length", "shortest": "length", "tallest": "length", "fastest": "speed", "slowest": "speed",
+    "heaviest": "weight", "lightest": "weight", "nearest": "distance", "farthest": "distance",
     **{operation: "operation" for operation in (
         "buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe", "upvote", "downvote",
         "reply", "forward",
