@@ -170,6 +170,12 @@ def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(m
     ("Find the quickest route to the airport", "Find the fastest route to the airport"),
     ("Find the closest store to my home", "Find the nearest store to my home"),
     ("Which product has the fewest reviews", "Which product has the least reviews"),
+    ("Show the cheapest laptop with at least 16GB RAM", "Show the cheapest laptop with no less than 16GB RAM"),
+    ("Show the cheapest laptop with at least 16GB RAM", "Show the cheapest laptop with a minimum of 16GB RAM"),
+    ("Show the cheapest laptop with at least 16GB RAM", "Show the cheapest laptop with 16GB RAM or more"),
+    ("Find hotels with a rating of at least 4 stars", "Find hotels rated 4 stars or higher"),
+    ("Show laptops under $500", "Show laptops for less than $500"),
+    ("Show laptops with a maximum price of $500", "Show laptops priced up to $500"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)
@@ -187,10 +193,21 @@ def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     ("Find the fastest route to the airport", "Find the slowest route to the airport"),
     ("Show the heaviest package in the warehouse", "Show the lightest package in the warehouse"),
     ("Find the closest store to my home", "Find the farthest store from my home"),
+    ("Find the laptop with the least RAM", "Find a laptop with at least 16GB RAM"),
+    ("Find the product with the most reviews", "Find a product with at most 10 reviews"),
+    ("Show laptops under $500", "Show laptops over $500"),
+    ("Show laptops with the maximum price", "Show laptops with a maximum price of $500"),
 ])
 def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
     save(mem, one)
     assert mem.trajectories.match(other, origin=SHOP, limit=1).best is None
+
+
+def test_a_bound_is_shown_as_people_write_it(mem: webmem.Memory) -> None:
+    """A bound on a number is one word to the matcher, and the report says it in words."""
+    save(mem, "Show the cheapest laptop with at most 8GB RAM")
+    report = mem.trajectories.match("Show the cheapest laptop with 8GB RAM or more", origin=SHOP, limit=None)
+    assert report.best is None and "different meaning: at least, at most" in report.candidates[0].why
 
 
 def test_open_before_an_article_leads_to_a_page_and_open_as_a_word_stays() -> None:

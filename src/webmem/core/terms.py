@@ -89,6 +89,8 @@ _CONTRAST_WORDS = {
     "longest": "longest", "shortest": "shortest", "tallest": "tallest", "fastest": "fastest", "quickest": "fastest",
     "slowest": "slowest", "heaviest": "heaviest", "lightest": "lightest", "closest": "nearest", "nearest": "nearest",
     "farthest": "farthest", "furthest": "farthest",
+    # a bound on a number, as ``trajectories.bounds`` puts it: "at least 16GB" is no "least"
+    "atleast": "atleast", "atmost": "atmost",
     # what is done to a thing: two goals that do different things to it are different tasks
     "buy": "buy", "purchase": "buy", "sell": "sell", "delete": "delete", "remove": "delete", "erase": "delete",
     "discard": "delete",
@@ -122,6 +124,7 @@ DIMENSIONS = {
     "best": "quality", "worst": "quality", "ascending": "order", "descending": "order", "not": "negation",
     "longest": "length", "shortest": "length", "tallest": "length", "fastest": "speed", "slowest": "speed",
     "heaviest": "weight", "lightest": "weight", "nearest": "distance", "farthest": "distance",
+    "atleast": "bound", "atmost": "bound",
     **{operation: "operation" for operation in (
         "buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe", "upvote", "downvote",
         "reply", "forward",
@@ -227,7 +230,12 @@ def written_in(terms: list[str], *texts: str) -> list[str]:
     if not terms:
         return []
     found = [words(text) for text in texts]
-    return [next((written for each in found if (written := _written_as(term, each)) != term), term) for term in terms]
+    return [next((written for each in found if (written := _written_as(term, each)) != term), _SHOWN.get(term, term))
+            for term in terms]
+
+
+#: How a term no text writes as one word is shown: a bound, whichever of its phrasings the goal used.
+_SHOWN = {"atleast": "at least", "atmost": "at most"}
 
 
 def _written_as(token: str, found: list[str]) -> str:

@@ -47,6 +47,7 @@ from ..core.terms import (
     written_in,
 )
 from .binding import bind
+from .bounds import read_bounds
 from .conflicts import contrast_conflict, other_elements, other_inputs, other_things
 from .reading import read_goal
 from .slots import goal_values
@@ -68,7 +69,7 @@ from .wordings import (
 from .wordings import ITEM as _ITEM
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s16"
+SIGNATURE_VERSION = "s17"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _FIELD = "\x1f"
@@ -161,7 +162,7 @@ def signature(goal: str, template: str | None = None) -> Signature:
     if "quoted" in kinds and (inputs := quoted_inputs(goal)) > 1:
         kinds = kinds - {"quoted"} | {f"quoted*{inputs}"}
     values = frozenset([span[3].replace(" ", "_") for span in spans if span[3]])
-    pieces = [words(piece) for piece in rest]
+    pieces = read_bounds([words(piece) for piece in rest], spans)
     terms, contrasts, positions = content_of_words(pieces[0] if len(pieces) == 1 else _joined(pieces, spans))
     if _latest_few(pieces, spans):
         contrasts.add("newest")
