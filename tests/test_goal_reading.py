@@ -176,6 +176,7 @@ def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(m
     ("Find hotels with a rating of at least 4 stars", "Find hotels rated 4 stars or higher"),
     ("Show laptops under $500", "Show laptops for less than $500"),
     ("Show laptops with a maximum price of $500", "Show laptops priced up to $500"),
+    ("Which product has the highest number of reviews", "Which product has the most reviews"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)
@@ -197,6 +198,7 @@ def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     ("Find the product with the most reviews", "Find a product with at most 10 reviews"),
     ("Show laptops under $500", "Show laptops over $500"),
     ("Show laptops with the maximum price", "Show laptops with a maximum price of $500"),
+    ("Which product has the most reviews", "Which product has the lowest number of reviews"),
 ])
 def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
     save(mem, one)

@@ -64,6 +64,9 @@ MECHANICS = dict.fromkeys(("click", "tap", "press", "icon", "button", "link", "t
 #: elements.
 ELEMENT_KINDS = frozenset(("button", "link", "tab", "checkbox", "radio", "slider", "spinner", "textbox", "dropdown",
                            "menu", "combobox", "listbox"))
+#: Superlatives before "number of": "the highest number of orders" are "the most orders", no count asked for.
+_BY_COUNT = {**dict.fromkeys(("most", "highest", "largest", "biggest", "greatest"), "most"),
+             **dict.fromkeys(("least", "lowest", "smallest", "fewest"), "least")}
 #: Words that change what a task means, each mapped to one spelling; a multi-word form counts as one.
 _CONTRAST_PHRASES = {
     "most expensive": "priciest", "highest price": "priciest", "highest priced": "priciest",
@@ -183,6 +186,10 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
                 terms.append(_TERM_PHRASES[pair])
                 index += 1
                 continue
+        if word in _BY_COUNT and found[index:index + 2] == ["number", "of"]:
+            contrasts.add(_BY_COUNT[word])
+            index += 2
+            continue
         if word in _LEADING_VERBS and index < count and found[index] in _DETERMINERS:
             continue
         if word in _PLACES:
