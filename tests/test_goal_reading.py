@@ -212,6 +212,14 @@ def test_a_bound_is_shown_as_people_write_it(mem: webmem.Memory) -> None:
     assert report.best is None and "different meaning: at least, at most" in report.candidates[0].why
 
 
+def test_a_bound_only_one_goal_gives_does_not_split_the_task(mem: webmem.Memory) -> None:
+    """A goal that gives a number with no bound may simply not say it; bounds differ only from each other."""
+    hotel = save(mem, "Find a hotel in Paris with at least 4 stars")
+    found = mem.trajectories.match("Find a hotel in Paris with 4 stars", origin=SHOP, limit=1).best
+    assert found is not None and found.id == hotel.id
+    assert mem.trajectories.match("Find a hotel in Paris with at most 4 stars", origin=SHOP, limit=1).best is None
+
+
 def test_open_before_an_article_leads_to_a_page_and_open_as_a_word_stays() -> None:
     assert "open" not in signature("Open the page of the cheapest phone").terms
     assert "open" in signature("Add the most colorful product from my open tabs to the cart").terms

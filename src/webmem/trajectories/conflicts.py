@@ -13,14 +13,19 @@ if TYPE_CHECKING:
 SHORT_GOAL_TERMS = 8  # goals of at most this many terms disagree on a contrast only one of them names
 
 
+#: Dimensions a goal may leave unsaid: only another term of them sets two goals apart.
+_MAY_GO_UNSAID = frozenset(("operation", "bound"))
+
+
 def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
     """The words of meaning on which two goals disagree.
 
     Two goals that name different terms of one dimension ("cheapest" and "priciest", "buy" and
     "sell") disagree. A term only one goal names ("cheapest", "not") is a disagreement between
     short goals, where every word counts; a long goal may mention it in passing. A goal that names
-    no operation may simply not say it; an age only one goal names ("the most recent") does not set
-    apart two goals that pick their thing by values of one kind (``_picks_by_value``).
+    no operation may simply not say it, nor one that gives a number with no bound ("a hotel with 4 stars" against
+    "a hotel with at least 4 stars": two bounds differ only from each other). An age only one goal names ("the most
+    recent") does not set apart two goals that pick their thing by values of one kind (``_picks_by_value``).
     """
     differ: set[str] = set()
     short = len(query.terms) <= SHORT_GOAL_TERMS and len(stored.terms) <= SHORT_GOAL_TERMS
@@ -29,7 +34,8 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
         done = {term for term in stored.contrasts if DIMENSIONS[term] == dimension}
         if asked and done:
             differ |= asked ^ done
-        elif short and dimension != "operation" and not (dimension == "age" and _picks_by_value(query, stored)):
+        elif short and dimension not in _MAY_GO_UNSAID and not (
+                dimension == "age" and _picks_by_value(query, stored)):
             differ |= asked ^ done
     return sorted(differ)
 
