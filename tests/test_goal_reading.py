@@ -125,6 +125,9 @@ def test_values_in_words_and_numbers_and_units() -> None:
     assert [(span.kind, span.value) for span in value_spans("posted yesterday, a dozen eggs, the 18 oz beer")] == [
         ("date", "yesterday"), ("number", "12"), ("number", "18oz")]
     assert value_spans("top 5 in the list") == ()  # "in" is a unit only written against its number
+    # a period relative to today, its length in digits or in any count word
+    assert [(span.kind, span.value) for span in value_spans("in the past fourteen days, the last 8 weeks")] == [
+        ("date", "past fourteen days"), ("date", "last 8 weeks")]
     # a size keeps its unit as a word of the task: two sizes in ounces are one kind of thing
     assert "oz" in signature("Tell me the price of the 18 oz beer").terms
 

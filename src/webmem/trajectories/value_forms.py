@@ -23,11 +23,6 @@ _MONTH_DAY = re.compile(rf"(?<![\w/.-])(?:(?P<m1>{MONTH})\s(?P<d1>\d{{1,2}})(?:s
                         re.IGNORECASE)
 _MONTH_YEAR = re.compile(rf"(?<![\w/.-])(?:(?P<m>{MONTH}),?\s(?:of\s)?(?P<y>(?:19|20)\d\d)|(?P<y2>(?:19|20)\d\d)-"
                          rf"(?P<m2>0?[1-9]|1[0-2]))(?![\w-])", re.IGNORECASE)
-#: Dates said relative to today.
-_RELATIVE = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|(?:last|this|next|past)\s+(?:week|month|year|"
-                       r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-                       r"(?:last|past)\s+(?:\d+|two|three|four|five|six|seven|ten|\w+ty)\s+(?:days|weeks|months|years))\b",
-                       re.IGNORECASE)
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _CURRENCY_SIGN = r"[$€£¥₹]"
 _CURRENCY_WORD = r"(?:dollars?|usd|euros?|eur|pounds?|gbp|bucks|cents?)"
@@ -43,6 +38,11 @@ _COUNT_WORDS = {word: str(number) for number, word in enumerate(
     "seventeen eighteen nineteen twenty".split()) if word != "_"}
 _COUNT_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
                      "ninety": "90", "hundred": "100", "dozen": "12"})
+#: Dates said relative to today: "yesterday", "last week", "the past fourteen days".
+_RELATIVE = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|(?:last|this|next|past)\s+(?:week|month|year|"
+                       r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+                       r"(?:last|past)\s+(?:\d+|" + "|".join(word for word in _COUNT_WORDS if word not in ("zero", "dozen"))
+                       + r")\s+(?:days|weeks|months|years))\b", re.IGNORECASE)
 #: A count written as a word: "two", "twenty" (not "one": "one of the", "the one that").
 _COUNT = re.compile(r"\b(?:a\s+)?(" + "|".join(_COUNT_WORDS) + r")\b(?![-'])", re.IGNORECASE)
 
