@@ -180,6 +180,7 @@ def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(m
     ("Show laptops under $500", "Show laptops for less than $500"),
     ("Show laptops with a maximum price of $500", "Show laptops priced up to $500"),
     ("Which product has the highest number of reviews", "Which product has the most reviews"),
+    ("Show the best selling products of 2022", "Show the bestselling products of 2022"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)

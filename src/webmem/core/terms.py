@@ -51,7 +51,7 @@ QUOTED_TEXT = '"'
 _PLACES = frozenset((POSSESSIVE, QUOTED_TEXT))
 #: Words written as one that others write as two: each is read as its two words ("wishlist", "wish list").
 _COMPOUNDS = {"wishlist": ("wish", "list"), "homepage": ("home", "page"), "webpage": ("web", "page"),
-              "website": ("web", "site"), "checkout": ("check", "out")}
+              "website": ("web", "site"), "checkout": ("check", "out"), "bestselling": ("best", "selling")}
 #: Phrases that name one term: "how many orders", "the number of orders" and "count the orders" ask one thing.
 _TERM_PHRASES = {"how many": "count", "number of": "count"}
 
@@ -201,7 +201,11 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
         elif word in POSITIONS or (word[0].isdigit() and _ORDINAL.match(word)):
             positions.add(word)
         elif word in _COMPOUNDS:
-            terms += [stem(part) for part in _COMPOUNDS[word] if part not in STOP_WORDS]
+            for part in _COMPOUNDS[word]:
+                if part in _CONTRAST_WORDS:
+                    contrasts.add(_CONTRAST_WORDS[part])
+                elif part not in STOP_WORDS:
+                    terms.append(stem(part))
         elif word not in STOP_WORDS and not word.isdigit():
             stemmed = stem(word)
             terms.append(_SAME_STEMS.get(stemmed, stemmed))
