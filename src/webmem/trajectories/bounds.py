@@ -5,8 +5,9 @@ A bound says how a number limits what is wanted. It is no superlative: "a laptop
 bound said in several ways is one: "at least", "no less than", "a minimum of", "more than", "over", "or more" bound a
 number from below (``LOWER``); "at most", "no more than", "a maximum of", "up to", "less than", "under", "or less"
 from above (``UPPER``). The words that say a bound are read where they meet a number (just before it, or just after
-it or the word or value that follows it: "4 stars or higher", "16GB RAM or more") and put as one word for them, which the goal's terms keep as a
-contrast: two goals that bound their numbers alike agree on it, and two that bound them otherwise differ.
+it or the word or value that follows it: "4 stars or higher", "16GB RAM or more") and put as one word for them,
+which the goal's terms keep as a contrast: two goals that bound their numbers alike agree on it, and two that bound
+them otherwise differ. A goal that gives its number with no bound may simply not say one (``conflicts``).
 """
 
 from __future__ import annotations
