@@ -41,8 +41,8 @@ _COUNT_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60"
 #: Dates said relative to today: "yesterday", "last week", "the past fourteen days".
 _RELATIVE = re.compile(r"\b(?:today|yesterday|tomorrow|tonight|(?:last|this|next|past)\s+(?:week|month|year|"
                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
-                       r"(?:last|past)\s+(?:\d+|" + "|".join(word for word in _COUNT_WORDS if word not in ("zero", "dozen"))
-                       + r")\s+(?:days|weeks|months|years))\b", re.IGNORECASE)
+                       r"(?:last|past)\s+(?:\d+|" + "|".join(sorted(_COUNT_WORDS.keys() - {"zero", "dozen"})) +
+                       r")\s+(?:days|weeks|months|years))\b", re.IGNORECASE)
 #: A count written as a word: "two", "twenty" (not "one": "one of the", "the one that").
 _COUNT = re.compile(r"\b(?:a\s+)?(" + "|".join(_COUNT_WORDS) + r")\b(?![-'])", re.IGNORECASE)
 
