@@ -61,6 +61,10 @@ def test_a_sentence_on_the_answers_form_is_set_aside_and_reported(mem: webmem.Me
     ("Go ahead and add the pink case to my wish list", "add the pink case to my wish list", ["Go ahead and"]),
     ("List the orders of May. If there are no such orders, answer N/A.", "List the orders of May.",
      ["If there are no such orders, answer N/A."]),
+    ("What is the price of the cheapest laptop (just the number, no currency sign)?",
+     "What is the price of the cheapest laptop?", ["(just the number, no currency sign)"]),
+    ("Return the price (e.g., 10.99) of the laptop (in USD)", "Return the price of the laptop",
+     ["(e.g., 10.99)", "(in USD)"]),
 ])
 def test_what_is_set_aside(goal: str, text: str, aside: list[str]) -> None:
     reading = read_goal(goal)
@@ -76,6 +80,8 @@ def test_what_is_set_aside(goal: str, text: str, aside: list[str]) -> None:
     "Buy the cheapest shoe. If it is not in stock, add it to the wish list.",  # a condition of the task
     "Open the form. Enter the value 5 in the quantity box.",  # a step of the task, though it names a value
     "Search for shoes. Use only the first result.",
+    "Add the Nunchuk controller (in any color) to my cart",  # a bracket that says which thing, not how to answer
+    "Show the orders of Bob (pending ones only)",
 ])
 def test_what_is_kept(goal: str) -> None:
     assert read_goal(goal).text == goal and read_goal(goal).set_aside == ()

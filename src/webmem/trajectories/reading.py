@@ -50,8 +50,11 @@ _FORM_CLAUSE = re.compile(
     r"symbols?|commas?)\b)[^.?!;]*)\s*(?=[.?!;]?\s*$)",
     re.IGNORECASE)
 #: An example or a format in brackets: "(e.g., 10.99)", "(format: YYYY-MM-DD)", "(in USD)".
-_FORM_BRACKETS = re.compile(r"\s*\((?:e\.g\.|i\.e\.|eg\b|ie\b|for example|format|such as|in\s+\w+\)|as\s+)[^()]*\)",
+_FORM_BRACKETS = re.compile(r"\s*\((?:e\.g\.|i\.e\.|eg\b|ie\b|for example|format|such as|in\s+\w+(?=\))|as\s+)[^()]*\)",
                             re.IGNORECASE)
+#: Any words in brackets: set aside when they are an example or a format (``_FORM_BRACKETS``), or read as a sentence
+#: about the answer's form ("(just the number, no currency sign)").
+_BRACKETS = re.compile(r"\s*\(([^()]{3,200})\)")
 #: Politeness and address before the request.
 _PREAMBLE = re.compile(
     r"^(?:(?:hey|hi|hello|ok|okay|alexa|siri|assistant)\b[,!]?\s+)*"
@@ -162,7 +165,8 @@ def _trimmed(sentence: str, masked: str) -> tuple[str, list[str]]:
     aside: list[str] = []
     if "(" not in masked and _said(masked).isdisjoint(_CLAUSE_HINTS):
         return sentence.strip(), aside
-    for found in reversed(list(_FORM_BRACKETS.finditer(masked))):
+    for found in reversed([found for found in _BRACKETS.finditer(masked)
+                           if _FORM_BRACKETS.fullmatch(found.group()) or _about_the_answer(found.group(1))]):
         aside.insert(0, sentence[found.start():found.end()].strip())
         sentence = sentence[:found.start()] + sentence[found.end():]
         masked = masked[:found.start()] + masked[found.end():]
