@@ -187,6 +187,8 @@ def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(m
     ("Show laptops with a maximum price of $500", "Show laptops priced up to $500"),
     ("Which product has the highest number of reviews", "Which product has the most reviews"),
     ("Show the best selling products of 2022", "Show the bestselling products of 2022"),
+    ("Tell me the price of the cheapest laptop", "I want to know how much the cheapest laptop costs"),
+    ("Create a project called Apollo", "Create a project named Apollo"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)

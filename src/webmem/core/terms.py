@@ -28,7 +28,7 @@ when where why how can could would should will shall may might must need needs w
 like let lets let's go going get gets got make sure some any all each every both either neither one
 ones someone something anything everything via per about up out off if whether while yet now
 currently quickly right away tell show give find look see help view display navigate visit browse retrieve
-fetch obtain new e s locate
+fetch obtain new e s locate know much
 """.split())
 #: Verbs that only lead to what is acted on when an article or a possessive follows them ("open the page of X" and
 #: "list all X" are "show X"; "my open tabs" are tabs, "the wish list of X" a list).
@@ -36,7 +36,7 @@ _LEADING_VERBS = frozenset({"open", "list"})
 _DETERMINERS = frozenset("the this that these those my your our his her its their all every each".split())
 #: Words that name one thing as another word does, as its stem: "e-mail" is "email", "cost" "price" ("the ticket
 #: with the cheapest cost").
-_SAME_STEMS = {"mail": "email", "cost": "price", "flag": "mark"}
+_SAME_STEMS = {"mail": "email", "cost": "price", "flag": "mark", "call": "name"}
 #: Sending a message that is there already forwards it (``passes_on_a_message``).
 _SENDING = frozenset(("send", "resend"))
 _MESSAGES = frozenset(("email", "emails", "mail", "mails", "message", "messages", "msg"))
