@@ -271,6 +271,13 @@ def test_an_act_said_in_its_participles_is_the_act(mem: webmem.Memory) -> None:
     assert signature("Keep forwarding the email from Maye").contrasts == {"forward"}
     assert signature("The order was cancelled").contrasts == {"cancel"}
     assert signature("Show the replies to my post").contrasts == frozenset()
+    assert signature("The cheapest laptop should be added to the cart").contrasts == {"cheapest", "create"}
+    assert signature("The price needs to be changed to $30").contrasts == {"update"}
+    # after a determiner or an adverb of time, a participle says a thing's state: a word of the goal, no act
+    for goal in ("Show my cancelled orders", "Show the recently added products", "What is the selling price"):
+        assert not signature(goal).contrasts & {"cancel", "create", "sell"}, goal
+    assert {"cancel", "add", "sell"} & signature("Show my cancelled orders and the selling price").terms == {
+        "cancel", "sell"}
     ids = {act: mem.trajectories.save(goal=goal, start_url=INBOX, steps=[
         webmem.Step(action="finish", target="the task")]).id for act, goal in ACTS.items()}
     found = mem.trajectories.match("The email that Emelita sent needs to be deleted.", origin=INBOX, limit=1).best

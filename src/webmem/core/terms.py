@@ -103,20 +103,24 @@ _CONTRAST_WORDS = {
     "reply": "reply", "replied": "reply", "respond": "reply", "forward": "forward", "forwarded": "forward",
 }
 #: The past and present participles of the words that name an operation ("needs to be deleted", "forwarding it"):
-#: the same act. Forms in -s are left out, as most of them are also nouns ("the replies", "recent changes").
-_CONTRAST_WORDS.update({
-    form: operation for form, operation in {
-        "deleted": "delete", "deleting": "delete", "removed": "delete", "removing": "delete", "erased": "delete",
-        "erasing": "delete", "discarded": "delete", "discarding": "delete", "bought": "buy", "buying": "buy",
-        "purchased": "buy", "purchasing": "buy", "sold": "sell", "selling": "sell", "created": "create",
-        "creating": "create", "edited": "update", "editing": "update", "modified": "update", "modifying": "update",
-        "renamed": "update", "renaming": "update", "cancelled": "cancel", "canceled": "cancel",
-        "cancelling": "cancel", "canceling": "cancel", "subscribed": "subscribe", "subscribing": "subscribe",
-        "unsubscribed": "unsubscribe", "unsubscribing": "unsubscribe", "upvoted": "upvote", "upvoting": "upvote",
-        "downvoted": "downvote", "downvoting": "downvote", "replying": "reply", "responded": "reply",
-        "responding": "reply", "forwarding": "forward",
-    }.items()
-})
+#: the same act, unless they say a thing's state (``_BEFORE_A_STATE``). Forms in -s are left out, as most of them are
+#: also nouns ("the replies", "recent changes").
+_ACT_PARTICIPLES = {
+    "deleted": "delete", "deleting": "delete", "removed": "delete", "removing": "delete", "erased": "delete",
+    "erasing": "delete", "discarded": "delete", "discarding": "delete", "bought": "buy", "buying": "buy",
+    "purchased": "buy", "purchasing": "buy", "sold": "sell", "selling": "sell", "created": "create",
+    "creating": "create", "added": "create", "adding": "create", "edited": "update", "editing": "update",
+    "modified": "update", "modifying": "update", "changed": "update", "changing": "update", "updated": "update",
+    "updating": "update", "renamed": "update", "renaming": "update", "cancelled": "cancel", "canceled": "cancel",
+    "cancelling": "cancel", "canceling": "cancel", "subscribed": "subscribe", "subscribing": "subscribe",
+    "unsubscribed": "unsubscribe", "unsubscribing": "unsubscribe", "upvoted": "upvote", "upvoting": "upvote",
+    "downvoted": "downvote", "downvoting": "downvote", "replying": "reply", "responded": "reply",
+    "responding": "reply", "forwarding": "forward",
+}
+_CONTRAST_WORDS.update(_ACT_PARTICIPLES)
+#: Words after which a participle says what state a thing is in, not what to do to it: "my cancelled orders", "the
+#: recently added products", "the selling price" (a word of the goal, no act).
+_BEFORE_A_STATE = _DETERMINERS | frozenset(("recently", "newly", "most", "latest", "last", "previously", "already"))
 #: Names a page may spell otherwise than the goal does: a close button reads "×" where a goal says "x".
 NAME_SPELLINGS = {"x": ("close", "×", "✕"), "close": ("x", "×", "✕"), "login": ("log in", "sign in")}
 #: Each contrast term's dimension: two goals that name different terms of one dimension differ.
@@ -196,7 +200,8 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
             continue
         if word in _SENDING and passes_on_a_message(found, index - 1):
             contrasts.add("forward")  # and "send" stays a word of the goal
-        if word in _CONTRAST_WORDS:
+        if word in _CONTRAST_WORDS and not (word in _ACT_PARTICIPLES and found[index - 2:index - 1] and
+                                            found[index - 2] in _BEFORE_A_STATE):
             contrasts.add(_CONTRAST_WORDS[word])
         elif word in POSITIONS or (word[0].isdigit() and _ORDINAL.match(word)):
             positions.add(word)
