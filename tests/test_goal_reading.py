@@ -189,6 +189,7 @@ def test_a_count_in_words_fills_a_slot_that_held_digits_and_is_typed_in_digits(m
     ("Show the best selling products of 2022", "Show the bestselling products of 2022"),
     ("Tell me the price of the cheapest laptop", "I want to know how much the cheapest laptop costs"),
     ("Create a project called Apollo", "Create a project named Apollo"),
+    ("Show posts that do not mention cats", "Show posts that don't mention cats"),
 ])
 def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     first, second = signature(one), signature(other)
@@ -211,6 +212,8 @@ def test_one_act_in_two_wordings_is_one_act(one: str, other: str) -> None:
     ("Show laptops under $500", "Show laptops over $500"),
     ("Show laptops with the maximum price", "Show laptops with a maximum price of $500"),
     ("Which product has the most reviews", "Which product has the lowest number of reviews"),
+    ("Show posts that mention cats", "Show posts that don't mention cats"),
+    ("Show the users who can post", "Show the users who can't post"),
 ])
 def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
     save(mem, one)

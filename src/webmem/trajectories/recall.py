@@ -69,7 +69,7 @@ from .wordings import (
 from .wordings import ITEM as _ITEM
 
 #: Bumped whenever the signature of a goal changes: stored signatures of another version are rebuilt.
-SIGNATURE_VERSION = "s22"
+SIGNATURE_VERSION = "s23"
 VALUE_WEIGHT = 0.35  # how far agreeing values lift a score towards 1
 _SLOT = re.compile(r"\{\d{1,3}\}")
 _FIELD = "\x1f"
