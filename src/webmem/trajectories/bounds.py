@@ -36,39 +36,45 @@ _AFTER = {
 _LIMITS = {"minimum": LOWER, "min": LOWER, "maximum": UPPER, "max": UPPER}
 _LIMIT_REACH = 4  # the most words between a limit and the "of" before its number
 _LONGEST = max(map(len, _BEFORE))
+_BEFORE_ENDS = frozenset(phrase[-1] for phrase in _BEFORE) | {"of"}
+_AFTER_STARTS = frozenset(phrase[0] for phrase in _AFTER)
 
 
 def read_bounds(pieces: list[list[str]], spans: list[tuple[int, int, str, str]]) -> list[list[str]]:
     """A goal's ``pieces`` (its words between its values, as ``spans.between`` cuts them at ``spans``) with the words
-    of each bound on a number put as ``LOWER`` or ``UPPER``."""
-    numbers = [span[2] == "number" for span in kept(spans)]
-    if not any(numbers):
-        return pieces
-    read = [list(piece) for piece in pieces]
-    for place, is_number in enumerate(numbers):
-        if is_number:
-            _bound_before(read[place])
-            after = place + 1  # past a value that names what is counted ("16GB RAM or more")
-            if not read[after] and after + 1 < len(read):
-                after += 1
-            _bound_after(read[after])
+    of each bound on a number put as ``LOWER`` or ``UPPER`` (the same list when there is none)."""
+    read = pieces
+    for place, span in enumerate(kept(spans)):
+        if span[2] != "number":
+            continue
+        after = place + 1  # past a value that names what is counted ("16GB RAM or more")
+        if not read[after] and after + 1 < len(read):
+            after += 1
+        for at, bounded in ((place, _bound_before(read[place])), (after, _bound_after(read[after]))):
+            if bounded is not None:
+                read = list(read) if read is pieces else read
+                read[at] = bounded
     return read
 
 
-def _bound_before(piece: list[str]) -> None:
+def _bound_before(piece: list[str]) -> list[str] | None:
+    """The piece before a number with its bound put as one word, or None when it ends with none."""
+    if not piece or piece[-1] not in _BEFORE_ENDS:
+        return None
     for size in range(min(_LONGEST, len(piece)), 0, -1):
         if (bound := _BEFORE.get(tuple(piece[-size:]))) is not None:
-            piece[-size:] = [bound]
-            return
-    if piece[-1:] == ["of"]:
+            return [*piece[:-size], bound]
+    if piece[-1] == "of":
         for place in range(len(piece) - 2, max(-1, len(piece) - 3 - _LIMIT_REACH), -1):
             if (bound := _LIMITS.get(piece[place])) is not None:
-                piece[place] = bound
-                return
+                return [*piece[:place], bound, *piece[place + 1:]]
+    return None
 
 
-def _bound_after(piece: list[str]) -> None:
+def _bound_after(piece: list[str]) -> list[str] | None:
+    """The piece after a number with its bound put as one word, or None when it begins with none."""
     for start in (0, 1):
-        if (bound := _AFTER.get(tuple(piece[start:start + 2]))) is not None:
-            piece[start:start + 2] = [bound]
-            return
+        if start < len(piece) and piece[start] in _AFTER_STARTS and (
+                bound := _AFTER.get(tuple(piece[start:start + 2]))):
+            return [*piece[:start], bound, *piece[start + 2:]]
+    return None
