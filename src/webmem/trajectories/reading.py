@@ -54,7 +54,7 @@ _FORM_BRACKETS = re.compile(r"\s*\((?:e\.g\.|i\.e\.|eg\b|ie\b|for example|format
                             re.IGNORECASE)
 #: Any words in brackets: set aside when they are an example or a format (``_FORM_BRACKETS``), or read as a sentence
 #: about the answer's form ("(just the number, no currency sign)").
-_BRACKETS = re.compile(r"\s*\(([^()]{3,200})\)")
+_BRACKETS = re.compile(r"\s*\(([^()]+)\)")
 #: Politeness and address before the request.
 _PREAMBLE = re.compile(
     r"^(?:(?:hey|hi|hello|ok|okay|alexa|siri|assistant)\b[,!]?\s+)*"
