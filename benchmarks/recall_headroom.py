@@ -37,7 +37,7 @@ from webmem.trajectories.recall import frame_share, same_frame, signature, value
 from webmem.trajectories.wordings import in_order_share, same_head
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_recall import SEED, load_tasks, scenario, split
+from bench_recall import SEED, f1_of, load_tasks, scenario, split
 
 RANKS = ("rank 2", "rank 3-5", "rank 6+", "none")
 
@@ -56,8 +56,9 @@ class Read:
     evidence: list[float] = field(default_factory=list)
 
 
-def read_layout(tasks: list, layout: int) -> list[Read]:
-    """Every query of one layout, read against all the stored goals of its origin."""
+def read_layout(tasks: list, layout: int, *, evidence: bool) -> list[Read]:
+    """Every query of one layout, read against all the stored goals of its origin (with what a learned rule decides
+    on when ``evidence``)."""
     stored, queries = scenario(tasks, random.Random(layout))
     reads: list[Read] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -68,7 +69,8 @@ def read_layout(tasks: list, layout: int) -> list[Read]:
             saved = memory.trajectories.save(goal=goal, start_url=task.origin,
                                              steps=[webmem.Step(action="finish", target="the task")])
             owner[saved.id] = task.family
-            known[task.origin].update(signature(goal).content)
+            if evidence:
+                known[task.origin].update(signature(goal).content)
         for query in queries:
             report = memory.trajectories.match(query.text, origin=query.origin, limit=None)
             ranked = [(owner[candidate.trajectory.id], candidate.similarity, candidate.trajectory.goal)
@@ -77,7 +79,7 @@ def read_layout(tasks: list, layout: int) -> list[Read]:
             taken = report.best is not None and owner[report.best.id] == first
             reads.append(Read(query.kind, query.set_name, query.asks_for, query.task, first, taken,
                               _place(query.task, first, taken, ranked),
-                              _evidence(query.text, ranked, taken, known[query.origin])))
+                              _evidence(query.text, ranked, taken, known[query.origin]) if evidence else []))
         memory.close()
     return reads
 
@@ -126,11 +128,10 @@ def _dice(one: frozenset[str], other: frozenset[str]) -> float:
 
 def f1(reads: list[Read], takes: list[bool]) -> tuple[float, int, int]:
     """F1, true and false positives when each query's first task is taken as ``takes`` says."""
-    positives = sum(read.want is not None for read in reads)
-    tp = sum(take and read.first == read.want for read, take in zip(reads, takes, strict=True))
-    fp = sum(take and read.first is not None and read.first != read.want for read, take in zip(reads, takes,
-                                                                                                  strict=True))
-    return (2 * tp / (positives + tp + fp) if positives + tp + fp else 0.0), tp, fp
+    outcomes = [(read.want is not None, take and read.first == read.want,
+                 take and read.first is not None and read.first != read.want)
+                for read, take in zip(reads, takes, strict=True)]
+    return f1_of(outcomes), sum(outcome[1] for outcome in outcomes), sum(outcome[2] for outcome in outcomes)
 
 
 def learned_takes(reads: list[Read]) -> list[bool]:
@@ -160,7 +161,7 @@ def main() -> None:
     args = parser.parse_args()
     tasks = split(load_tasks())[args.split]
     layouts = [SEED, *(seed for seed in range(1, args.layouts + 1) if seed != SEED)][:max(1, args.layouts)]
-    reads = [read for layout in layouts for read in read_layout(tasks, layout)]
+    reads = [read for layout in layouts for read in read_layout(tasks, layout, evidence=args.learned)]
     learned = learned_takes(reads) if args.learned else None
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for position, read in enumerate(reads):

@@ -81,6 +81,8 @@ _CONTRAST_PHRASES = {
     # opening a thing that is not there yet creates it: "open an issue", "file an issue", "start a new project"
     "open a": "create", "open an": "create", "file an": "create", "start a": "create",
 }
+#: The words a bound on a number is put as (``trajectories.bounds``), one for a lower bound and one for an upper.
+BOUND_LOWER, BOUND_UPPER = "atleast", "atmost"
 _PHRASE_STARTS = frozenset(phrase.split()[0] for phrase in (*_CONTRAST_PHRASES, *_TERM_PHRASES))
 _CONTRAST_WORDS = {
     "cheapest": "cheapest", "priciest": "priciest", "costliest": "priciest", "newest": "newest", "latest": "newest",
@@ -97,7 +99,7 @@ _CONTRAST_WORDS = {
     "slowest": "slowest", "heaviest": "heaviest", "lightest": "lightest", "closest": "nearest", "nearest": "nearest",
     "farthest": "farthest", "furthest": "farthest",
     # a bound on a number, as ``trajectories.bounds`` puts it: "at least 16GB" is no "least"
-    "atleast": "atleast", "atmost": "atmost",
+    BOUND_LOWER: BOUND_LOWER, BOUND_UPPER: BOUND_UPPER,
     # what is done to a thing: two goals that do different things to it are different tasks
     "buy": "buy", "purchase": "buy", "sell": "sell", "delete": "delete", "remove": "delete", "erase": "delete",
     "discard": "delete",
@@ -135,7 +137,7 @@ DIMENSIONS = {
     "best": "quality", "worst": "quality", "ascending": "order", "descending": "order", "not": "negation",
     "longest": "length", "shortest": "length", "tallest": "length", "fastest": "speed", "slowest": "speed",
     "heaviest": "weight", "lightest": "weight", "nearest": "distance", "farthest": "distance",
-    "atleast": "bound", "atmost": "bound",
+    BOUND_LOWER: "bound", BOUND_UPPER: "bound",
     **{operation: "operation" for operation in (
         "buy", "sell", "delete", "create", "update", "cancel", "subscribe", "unsubscribe", "upvote", "downvote",
         "reply", "forward",
@@ -255,7 +257,7 @@ def written_in(terms: list[str], *texts: str) -> list[str]:
 
 
 #: How a term no text writes as one word is shown: a bound, whichever of its phrasings the goal used.
-_SHOWN = {"atleast": "at least", "atmost": "at most"}
+_SHOWN = {BOUND_LOWER: "at least", BOUND_UPPER: "at most"}
 
 
 def _written_as(token: str, found: list[str]) -> str:

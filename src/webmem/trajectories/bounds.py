@@ -12,10 +12,10 @@ them otherwise differ. A goal that gives its number with no bound may simply not
 
 from __future__ import annotations
 
+from ..core.terms import BOUND_LOWER as LOWER
+from ..core.terms import BOUND_UPPER as UPPER
 from .spans import kept
 
-#: The words a goal's bounds are put as.
-LOWER, UPPER = "atleast", "atmost"
 #: How a bound ends just before its number.
 _BEFORE = {
     **dict.fromkeys([("at", "least"), ("no", "less", "than"), ("not", "less", "than"), ("no", "fewer", "than"),
