@@ -220,6 +220,26 @@ def test_contrasts_stay_apart(mem: webmem.Memory, one: str, other: str) -> None:
     assert mem.trajectories.match(other, origin=SHOP, limit=1).best is None
 
 
+def test_a_contrast_only_the_stored_goal_names_narrows_what_is_asked(mem: webmem.Memory) -> None:
+    """What "the shortest flight" did answers "a flight". It does not the other way round, nor when the stored goal
+    negates, nor when the new goal picks its thing by a kind of value the stored goal never gave."""
+    flight = save(mem, "Book the shortest one-way flight from Cincinnati to Lexington on 10/16/2016.")
+    found = mem.trajectories.match("Book a one-way flight from Boston to Denver on 10/29/2016.", origin=SHOP,
+                                   limit=1).best
+    assert found is not None and found.id == flight.id
+    cases = [("Book a one-way flight from Cincinnati to Lexington on 10/16/2016.",
+              "Book the shortest one-way flight from Boston to Denver on 10/29/2016."),
+             ("Show posts that don't mention cats", "Show posts that mention cats"),
+             ("Order the most expensive bed and send me the confirmation code.",
+              'Order the "Italian Basil Pesto" and send me the confirmation code.')]
+    for number, (stored, asked) in enumerate(cases):
+        origin = f"http://case{number}.example.test"
+        mem.trajectories.save(goal=stored, start_url=origin, steps=[webmem.Step(action="finish", target="the task")])
+        report = mem.trajectories.match(asked, origin=origin, limit=None)
+        assert report.best is None and report.candidates[0].similarity == 0.0, asked
+        assert report.candidates[0].why.startswith("different meaning"), asked
+
+
 def test_a_bound_is_shown_as_people_write_it(mem: webmem.Memory) -> None:
     """A bound on a number is one word to the matcher, and the report says it in words."""
     save(mem, "Show the cheapest laptop with at most 8GB RAM")

@@ -21,8 +21,9 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
     """The words of meaning on which two goals disagree.
 
     Two goals that name different terms of one dimension ("cheapest" and "priciest", "buy" and
-    "sell") disagree. A term only one goal names ("cheapest", "not") is a disagreement between
-    short goals, where every word counts; a long goal may mention it in passing. A goal that names
+    "sell") disagree. A term only the new goal names ("cheapest", "not") is a disagreement between
+    short goals, where every word counts; a long goal may mention it in passing. One only the stored goal names is
+    one when it does more than narrow what the new goal asks for (``_narrows``). A goal that names
     no operation may simply not say it, nor one that gives a number with no bound ("a hotel with 4 stars" against
     "a hotel with at least 4 stars": two bounds differ only from each other). An age only one goal names ("the most
     recent") does not set apart two goals that pick their thing by values of one kind (``_picks_by_value``).
@@ -35,9 +36,20 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
         if asked and done:
             differ |= asked ^ done
         elif short and dimension not in _MAY_GO_UNSAID and not (
-                dimension == "age" and _picks_by_value(query, stored)):
+                dimension == "age" and _picks_by_value(query, stored)) and (asked or not _narrows(query, stored,
+                                                                                                  dimension)):
             differ |= asked ^ done
     return sorted(differ)
+
+
+def _narrows(query: Signature, stored: Signature, dimension: str) -> bool:
+    """Whether a term of ``dimension`` that only the stored goal names just narrows what the new goal asks for: "Show
+    me the laptop" is answered by what "Show me the cheapest laptop" did. It does not when it negates ("not"), when the
+    new goal picks its thing by a kind of value the stored goal does not give (the products it names against "the
+    most expensive bed"), or by a position where the stored goal picks by age ("the first album" against "the latest
+    album")."""
+    return dimension != "negation" and query.kinds <= stored.kinds and not (
+        dimension == "age" and query.values & POSITIONS)
 
 
 def _picks_by_value(query: Signature, stored: Signature) -> bool:
