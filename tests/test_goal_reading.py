@@ -227,6 +227,9 @@ def test_a_contrast_only_the_stored_goal_names_narrows_what_is_asked(mem: webmem
     found = mem.trajectories.match("Book a one-way flight from Boston to Denver on 10/29/2016.", origin=SHOP,
                                    limit=1).best
     assert found is not None and found.id == flight.id
+    newest = save(mem, "Tell me the price of the newest item in the first row.")
+    found = mem.trajectories.match("Tell me the price of the item in the first row.", origin=SHOP, limit=1).best
+    assert found is not None and found.id == newest.id
     cases = [("Book a one-way flight from Cincinnati to Lexington on 10/16/2016.",
               "Book the shortest one-way flight from Boston to Denver on 10/29/2016."),
              ("Show posts that don't mention cats", "Show posts that mention cats"),

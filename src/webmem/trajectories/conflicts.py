@@ -46,10 +46,10 @@ def _narrows(query: Signature, stored: Signature, dimension: str) -> bool:
     """Whether a term of ``dimension`` that only the stored goal names just narrows what the new goal asks for: "Show
     me the laptop" is answered by what "Show me the cheapest laptop" did. It does not when it negates ("not"), when the
     new goal picks its thing by a kind of value the stored goal does not give (the products it names against "the
-    most expensive bed"), or by a position where the stored goal picks by age ("the first album" against "the latest
-    album")."""
+    most expensive bed"), or by a position the stored goal does not name where that one picks by age ("the first album"
+    against "the latest album"; "the item in the first row" is answered by "the newest item in the first row")."""
     return dimension != "negation" and query.kinds <= stored.kinds and not (
-        dimension == "age" and query.values & POSITIONS)
+        dimension == "age" and (query.values - stored.values) & POSITIONS)
 
 
 def _picks_by_value(query: Signature, stored: Signature) -> bool:
