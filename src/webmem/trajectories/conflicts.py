@@ -35,9 +35,11 @@ def contrast_conflict(query: Signature, stored: Signature) -> list[str]:
         done = {term for term in stored.contrasts if DIMENSIONS[term] == dimension}
         if asked and done:
             differ |= asked ^ done
-        elif short and dimension not in _MAY_GO_UNSAID and not (
-                dimension == "age" and _picks_by_value(query, stored)) and (asked or not _narrows(query, stored,
-                                                                                                  dimension)):
+        elif short and dimension not in _MAY_GO_UNSAID:
+            if dimension == "age" and _picks_by_value(query, stored):
+                continue
+            if not asked and _narrows(query, stored, dimension):
+                continue
             differ |= asked ^ done
     return sorted(differ)
 
