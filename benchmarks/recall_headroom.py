@@ -221,7 +221,7 @@ def main() -> None:
         chosen = [reads[position] for position in positions]
         counts = Counter(read.place for read in chosen)
         row = [f1(chosen, [read.taken for read in chosen]),
-               f1(chosen, [read.first is not None and read.first == read.want for read in chosen])]
+               ceiling(chosen, [read.first == read.want for read in chosen])]
         if learned:
             row.append(f1(chosen, [learned[position] for position in positions]))
         if embedder:

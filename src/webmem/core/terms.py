@@ -206,7 +206,7 @@ def content_of_words(found: list[str]) -> tuple[list[str], set[str], set[str]]:
             continue
         if word in _SENDING and passes_on_a_message(found, index - 1):
             contrasts.add("forward")  # and "send" stays a word of the goal
-        if word in _CONTRAST_WORDS and not (word in _ACT_PARTICIPLES and found[index - 2:index - 1] and
+        if word in _CONTRAST_WORDS and not (word in _ACT_PARTICIPLES and index >= 2 and
                                             found[index - 2] in _BEFORE_A_STATE):
             contrasts.add(_CONTRAST_WORDS[word])
         elif word in POSITIONS or (word[0].isdigit() and _ORDINAL.match(word)):
